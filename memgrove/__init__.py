@@ -1,0 +1,51 @@
+"""memgrove: agent-native memory for LangGraph agents.
+
+    from memgrove import Memory
+    mem = Memory.open(".", create=True)
+    mem.curate([{"op": "ADD", "path": "auth/jwt/refresh_rotation.md", "title": "Refresh token rotation",
+                 "content": "Refresh tokens rotate on every use.", "reason": "learned in review"}])
+    mem.search("refresh token rotation")
+
+Importing memgrove is cheap: no LangChain, no LangGraph.
+"""
+
+from memgrove.memory import Memory
+from memgrove.tree.doctor import DoctorReport
+from memgrove.tree.entry import Entry
+from memgrove.tree.errors import (
+    BatchRejected,
+    InvalidEntry,
+    InvalidInput,
+    InvalidPath,
+    JournalError,
+    LockTimeout,
+    MemgroveError,
+    OperationConflict,
+    TreeNotFound,
+)
+from memgrove.tree.journal import JournalRecord
+from memgrove.tree.operations import OpResult
+from memgrove.tree.search import Hit
+from memgrove.tree.settings import TreeSettings
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BatchRejected",
+    "DoctorReport",
+    "Entry",
+    "Hit",
+    "InvalidEntry",
+    "InvalidInput",
+    "InvalidPath",
+    "JournalError",
+    "JournalRecord",
+    "LockTimeout",
+    "Memory",
+    "MemgroveError",
+    "OpResult",
+    "OperationConflict",
+    "TreeNotFound",
+    "TreeSettings",
+    "__version__",
+]

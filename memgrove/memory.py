@@ -1,0 +1,136 @@
+"""``Memory``: the public Python API over the Context Tree."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from memgrove.tree import curator
+from memgrove.tree.doctor import DoctorReport, diagnose
+from memgrove.tree.entry import Entry
+from memgrove.tree.errors import InvalidInput
+from memgrove.tree.journal import JournalRecord
+from memgrove.tree.operations import OPS, OpResult
+from memgrove.tree.search import Hit
+from memgrove.tree.store import ContextTree
+
+Progress = Callable[[int, int], None]
+
+
+class Memory:
+    """A project's memory: a Context Tree under ``.memgrove/``.
+
+    >>> mem = Memory.open("/tmp/project", create=True)          # doctest: +SKIP
+    >>> mem.ingest(text="Refresh tokens rotate on every use.")  # doctest: +SKIP
+    >>> mem.search("refresh token")[0].path                     # doctest: +SKIP
+    'notes/refresh_tokens_rotate_on_every/part_1.md'
+    """
+
+    def __init__(self, tree: ContextTree):
+        self.tree = tree
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, create: bool = False, **settings: Any) -> "Memory":
+        """Open the memory at ``path`` (or found upwards from it, like git); ``create`` makes one."""
+        return cls(ContextTree.open(path, create=create, **settings))
+
+    def close(self) -> None:
+        self.tree.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def home(self) -> Path:
+        return self.tree.home
+
+    # -- writing ------------------------------------------------------------
+    def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
+               allowed: tuple[str, ...] = OPS) -> list[OpResult]:
+        """Apply ADD/UPDATE/UPSERT/MERGE/DELETE operations, all or nothing."""
+        return self.tree.curate(ops, actor=actor, allowed=allowed)
+
+    def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
+               conversation: dict[str, Any] | str | os.PathLike | None = None, *, window: int = 1,
+               batch_size: int = 200, progress: Progress | None = None) -> list[OpResult]:
+        """Curate text, files and/or a conversation with the verbatim curator (no LLM).
+
+        Every input is read and checked before anything is written.
+        """
+        now = datetime.now(timezone.utc)
+        limit = self.tree.settings.max_input_bytes
+        ops: list[dict[str, Any]] = []
+        if text is not None:
+            if len(text.encode("utf-8", "surrogatepass")) > limit:
+                raise InvalidInput(f"the text is larger than {limit / 1e6:.1f} MB (setting max_input_bytes)")
+            ops += curator.ops_from_text(text, now=now)
+        for f in files:
+            ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now)
+        if conversation is not None:
+            ops += curator.ops_from_conversation(self._load_conversation(conversation, limit), window=window)
+        if not ops:
+            raise InvalidInput("nothing to curate: give text, files or a conversation")
+        results: list[OpResult] = []
+        for i in range(0, len(ops), batch_size):
+            results += self.tree.curate(ops[i:i + batch_size], actor="verbatim-curator")
+            if progress:
+                progress(min(i + batch_size, len(ops)), len(ops))
+        return results
+
+    @staticmethod
+    def _load_conversation(conv: Any, limit: int) -> Any:
+        if isinstance(conv, (str, os.PathLike)):
+            p = Path(conv)
+            try:
+                raw = p.read_bytes()
+            except OSError as exc:
+                raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
+            try:
+                return json.loads(curator.decode_input(raw, str(p), limit))
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        return conv
+
+    def undo(self, op_id: str, *, force: bool = False) -> OpResult:
+        """Restore what one operation changed (see ``history``)."""
+        return self.tree.undo(op_id, force=force)
+
+    # -- reading ------------------------------------------------------------
+    def search(self, query: str, limit: int = 10) -> list[Hit]:
+        """BM25F search over the tree: path, title, normalized score, excerpt, provenance."""
+        return self.tree.search(query, limit)
+
+    def read(self, path: str) -> Entry:
+        return self.tree.read(path)
+
+    def show(self, path: str) -> dict[str, Any]:
+        """An entry's text, parsed fields, links and backlinks."""
+        text = self.tree.read_text(path)
+        entry = self.tree.read(path)
+        forward, back = self.tree.links(path) if not path.endswith("context.md") else ([], [])
+        return {"path": path, "title": entry.title, "summary": entry.summary, "text": text,
+                "links": forward, "backlinks": back, "sources": entry.sources}
+
+    def list(self, folder: str = "") -> dict[str, Any]:
+        return self.tree.list_folder(folder)
+
+    def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
+        return self.tree.history(limit, path)
+
+    def reindex(self, progress: Progress | None = None) -> int:
+        return self.tree.reindex(progress)
+
+    def doctor(self, fix: bool = False) -> DoctorReport:
+        return diagnose(self.tree, fix=fix)
+
+    def fingerprint(self) -> str:
+        return self.tree.fingerprint()
+
+    def count(self) -> int:
+        return self.tree.count()

@@ -1,0 +1,164 @@
+"""What the index currently reflects: file stats, forward links, a digest.
+
+``index/catalog.db`` (SQLite) is derived like the full-text index and lives
+beside it. ``files`` holds ``(mtime_ns, size)`` of every indexed file, so a
+scan of the tree tells exactly which files were edited by hand since;
+``links`` holds forward links, so backlinks are one indexed query.
+
+The digest is an order-independent sum of per-file hashes, so a writer can
+update it for the files it changed without rescanning the tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+from .fsio import TEMP_PREFIX
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT);
+CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+_MASK = (1 << 64) - 1
+
+Stat = tuple[int, int]  # (mtime_ns, size)
+
+
+def item_hash(path: str, stat: Stat) -> int:
+    h = hashlib.blake2b(f"{path}\0{stat[0]}\0{stat[1]}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big")
+
+
+def digest_of(files: dict[str, Stat]) -> int:
+    return sum(item_hash(p, s) for p, s in files.items()) & _MASK
+
+
+def scan(tree_root: Path) -> dict[str, Stat]:
+    """``{relative path: (mtime_ns, size)}`` of every ``.md`` file in the tree.
+
+    Skips hidden/reserved names and temp files, and does not follow symlinked
+    folders (a symlink cannot smuggle outside files into the index).
+    """
+    out: dict[str, Stat] = {}
+    base = len(str(tree_root)) + 1
+    stack = [str(tree_root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            it = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                if name.startswith((".", "_", TEMP_PREFIX)):
+                    continue
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    elif name.endswith(".md") and e.is_file(follow_symlinks=False):
+                        st = e.stat(follow_symlinks=False)
+                        out[e.path[base:]] = (st.st_mtime_ns, st.st_size)
+                except FileNotFoundError:
+                    continue
+    return out
+
+
+class Catalog:
+    def __init__(self, file: Path):
+        self.file = file
+        self._local = threading.local()
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.file, timeout=10.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._local.db = db
+        return db
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    def reset(self) -> None:
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.file) + suffix)
+            except FileNotFoundError:
+                pass
+
+    # -- meta ---------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._db().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def digest(self) -> int | None:
+        v = self.get_meta("digest")
+        return None if v is None else int(v)
+
+    # -- files and links ----------------------------------------------------
+    def files(self) -> dict[str, Stat]:
+        return {p: (m, s) for p, m, s in self._db().execute("SELECT path, mtime_ns, size FROM files")}
+
+    def stats_of(self, paths: list[str]) -> dict[str, Stat]:
+        out: dict[str, Stat] = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i:i + 500]
+            q = "SELECT path, mtime_ns, size FROM files WHERE path IN (%s)" % ",".join("?" * len(chunk))
+            out.update({p: (m, s) for p, m, s in self._db().execute(q, chunk)})
+        return out
+
+    def titles(self, paths: list[str]) -> dict[str, str]:
+        if not paths:
+            return {}
+        q = "SELECT path, title FROM files WHERE path IN (%s)" % ",".join("?" * len(paths))
+        return dict(self._db().execute(q, paths).fetchall())
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is None:
+            return self._db().execute("SELECT count(*) FROM files").fetchone()[0]
+        return self._db().execute("SELECT count(*) FROM files WHERE kind=?", (kind,)).fetchone()[0]
+
+    def backlinks(self, path: str) -> list[str]:
+        return [r[0] for r in self._db().execute("SELECT src FROM links WHERE dst=? ORDER BY src", (path,))]
+
+    def forward_links(self, path: str) -> list[str]:
+        return [r[0] for r in self._db().execute("SELECT dst FROM links WHERE src=? ORDER BY dst", (path,))]
+
+    def all_links(self) -> list[tuple[str, str]]:
+        return list(self._db().execute("SELECT src, dst FROM links ORDER BY src, dst"))
+
+    def apply(self, upserts: list[tuple[str, str, Stat, str, list[str]]], deletes: list[str],
+              *, digest: int, replace_all: bool = False) -> None:
+        """Record files now in the index: ``(path, kind, stat, title, links)``; one transaction."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if replace_all:
+                db.execute("DELETE FROM files")
+                db.execute("DELETE FROM links")
+            for p in deletes:
+                db.execute("DELETE FROM files WHERE path=?", (p,))
+                db.execute("DELETE FROM links WHERE src=?", (p,))
+            for p, kind, (m, s), title, links in upserts:
+                db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (p, kind, m, s, title))
+                db.execute("DELETE FROM links WHERE src=?", (p,))
+                db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise

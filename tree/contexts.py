@@ -1,0 +1,78 @@
+"""``context.md`` at every folder level: an overview plus a generated listing.
+
+The Overview is written by whoever curates (an LLM supplying domain/topic
+context, or a person) and is preserved; the Contents listing is regenerated
+from the children after every operation, so the tree stays browsable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import entry as entry_mod
+from .errors import InvalidEntry
+from .paths import CONTEXT_FILE
+
+OVERVIEW = "Overview"
+CONTENTS = "Contents"
+
+
+def humanize(name: str) -> str:
+    return name.replace("_", " ").strip().capitalize()
+
+
+def read_context(path: Path) -> entry_mod.Entry | None:
+    try:
+        return entry_mod.parse(path.read_text(encoding="utf-8"), where=str(path))
+    except (OSError, UnicodeDecodeError, InvalidEntry):
+        return None
+
+
+def folder_title(folder_abs: Path) -> str:
+    ctx = read_context(folder_abs / CONTEXT_FILE)
+    return ctx.title if ctx is not None and ctx.title else humanize(folder_abs.name)
+
+
+def render(folder_abs: Path, rel_folder: str, overview: str | None, now: str) -> str | None:
+    """The context.md text for a folder, or None if the folder holds no entries at all."""
+    existing = read_context(folder_abs / CONTEXT_FILE)
+    if overview is None:
+        overview = existing.sections.get(OVERVIEW, "") if existing else ""
+    subfolders, entries = [], []
+    try:
+        children = sorted(folder_abs.iterdir(), key=lambda p: p.name)
+    except FileNotFoundError:
+        return None
+    for child in children:
+        if child.name.startswith((".", "_")) or child.is_symlink():
+            continue
+        if child.is_dir():
+            if any(child.rglob("*.md")):
+                subfolders.append(f"- [{folder_title(child)}]({child.name}/{CONTEXT_FILE}) — folder")
+        elif child.suffix == ".md" and child.name != CONTEXT_FILE:
+            try:
+                e = entry_mod.parse(child.read_text(encoding="utf-8"), where=child.name)
+            except (OSError, UnicodeDecodeError, InvalidEntry):
+                continue
+            line = f"- [{e.title}]({child.name})"
+            entries.append(line + (f" — {e.summary}" if e.summary else ""))
+    if not subfolders and not entries:
+        return None
+    listing = "\n".join(subfolders + entries)
+    title = existing.title if existing and existing.title else humanize(folder_abs.name)
+    sections = {}
+    if overview:
+        sections[OVERVIEW] = overview
+    sections[CONTENTS] = listing
+    old_sections = existing.sections if existing else {}
+    # keep the old timestamp when nothing changed, so the file is not rewritten
+    unchanged = existing is not None and old_sections.get(CONTENTS) == listing and old_sections.get(OVERVIEW, "") == overview
+    e = entry_mod.Entry(
+        title=title,
+        summary=(existing.summary if existing else "") or f"Knowledge under {rel_folder}/",
+        created_at=(existing.created_at if existing and existing.created_at else now),
+        updated_at=(existing.updated_at if unchanged and existing.updated_at else now),
+        sections=sections,
+        extra={**(existing.extra if existing else {}), "kind": "context"},
+    )
+    return entry_mod.serialize(e)

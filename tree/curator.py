@@ -1,0 +1,252 @@
+"""The verbatim curator: deterministic, no LLM.
+
+Turns free text, files and conversations into curate operations (UPSERTs, so
+curating the same input twice changes nothing), each entry keeping the exact
+words and its provenance. Placement is by source and session:
+
+    conversations/<conversation id>/<session>/<first message id>.md
+    files/<file stem>/<section>.md
+    notes/<first words>/part_<n>.md
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+from .paths import snake_case
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+CHUNK_WORDS = 220
+
+
+def decode_input(raw: bytes, name: str, max_bytes: int) -> str:
+    """Bytes of an input to text, or a clear InvalidInput (binary, too large, not UTF-8)."""
+    if len(raw) > max_bytes:
+        raise InvalidInput(
+            f"{name} is {len(raw) / 1e6:.1f} MB; the curator takes at most {max_bytes / 1e6:.1f} MB "
+            "(setting max_input_bytes)"
+        )
+    if b"\x00" in raw[:8192]:
+        raise InvalidInput(f"{name} looks binary (contains NUL bytes); give text or markdown")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name} is not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+    return text.lstrip("\ufeff").replace("\r\n", "\n")
+
+
+def _words(text: str, n: int) -> str:
+    return " ".join(text.split()[:n])
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    m = re.match(r"(.+?[.!?])(\s|$)", flat)
+    s = m.group(1) if m else flat
+    return s if len(s) <= limit else s[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _chunks(paragraphs: list[str], words: int = CHUNK_WORDS) -> list[str]:
+    out, cur, n = [], [], 0
+    for p in paragraphs:
+        w = len(p.split())
+        if cur and n + w > words:
+            out.append("\n\n".join(cur))
+            cur, n = [], 0
+        cur.append(p)
+        n += w
+    if cur:
+        out.append("\n\n".join(cur))
+    return out
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Blank-line separated paragraphs; a fenced code block stays whole."""
+    paras, cur, in_fence = [], [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if not line.strip() and not in_fence:
+            if cur:
+                paras.append("\n".join(cur).strip("\n"))
+                cur = []
+            continue
+        cur.append(line)
+    if cur:
+        paras.append("\n".join(cur).strip("\n"))
+    return [p for p in paras if p.strip()]
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ops_from_text(text: str, *, now: datetime, source: str | None = None) -> list[dict[str, Any]]:
+    """Free text -> entries of about 220 words under ``notes/<first words>/``."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("the text to curate is empty")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    topic = snake_case(_words(text, 5))[:40].strip("_") or f"text_{digest}"
+    ops = []
+    for i, chunk in enumerate(_chunks(_paragraphs(text)), 1):
+        ops.append({
+            "op": "UPSERT",
+            "path": f"notes/{topic}/part_{i}.md",
+            "title": _first_sentence(chunk, 90),
+            "summary": _first_sentence(chunk),
+            "content": {"narrative": chunk},
+            "sources": [{"kind": "text", "ref": f"{source or 'text:' + digest}#p{i}", "at": _iso(now)}],
+            "reason": f"verbatim curator: part {i} of {source or 'the given text'}",
+        })
+    return ops
+
+
+def _markdown_sections(text: str) -> list[tuple[str, str]]:
+    """``[(heading, body)]``, split on #..### headings outside code fences."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(line)
+        if m:
+            sections.append((m.group(2).strip(), []))
+        else:
+            sections[-1][1].append(line)
+    return [(h, "\n".join(b).strip("\n")) for h, b in sections if h or "\n".join(b).strip()]
+
+
+def ops_from_file(path: Path, *, max_bytes: int, now: datetime) -> list[dict[str, Any]]:
+    """A markdown file -> one entry per section; other text files -> ~220-word parts."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise InvalidInput(f"{path} is a folder; give files") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    text = decode_input(raw, str(path), max_bytes)
+    if not text.strip():
+        raise InvalidInput(f"{path} is empty")
+    stem = snake_case(path.stem) or "file"
+    mtime = _iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+    ops = []
+    if path.suffix.lower() in (".md", ".markdown"):
+        sections = _markdown_sections(text)
+        doc_title = next((h for h, _ in sections if h), path.stem)
+        used: set[str] = set()
+        for heading, body in sections:
+            if not body.strip():
+                continue
+            name = snake_case(heading) or "overview"
+            base, n = name, 2
+            while name in used:
+                name, n = f"{base}_{n}", n + 1
+            used.add(name)
+            if heading and heading != doc_title:
+                title = f"{doc_title}: {heading}"
+            else:
+                title = doc_title if heading else f"{doc_title}: overview"
+            ops.append(_file_op(stem, name, title, body, f"{path.name}#{name}", mtime))
+    else:
+        for i, chunk in enumerate(_chunks(_paragraphs(text)), 1):
+            ops.append(_file_op(stem, f"part_{i}", f"{path.stem}: {_first_sentence(chunk, 70)}", chunk,
+                                f"{path.name}#p{i}", mtime))
+    return ops
+
+
+def _file_op(stem: str, name: str, title: str, body: str, ref: str, at: str) -> dict[str, Any]:
+    return {
+        "op": "UPSERT",
+        "path": f"files/{stem}/{name}.md",
+        "title": title,
+        "summary": _first_sentence(re.sub(r"```.*?```", " ", body, flags=re.S)) or title,
+        "content": {"narrative": body},
+        "sources": [{"kind": "file", "ref": ref, "at": at}],
+        "reason": f"verbatim curator: section {name} of {ref.split('#')[0]}",
+    }
+
+
+def _session_of(msg: dict[str, Any]) -> str:
+    if msg.get("session"):
+        return snake_case(str(msg["session"])) or "session"
+    t = str(msg.get("time") or "")
+    m = re.match(r"(\d{4})-(\d{2})-(\d{2})", t)
+    return f"session_{m.group(1)}_{m.group(2)}_{m.group(3)}" if m else "session_1"
+
+
+def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
+    if not isinstance(conv, dict):
+        raise InvalidInput('a conversation is an object: {"id": ..., "messages": [{"id", "speaker", "text", "time"}]}')
+    cid = conv.get("id")
+    if not isinstance(cid, (str, int)) or not snake_case(str(cid)):
+        raise InvalidInput("the conversation needs an 'id' with letters or digits")
+    msgs = conv.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        raise InvalidInput(f"conversation {cid}: 'messages' must be a non-empty list")
+    seen = set()
+    for i, m in enumerate(msgs, 1):
+        if not isinstance(m, dict):
+            raise InvalidInput(f"conversation {cid}: message {i} is not an object")
+        for key in ("id", "speaker", "text"):
+            if not isinstance(m.get(key), (str, int)) or not str(m.get(key)).strip():
+                raise InvalidInput(f"conversation {cid}: message {i} has no '{key}'")
+        if str(m["id"]) in seen:
+            raise InvalidInput(f"conversation {cid}: message id {m['id']!r} appears twice")
+        seen.add(str(m["id"]))
+    return str(cid), msgs
+
+
+def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]:
+    """Each message (or ``window`` consecutive messages of a session) -> one entry."""
+    cid, msgs = check_conversation(conv)
+    if window < 1:
+        raise InvalidInput("window must be at least 1")
+    conv_slug = snake_case(cid)
+    speakers = list(dict.fromkeys(str(m["speaker"]) for m in msgs))
+    groups: list[tuple[str, list[dict[str, Any]]]] = []
+    for m in msgs:
+        session = _session_of(m)
+        if groups and groups[-1][0] == session and len(groups[-1][1]) < window:
+            groups[-1][1].append(m)
+        else:
+            groups.append((session, [m]))
+    ops, seen_sessions = [], set()
+    for session, group in groups:
+        first = group[0]
+        lines = []
+        for m in group:
+            when = f" ({m['time']})" if m.get("time") else ""
+            lines.append(f"**{m['speaker']}**{when}: {str(m['text']).strip()}")
+        text = "\n\n".join(lines)
+        title_text = " ".join(str(m["text"]) for m in group)
+        op: dict[str, Any] = {
+            "op": "UPSERT",
+            "path": f"conversations/{conv_slug}/{session}/{snake_case(str(first['id'])) or 'message'}.md",
+            "title": f"{first['speaker']}: {_first_sentence(title_text, 80)}",
+            "summary": _first_sentence(str(first["text"])),
+            "tags": list(dict.fromkeys(str(m["speaker"]) for m in group)),
+            "content": {
+                "raw_concept": {"author": ", ".join(dict.fromkeys(str(m["speaker"]) for m in group)),
+                                "timestamp": str(first.get("time") or "")},
+                "narrative": text,
+            },
+            "sources": [{"kind": "conversation", "ref": f"{cid}#{m['id']}", "at": str(m.get("time") or "")}
+                        for m in group],
+            "reason": f"verbatim curator: message {first['id']} of conversation {cid}",
+        }
+        if session not in seen_sessions:
+            seen_sessions.add(session)
+            op["context"] = {
+                "domain": "Conversations curated verbatim, one folder per conversation and session.",
+                "topic": f"Conversation {cid} between {', '.join(speakers)}.",
+                "subtopic": f"{session.replace('_', ' ').capitalize()} of conversation {cid}"
+                            + (f", starting {first['time']}." if first.get("time") else "."),
+            }
+        ops.append(op)
+    return ops

@@ -1,0 +1,42 @@
+"""The narrow seam between the tree and a full-text engine.
+
+Nothing outside an engine module sees past ``SearchEngine``: documents in,
+``(path, raw_score)`` out. Whoosh is the default; a tantivy engine would only
+implement these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Protocol, Sequence
+
+FIELDS = ("title", "content", "path_text", "tags")
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    path: str
+    kind: str  # "entry" or "context"
+    title: str
+    content: str
+    path_text: str
+    tags: str
+
+
+class SearchEngine(Protocol):
+    def write(self, replace: Sequence[IndexDoc] = (), delete: Sequence[str] = ()) -> None:
+        """Add or replace ``replace`` docs (by path) and delete ``delete`` paths, in one commit."""
+
+    def search(self, text: str, *, boosts: Mapping[str, float], limit: int,
+               expand: str = "none") -> list[tuple[str, float]]:
+        """BM25F OR-query over the fields with per-field boosts; ``expand`` is
+        ``"none"``, ``"fuzzy"`` or ``"prefix"`` (expensive: used only as a fallback)."""
+
+    def terms(self, text: str) -> list[str]:
+        """The analyzed terms of ``text`` (what the engine will match)."""
+
+    def count(self) -> int: ...
+
+    def rebuild(self, docs: Iterable[IndexDoc], *, total: int | None = None, progress=None) -> None: ...
+
+    def close(self) -> None: ...

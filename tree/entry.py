@@ -1,0 +1,279 @@
+"""An entry: YAML frontmatter plus a markdown body of named sections.
+
+    ---
+    title: ...            fixed key order (FIELD_ORDER), unknown keys kept after
+    ---
+    # <title>
+    <preamble>
+    ## Raw Concept / ## Narrative / ## Facts / any other ## section
+
+Parsing is tolerant of hand edits (no frontmatter, no heading, odd types);
+what cannot be understood raises InvalidEntry with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import frontmatter
+from .errors import InvalidEntry
+
+FIELD_ORDER = ("title", "summary", "tags", "keywords", "related", "createdAt", "updatedAt", "sources")
+LIST_FIELDS = ("tags", "keywords", "related")
+SECTION_ORDER = ("Raw Concept", "Narrative", "Facts")
+RAW_CONCEPT_KEYS = ("task", "changes", "files", "flow", "timestamp", "author")
+NARRATIVE_KEYS = ("structure", "dependencies", "highlights", "rules", "examples", "diagrams")
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LEGACY_LINK = re.compile(r"@([a-z0-9_]+(?:/[a-z0-9_]+){1,3}\.md)")
+
+
+@dataclass
+class Entry:
+    """One knowledge entry. ``sections`` maps a ``##`` heading to its text
+    (``""`` holds text between the title heading and the first section)."""
+
+    title: str
+    summary: str = ""
+    tags: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    related: list[str] = field(default_factory=list)
+    created_at: str = ""
+    updated_at: str = ""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    sections: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def body(self) -> str:
+        """The markdown after the title heading, as it is written to disk."""
+        return render_sections(self.sections)
+
+    @property
+    def facts(self) -> list[str]:
+        return fact_lines(self.sections.get("Facts", ""))
+
+    def links(self) -> list[str]:
+        """Forward links: ``related`` plus legacy ``@domain/topic/x.md`` body links."""
+        out = list(self.related)
+        for m in _LEGACY_LINK.finditer(self.body):
+            if m.group(1) not in out:
+                out.append(m.group(1))
+        return out
+
+
+def _str_list(key: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            if isinstance(v, (dict, list)):
+                raise InvalidEntry(f"frontmatter '{key}' must be a list of strings")
+            s = str(v).strip()
+            if s and s not in out:
+                out.append(s)
+        return out
+    raise InvalidEntry(f"frontmatter '{key}' must be a list of strings, not {type(value).__name__}")
+
+
+def _sources(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidEntry("frontmatter 'sources' must be a list of {kind, ref, at} mappings")
+    out = []
+    for item in value:
+        if isinstance(item, dict):
+            out.append({str(k): ("" if v is None else str(v)) for k, v in item.items()})
+        elif isinstance(item, str):
+            out.append({"kind": "ref", "ref": item})
+        else:
+            raise InvalidEntry("frontmatter 'sources' items must be mappings like {kind, ref, at}")
+    return out
+
+
+def split_sections(body: str) -> dict[str, str]:
+    """Split a markdown body on ``## `` headings that are outside code fences."""
+    sections: dict[str, list[str]] = {"": []}
+    current = ""
+    in_fence = False
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if not in_fence and line.startswith("## ") and line[3:].strip():
+            current = line[3:].strip()
+            n, base = 2, current
+            while current in sections:  # duplicate headings stay separate
+                current = f"{base} ({n})"
+                n += 1
+            sections[current] = []
+            continue
+        sections[current].append(line)
+    out = {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+    if not out[""].strip():
+        del out[""]
+    return out
+
+
+def render_sections(sections: dict[str, str]) -> str:
+    parts = []
+    if sections.get("", "").strip():
+        parts.append(sections[""].strip("\n"))
+    for name, text in sections.items():
+        if name == "":
+            continue
+        parts.append(f"## {name}\n\n{text.strip(chr(10))}" if text.strip() else f"## {name}")
+    return "\n\n".join(parts)
+
+
+def fact_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.split("\n") if ln.strip().startswith(("- ", "* "))]
+
+
+def parse(text: str, *, where: str = "entry") -> Entry:
+    """Parse an entry file's text. Raises InvalidEntry saying why."""
+    if "\x00" in text:
+        raise InvalidEntry(f"{where}: contains NUL bytes (binary file?)")
+    text = text.replace("\r\n", "\n").lstrip("\ufeff")
+    meta: dict[str, Any] = {}
+    body = text
+    if text.startswith("---\n") or text == "---":
+        end = re.search(r"^(---|\.\.\.)[ \t]*$", text[4:], flags=re.M)
+        if end is None:
+            raise InvalidEntry(f"{where}: frontmatter starts with '---' but is never closed")
+        try:
+            meta = frontmatter.load(text[4 : 4 + end.start()])
+        except InvalidEntry as exc:
+            raise InvalidEntry(f"{where}: {exc}") from None
+        body = text[4 + end.end() :].lstrip("\n")
+    heading = None
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        if line.startswith("# "):
+            heading = line[2:].strip()
+            body = "\n".join(lines[i + 1 :])
+        break
+    title = meta.pop("title", None)
+    title = str(title).strip() if title not in (None, "") else (heading or "")
+    try:
+        entry = Entry(
+            title=title,
+            summary="" if meta.get("summary") is None else str(meta.pop("summary")).strip(),
+            tags=_str_list("tags", meta.pop("tags", None)),
+            keywords=_str_list("keywords", meta.pop("keywords", None)),
+            related=_str_list("related", meta.pop("related", None)),
+            created_at="" if meta.get("createdAt") is None else str(meta.pop("createdAt")),
+            updated_at="" if meta.get("updatedAt") is None else str(meta.pop("updatedAt")),
+            sources=_sources(meta.pop("sources", None)),
+            sections=split_sections(body),
+        )
+    except InvalidEntry as exc:
+        raise InvalidEntry(f"{where}: {exc}") from None
+    meta.pop("summary", None), meta.pop("createdAt", None), meta.pop("updatedAt", None)
+    entry.extra = meta
+    return entry
+
+
+def serialize(entry: Entry) -> str:
+    """Render an entry to file text: fixed frontmatter order, ``# title`` heading."""
+    meta: dict[str, Any] = {
+        "title": entry.title,
+        "summary": entry.summary,
+        "tags": list(entry.tags),
+        "keywords": list(entry.keywords),
+        "related": list(entry.related),
+        "createdAt": entry.created_at,
+        "updatedAt": entry.updated_at,
+        "sources": [dict(s) for s in entry.sources],
+    }
+    for k, v in entry.extra.items():
+        if k not in meta:
+            meta[k] = v
+    body = entry.body
+    title_line = " ".join(entry.title.split()) or "Untitled"
+    text = f"---\n{frontmatter.dump(meta)}---\n# {title_line}\n"
+    if body.strip():
+        text += "\n" + body.strip("\n") + "\n"
+    return text
+
+
+# -- content given by a curate operation ------------------------------------
+
+def _subsections(value: Any, known: tuple[str, ...], bold: bool) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if not isinstance(value, dict):
+        raise InvalidEntry("section content must be a string or a mapping of subsection names to text")
+    lines = []
+    keys = [k for k in known if k in value] + [k for k in value if k not in known]
+    for k in keys:
+        text = "" if value[k] is None else str(value[k]).strip()
+        if not text:
+            continue
+        name = str(k).replace("_", " ").strip().capitalize()
+        lines.append(f"**{name}:** {text}" if bold else f"### {name}\n\n{text}")
+    return ("\n" if bold else "\n\n").join(lines)
+
+
+def _facts(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if not isinstance(value, list):
+        raise InvalidEntry("'facts' must be a list of strings or {subject, statement, category} mappings")
+    lines = []
+    for f in value:
+        if isinstance(f, dict):
+            subject = str(f.get("subject", "")).strip()
+            statement = str(f.get("statement", f.get("fact", ""))).strip()
+            category = str(f.get("category", "")).strip()
+            line = f"- **{subject}**: {statement}" if subject else f"- {statement}"
+            lines.append(line + (f" [{category}]" if category else ""))
+        else:
+            s = str(f).strip()
+            lines.append(s if s.startswith("- ") else f"- {s}")
+    return "\n".join(lines)
+
+
+_SECTION_NAMES = {"raw_concept": "Raw Concept", "rawconcept": "Raw Concept", "narrative": "Narrative", "facts": "Facts"}
+
+
+def sections_from_content(content: Any) -> dict[str, str]:
+    """Turn an operation's ``content`` (markdown, or a dict of sections) into sections.
+
+    A markdown string without ``##`` headings becomes the Narrative.
+    """
+    if content is None:
+        return {}
+    if isinstance(content, str):
+        text = content.strip("\n")
+        lines = text.split("\n")
+        if lines and lines[0].startswith("# "):  # a leading title heading is not body
+            text = "\n".join(lines[1:]).strip("\n")
+        secs = split_sections(text)
+        if list(secs) == [""]:
+            return {"Narrative": secs[""]}
+        return secs
+    if not isinstance(content, dict):
+        raise InvalidEntry("content must be a markdown string or a dict of sections")
+    out: dict[str, str] = {}
+    for key, value in content.items():
+        norm = re.sub(r"[^a-z]", "", str(key).lower())
+        name = _SECTION_NAMES.get(str(key).lower().replace(" ", "_"), _SECTION_NAMES.get(norm))
+        if name == "Raw Concept":
+            out[name] = _subsections(value, RAW_CONCEPT_KEYS, bold=True)
+        elif name == "Narrative":
+            out[name] = _subsections(value, NARRATIVE_KEYS, bold=False)
+        elif name == "Facts":
+            out[name] = _facts(value)
+        else:
+            out[str(key).replace("_", " ").strip().title()] = _subsections(value, (), bold=False)
+    ordered = {k: out[k] for k in SECTION_ORDER if k in out}
+    ordered.update({k: v for k, v in out.items() if k not in ordered})
+    return ordered

@@ -1,0 +1,62 @@
+"""Errors raised by the Context Tree library.
+
+Every error a user can cause is a subclass of ``MemgroveError`` and carries a
+one-line message that says what is wrong and, where it helps, how to fix it::
+
+    MemgroveError
+    ├── TreeNotFound        no .memgrove/ here or above, and create=False
+    ├── InvalidPath         a path breaks the rules (escape, depth, reserved name)
+    ├── InvalidEntry        an entry file or frontmatter cannot be parsed
+    ├── InvalidInput        an ingest input is binary, too large or not UTF-8
+    ├── BatchRejected       a curate batch failed validation; nothing was written
+    │                       (``.errors`` holds one message per invalid op)
+    ├── OperationConflict   undo refused: the entry changed after the operation
+    ├── JournalError        an unknown operation id, or an unreadable journal
+    └── LockTimeout         another writer held the tree's lock for too long
+"""
+
+from __future__ import annotations
+
+
+class MemgroveError(Exception):
+    """Base class of every error memgrove raises on purpose."""
+
+
+class TreeNotFound(MemgroveError):
+    """No ``.memgrove/`` was found and the caller did not ask to create one."""
+
+
+class InvalidPath(MemgroveError):
+    """A path is not a valid tree path, or would resolve outside the tree."""
+
+
+class InvalidEntry(MemgroveError):
+    """An entry's markdown or YAML frontmatter cannot be parsed."""
+
+
+class InvalidInput(MemgroveError):
+    """Input given to the curator is binary, too large, or not UTF-8 text."""
+
+
+class BatchRejected(MemgroveError):
+    """A batch of curate operations is invalid; nothing was written."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        if len(errors) == 1:
+            text = f"batch rejected, nothing written: {errors[0]}"
+        else:
+            text = f"batch rejected, nothing written ({len(errors)} invalid operations): " + "; ".join(errors)
+        super().__init__(text)
+
+
+class OperationConflict(MemgroveError):
+    """An undo would overwrite changes made after the operation being undone."""
+
+
+class JournalError(MemgroveError):
+    """An operation id is unknown, or the journal cannot be read."""
+
+
+class LockTimeout(MemgroveError):
+    """The tree's writer lock could not be taken in time."""

@@ -1,0 +1,81 @@
+"""YAML frontmatter, read safely and written deterministically.
+
+Frontmatter is untrusted (hand-edited, or written by an LLM): the loader
+refuses anchors/aliases (billion-laughs "alias bombs"), caps the size, and
+keeps timestamps as strings so a round trip never changes their text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .errors import InvalidEntry
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without aliases and without implicit timestamps."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise InvalidEntry(f"YAML aliases are not allowed in frontmatter (line {event.start_mark.line + 1})")
+        event = self.peek_event()
+        if getattr(event, "anchor", None):
+            raise InvalidEntry(f"YAML anchors are not allowed in frontmatter (line {event.start_mark.line + 1})")
+        return super().compose_node(parent, index)
+
+
+_StrictLoader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load(text: str) -> dict[str, Any]:
+    """Parse a frontmatter block into a dict; raise InvalidEntry with the reason."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        raise InvalidEntry(f"frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB")
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - _StrictLoader is a SafeLoader
+    except InvalidEntry:
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidEntry(f"malformed YAML frontmatter{where}: {problem}") from None
+    except RecursionError:
+        raise InvalidEntry("malformed YAML frontmatter: nested too deeply") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InvalidEntry(f"frontmatter must be a mapping of keys to values, not {type(data).__name__}")
+    return {str(k): v for k, v in data.items()}
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block-style mapping; lists and the mappings inside them in flow style
+    (``tags: [a, b]``, ``sources: [{kind: ..., ref: ...}]``), as in the design."""
+
+    def ignore_aliases(self, data):  # never write anchors either
+        return True
+
+
+def _flow_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+
+
+_Dumper.add_representer(list, _flow_list)
+_Dumper.add_representer(tuple, _flow_list)
+
+
+def dump(data: dict[str, Any]) -> str:
+    """Serialize in the given key order, one key per line."""
+    if not data:
+        return ""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True, width=10**9)

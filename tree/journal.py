@@ -1,0 +1,158 @@
+"""The operation journal: one JSON line per applied operation.
+
+Each record is ``{id, at, op, path, reason, actor, before, after, also}``:
+``before``/``after`` are the full file texts of ``path`` (``null`` when the
+file did not or does not exist) and ``also`` lists the other files the
+operation touched (relation rewrites, a deleted subtree) as
+``{path, before, after}``. That is enough to undo any operation.
+
+A batch is written ahead to ``pending.json`` before any file changes; if the
+writer dies mid-batch, the next writer rolls the batch forward from it, so a
+batch is applied whole or (if the crash came before ``pending.json`` was
+complete) not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import JournalError
+from .fsio import append_line, atomic_write
+
+
+def new_op_id(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True)
+class JournalRecord:
+    id: str
+    at: str
+    op: str
+    path: str
+    reason: str
+    actor: str
+    before: str | None
+    after: str | None
+    also: tuple[Change, ...] = ()
+
+    def changes(self) -> list[Change]:
+        main = [Change(self.path, self.before, self.after)] if self.path.endswith(".md") else []
+        return main + list(self.also)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "at": self.at, "op": self.op, "path": self.path, "reason": self.reason,
+            "actor": self.actor, "before": self.before, "after": self.after,
+            "also": [{"path": c.path, "before": c.before, "after": c.after} for c in self.also],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "JournalRecord":
+        return cls(
+            id=d["id"], at=d["at"], op=d["op"], path=d["path"], reason=d.get("reason", ""),
+            actor=d.get("actor", ""), before=d.get("before"), after=d.get("after"),
+            also=tuple(Change(c["path"], c.get("before"), c.get("after")) for c in d.get("also", [])),
+        )
+
+
+class Journal:
+    def __init__(self, folder: Path, *, durable: bool = True):
+        self.folder = folder
+        self.file = folder / "journal.jsonl"
+        self.pending_file = folder / "pending.json"
+        self.durable = durable
+
+    # -- write-ahead for one batch ------------------------------------------
+    def write_pending(self, records: list[JournalRecord]) -> None:
+        data = json.dumps({"records": [r.to_json() for r in records]}, ensure_ascii=False)
+        atomic_write(self.pending_file, data, durable=self.durable)
+
+    def read_pending(self) -> list[JournalRecord] | None:
+        try:
+            data = json.loads(self.pending_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            # atomic_write never leaves a torn file; an unreadable one was hand-damaged
+            raise JournalError(f"{self.pending_file} is unreadable; remove it to continue") from None
+        return [JournalRecord.from_json(r) for r in data.get("records", [])]
+
+    def clear_pending(self) -> None:
+        try:
+            os.unlink(self.pending_file)
+        except FileNotFoundError:
+            pass
+
+    def append(self, records: list[JournalRecord], *, dedupe: bool = False) -> None:
+        """Append records; ``dedupe`` (used by crash recovery) skips ids already written."""
+        known = self._tail_ids(len(records) * 2 + 8) if dedupe and records else set()
+        for r in records:
+            if r.id not in known:
+                append_line(self.file, json.dumps(r.to_json(), ensure_ascii=False), durable=self.durable)
+
+    # -- reading ------------------------------------------------------------
+    def records(self) -> Iterator[JournalRecord]:
+        """All readable records, oldest first; damaged lines are skipped."""
+        try:
+            fh = self.file.open(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return
+        with fh:
+            for line in fh:
+                try:
+                    yield JournalRecord.from_json(json.loads(line))
+                except (ValueError, KeyError, TypeError):
+                    continue
+
+    def damaged_lines(self) -> int:
+        try:
+            lines = self.file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return 0
+        bad = 0
+        for line in lines:
+            try:
+                JournalRecord.from_json(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                bad += 1
+        return bad
+
+    def find(self, op_id: str) -> JournalRecord:
+        for r in self.records():
+            if r.id == op_id:
+                return r
+        raise JournalError(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
+
+    def _tail_ids(self, n: int) -> set[str]:
+        try:
+            size = self.file.stat().st_size
+        except FileNotFoundError:
+            return set()
+        ids: set[str] = set()
+        with self.file.open("rb") as fh:
+            fh.seek(max(0, size - 4_000_000))
+            for line in fh.read().splitlines()[-n:]:
+                try:
+                    ids.add(json.loads(line)["id"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return ids
+
+
+def utc_now_iso(now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    return now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,377 @@
+"""The five curate operations as plain functions over an overlay of the tree.
+
+``plan_batch`` validates every operation and computes, without touching disk,
+each one's file changes (with before/after images for the journal). Ops in
+one batch see the effects of earlier ops through the ``Overlay``. If any op
+is invalid, the whole batch is rejected with one message per invalid op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from . import entry as entry_mod
+from .entry import Entry
+from .errors import BatchRejected, InvalidEntry, InvalidPath
+from .journal import Change, JournalRecord, new_op_id, utc_now_iso
+from .paths import normalize_entry_path, normalize_folder, snake_case
+
+OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
+_KNOWN_KEYS = {
+    "op", "path", "title", "content", "reason", "related", "merge_into", "target", "tags", "keywords",
+    "summary", "sources", "replace", "context", "extra",
+}
+_CONTEXT_LEVELS = ("domain", "topic", "subtopic")
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """What one applied operation did: ``status`` is added/updated/merged/deleted/undone."""
+
+    op: str
+    path: str
+    status: str
+    message: str
+    id: str = ""
+
+
+@dataclass
+class Planned:
+    record: JournalRecord
+    result: OpResult
+    updated: list[str] = field(default_factory=list)   # entries whose update signal to bump
+    merged: tuple[str, str] | None = None
+    removed: list[str] = field(default_factory=list)
+    contexts: dict[str, str] = field(default_factory=dict)  # folder -> overview text
+
+
+class Overlay:
+    """The tree as it will be after the ops planned so far."""
+
+    def __init__(self, read_disk: Callable[[str], str | None], entries_under: Callable[[str], list[str]],
+                 backlinks: Callable[[str], list[str]]):
+        self._read_disk = read_disk
+        self._entries_under = entries_under
+        self._backlinks = backlinks
+        self.changes: dict[str, str | None] = {}
+
+    def read(self, path: str) -> str | None:
+        return self.changes[path] if path in self.changes else self._read_disk(path)
+
+    def exists(self, path: str) -> bool:
+        return self.read(path) is not None
+
+    def set(self, path: str, text: str | None) -> None:
+        self.changes[path] = text
+
+    def entries_under(self, folder: str) -> list[str]:
+        found = set(self._entries_under(folder))
+        prefix = folder + "/"
+        for p, text in self.changes.items():
+            if p.startswith(prefix):
+                (found.add if text is not None else found.discard)(p)
+        return sorted(found)
+
+    def linkers(self, target: str) -> list[str]:
+        cands = set(self._backlinks(target)) | {p for p, t in self.changes.items() if t is not None}
+        out = []
+        for p in sorted(cands):
+            text = self.read(p)
+            if text is None or p == target:
+                continue
+            try:
+                if target in entry_mod.parse(text).related:
+                    out.append(p)
+            except InvalidEntry:
+                continue
+        return out
+
+
+# -- validation of one op's shape (no tree access) ---------------------------
+
+def _norm_list(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [v for v in value.split(",")]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (str, int, float)) for v in value):
+        raise InvalidEntry(f"'{name}' must be a list of strings")
+    out: list[str] = []
+    for v in value:
+        s = str(v).strip()
+        if s and s not in out:
+            out.append(s)
+    return out
+
+
+def _norm_sources(value: Any) -> list[dict[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise InvalidEntry("'sources' must be a list of {kind, ref, at} mappings")
+    return [{str(k): str(v) for k, v in s.items() if v is not None} for s in value]
+
+
+def check_shape(d: Any, allowed: tuple[str, ...] = OPS) -> dict[str, Any]:
+    """Normalize an op dict; raise InvalidEntry/InvalidPath with a fixable message."""
+    if not isinstance(d, dict):
+        raise InvalidEntry("each operation must be an object with at least 'op', 'path' and 'reason'")
+    unknown = sorted(set(d) - _KNOWN_KEYS)
+    if unknown:
+        raise InvalidEntry(f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(sorted(_KNOWN_KEYS))}")
+    op = str(d.get("op", "")).strip().upper()
+    if op not in OPS:
+        raise InvalidEntry(f"'op' must be one of {', '.join(OPS)}, not {d.get('op')!r}")
+    if op not in allowed:
+        raise InvalidEntry(f"operation {op} is not allowed here; allowed: {', '.join(allowed)}")
+    reason = d.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidEntry("'reason' is required: say in one sentence why this change is made")
+    raw_path = d.get("path")
+    if not isinstance(raw_path, str):
+        raise InvalidPath("'path' is required, e.g. 'domain/topic/entry.md'")
+    n: dict[str, Any] = {"op": op, "reason": reason.strip(), "replace": bool(d.get("replace", False))}
+    if op == "DELETE" and not raw_path.strip().lower().endswith(".md"):
+        folder = normalize_folder(raw_path)
+        if d.get("title"):
+            n["path"] = normalize_entry_path(folder + "/" + str(d["title"]))
+        else:
+            n["path"], n["subtree"] = folder, True
+    else:
+        n["path"] = normalize_entry_path(raw_path)
+    if op == "MERGE":
+        target = d.get("merge_into", d.get("target"))
+        if not isinstance(target, str):
+            raise InvalidEntry("MERGE needs 'merge_into': the path of the entry that absorbs 'path'")
+        n["target"] = normalize_entry_path(target)
+        if n["target"] == n["path"]:
+            raise InvalidEntry("MERGE 'path' and 'merge_into' are the same entry")
+    title = d.get("title")
+    if title is not None and not isinstance(title, str):
+        raise InvalidEntry("'title' must be a string")
+    n["title"] = " ".join(title.split()) if title else None
+    n["summary"] = None if d.get("summary") is None else " ".join(str(d["summary"]).split())
+    n["sections"] = entry_mod.sections_from_content(d.get("content"))
+    for key in ("tags", "keywords"):
+        n[key] = _norm_list(d.get(key), key)
+    n["related"] = [normalize_entry_path(p) for p in _norm_list(d.get("related"), "related")]
+    n["sources"] = _norm_sources(d.get("sources"))
+    extra = d.get("extra") or {}
+    if not isinstance(extra, dict):
+        raise InvalidEntry("'extra' must be a mapping of additional frontmatter keys")
+    clash = sorted(set(extra) & set(entry_mod.FIELD_ORDER))
+    if clash:
+        raise InvalidEntry(f"'extra' may not set built-in frontmatter keys: {', '.join(clash)}")
+    n["extra"] = dict(extra)
+    ctx = d.get("context") or {}
+    if not isinstance(ctx, dict) or not all(k in _CONTEXT_LEVELS for k in ctx):
+        raise InvalidEntry("'context' must map 'domain'/'topic'/'subtopic' to overview text")
+    n["context"] = {k: str(v).strip() for k, v in ctx.items() if v and str(v).strip()}
+    if op in ("ADD", "UPSERT") and not n["sections"] and not n["title"] and not n["summary"]:
+        raise InvalidEntry(f"{op} needs 'content' (markdown or a dict of sections) or at least a 'title'")
+    return n
+
+
+# -- building and combining entries -----------------------------------------
+
+def _union(a: list, b: list) -> list:
+    out = list(a)
+    for x in b:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def _merge_facts(a: str, b: str) -> str:
+    lines = entry_mod.fact_lines(a)
+    for ln in entry_mod.fact_lines(b):
+        if ln not in lines:
+            lines.append(ln)
+    rest_a = "\n".join(ln for ln in a.split("\n") if ln.strip() and not ln.strip().startswith(("- ", "* ")))
+    return "\n".join(([rest_a] if rest_a else []) + lines)
+
+
+def _title_from_path(path: str) -> str:
+    stem = path.rsplit("/", 1)[-1][:-3]
+    return stem.replace("_", " ").strip().capitalize()
+
+
+def new_entry(n: dict[str, Any], now: str) -> Entry:
+    return Entry(
+        title=n["title"] or _title_from_path(n["path"]),
+        summary=n["summary"] or "",
+        tags=n["tags"], keywords=n["keywords"], related=[r for r in n["related"] if r != n["path"]],
+        created_at=now, updated_at=now, sources=n["sources"], sections=dict(n["sections"]), extra=n["extra"],
+    )
+
+
+def updated_entry(old: Entry, n: dict[str, Any], now: str) -> Entry:
+    """UPDATE: given fields replace; list fields and facts are unioned unless ``replace``."""
+    if n["replace"]:
+        fresh = new_entry({**n, "title": n["title"] or old.title}, now)
+        fresh.created_at = old.created_at or now
+        fresh.extra = {**old.extra, **n["extra"]}
+        return fresh
+    sections = dict(old.sections)
+    for name, text in n["sections"].items():
+        sections[name] = _merge_facts(sections.get(name, ""), text) if name == "Facts" else text
+    return Entry(
+        title=n["title"] or old.title,
+        summary=old.summary if n["summary"] is None else n["summary"],
+        tags=_union(old.tags, n["tags"]), keywords=_union(old.keywords, n["keywords"]),
+        related=[r for r in _union(old.related, n["related"]) if r != n["path"]],
+        created_at=old.created_at or now, updated_at=now,
+        sources=_union(old.sources, n["sources"]), sections=sections, extra={**old.extra, **n["extra"]},
+    )
+
+
+def merged_entry(target: Entry, source: Entry, target_path: str, source_path: str, now: str) -> Entry:
+    """MERGE: lists unioned, sections concatenated target-then-source, earliest createdAt."""
+    sections = dict(target.sections)
+    for name, text in source.sections.items():
+        if name == "Facts":
+            sections[name] = _merge_facts(sections.get(name, ""), text)
+        elif not sections.get(name, "").strip():
+            sections[name] = text
+        elif text.strip() and text.strip() not in sections[name]:
+            sections[name] = sections[name].rstrip("\n") + "\n\n" + text.strip("\n")
+    created = min([c for c in (target.created_at, source.created_at) if c] or [now])
+    related = [r for r in _union(target.related, source.related) if r not in (target_path, source_path)]
+    summary = target.summary or source.summary
+    return Entry(
+        title=target.title, summary=summary, tags=_union(target.tags, source.tags),
+        keywords=_union(target.keywords, source.keywords), related=related, created_at=created,
+        updated_at=now, sources=_union(target.sources, source.sources), sections=sections,
+        extra={**source.extra, **target.extra},
+    )
+
+
+def _parse_existing(text: str, path: str) -> Entry:
+    try:
+        return entry_mod.parse(text, where=path)
+    except InvalidEntry as exc:
+        raise InvalidEntry(f"{exc}; fix the file by hand or rewrite it with UPDATE and replace: true") from None
+
+
+def _relink(overlay: Overlay, old: str, new: str | None, skip: set[str], now: str) -> list[Change]:
+    """Rewrite ``related`` links to ``old`` so they point at ``new`` (or vanish)."""
+    changes = []
+    for p in overlay.linkers(old):
+        if p in skip:
+            continue
+        before = overlay.read(p)
+        e = entry_mod.parse(before or "", where=p)
+        rel = []
+        for r in e.related:
+            r2 = new if r == old else r
+            if r2 and r2 != p and r2 not in rel:
+                rel.append(r2)
+        e.related = rel
+        after = entry_mod.serialize(e)
+        if after != before:
+            overlay.set(p, after)
+            changes.append(Change(p, before, after))
+    return changes
+
+
+# -- planning ----------------------------------------------------------------
+
+def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) -> Planned:
+    now = utc_now_iso(now_dt)
+    op, path = n["op"], n["path"]
+    before = overlay.read(path) if not n.get("subtree") else None
+    also: list[Change] = []
+    p = Planned(record=None, result=None)  # type: ignore[arg-type]
+    if op == "UPSERT":
+        op_eff = "UPDATE" if before is not None else "ADD"
+    else:
+        op_eff = op
+    if op_eff == "ADD":
+        if before is not None:
+            raise InvalidEntry(f"ADD: {path} already exists; use UPDATE or UPSERT to change it, or pick another path")
+        after = entry_mod.serialize(new_entry(n, now))
+        status, msg = "added", f"added {path}"
+    elif op_eff == "UPDATE":
+        if before is None:
+            raise InvalidEntry(f"UPDATE: {path} does not exist; use ADD or UPSERT to create it")
+        after = entry_mod.serialize(updated_entry(_parse_existing(before, path), n, now))
+        status, msg = "updated", f"updated {path}"
+        p.updated.append(path)
+    elif op_eff == "MERGE":
+        target = n["target"]
+        t_before = overlay.read(target)
+        if before is None:
+            raise InvalidEntry(f"MERGE: source {path} does not exist")
+        if t_before is None:
+            raise InvalidEntry(f"MERGE: target {target} does not exist; to move an entry, ADD the target first")
+        src, tgt = _parse_existing(before, path), _parse_existing(t_before, target)
+        t_after = entry_mod.serialize(merged_entry(tgt, src, target, path, now))
+        overlay.set(target, t_after)
+        also.append(Change(target, t_before, t_after))
+        after = None
+        overlay.set(path, None)
+        also += _relink(overlay, path, target, {path}, now)
+        status, msg = "merged", f"merged {path} into {target}"
+        p.merged = (path, target)
+        p.removed.append(path)
+    else:  # DELETE
+        if n.get("subtree"):
+            victims = overlay.entries_under(path)
+            if not victims:
+                raise InvalidEntry(f"DELETE: folder {path} has no entries")
+            for v in victims:
+                also.append(Change(v, overlay.read(v), None))
+                overlay.set(v, None)
+            gone = set(victims)
+            for v in victims:
+                also += _relink(overlay, v, None, gone, now)
+            after = None
+            status, msg = "deleted", f"deleted {len(victims)} entries under {path}/"
+            p.removed.extend(victims)
+        else:
+            if before is None:
+                raise InvalidEntry(f"DELETE: {path} does not exist")
+            after = None
+            overlay.set(path, None)
+            also += _relink(overlay, path, None, {path}, now)
+            status, msg = "deleted", f"deleted {path}"
+            p.removed.append(path)
+    if op_eff in ("ADD", "UPDATE"):
+        overlay.set(path, after)
+    op_id = new_op_id(now_dt)
+    p.record = JournalRecord(id=op_id, at=now, op=op, path=path, reason=n["reason"], actor=actor,
+                             before=before, after=after, also=tuple(also))
+    p.result = OpResult(op=op, path=path, status=status, message=msg, id=op_id)
+    folders = path.split("/")[:-1] if path.endswith(".md") else path.split("/")
+    for level, text in n.get("context", {}).items():
+        depth = _CONTEXT_LEVELS.index(level) + 1
+        if depth <= len(folders):
+            p.contexts["/".join(folders[:depth])] = text
+    return p
+
+
+def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, actor: str = "user",
+               allowed: tuple[str, ...] = OPS) -> list[Planned]:
+    if not isinstance(ops, list) or not ops:
+        raise BatchRejected(["give a non-empty list of operations"])
+    errors: list[str] = []
+    planned: list[Planned] = []
+    for i, d in enumerate(ops, 1):
+        label = f"op {i}"
+        if isinstance(d, dict):
+            label += f" ({str(d.get('op', '?')).upper()} {d.get('path', '?')})"
+        try:
+            n = check_shape(d, allowed)
+            planned.append(plan_one(n, overlay, now, actor))
+        except (InvalidEntry, InvalidPath) as exc:
+            errors.append(f"{label}: {exc}")
+    if errors:
+        raise BatchRejected(errors)
+    return planned
+
+
+def entry_name(title: str) -> str:
+    """The file name an entry with this title gets: ``snake_case(title).md``."""
+    return (snake_case(title) or "entry") + ".md"

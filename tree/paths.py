@@ -1,0 +1,132 @@
+"""Path rules of the Context Tree.
+
+An entry lives at ``domain/topic[/subtopic]/entry.md``: two or three folder
+segments plus the file, every name snake_case. Paths come from LLMs and users,
+so they are untrusted: anything absolute, containing ``..``, too deep, reserved
+or resolving (through symlinks) outside the tree is rejected, never repaired
+into somewhere unexpected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+from .errors import InvalidPath
+
+CONTEXT_FILE = "context.md"
+MIN_FOLDERS = 2
+MAX_FOLDERS = 3
+MAX_SEGMENT = 80
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def snake_case(name: str) -> str:
+    """``"JWT Refresh-Token (v2)"`` -> ``"jwt_refresh_token_v2"``; may return ``""``."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return _NON_WORD.sub("_", folded.lower()).strip("_")[:MAX_SEGMENT].strip("_")
+
+
+def _check_raw(path: str) -> list[str]:
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidPath("path is empty: give domain/topic/entry.md")
+    if "\x00" in path:
+        raise InvalidPath(f"path {path!r} contains a NUL byte")
+    raw = path.strip().replace("\\", "/")
+    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw) or raw.startswith("~"):
+        raise InvalidPath(f"path {path!r} is absolute: give it relative to the tree, e.g. domain/topic/entry.md")
+    if raw.startswith("@"):  # legacy ByteRover link form "@domain/topic/file.md"
+        raw = raw[1:]
+    parts = raw.split("/")
+    if any(p in ("..", ".") for p in parts):
+        raise InvalidPath(f"path {path!r} contains '.' or '..': paths may not leave or re-enter the tree")
+    if any(p == "" for p in parts):
+        raise InvalidPath(f"path {path!r} has an empty segment")
+    for p in parts:
+        if p.startswith("_") or p.startswith("."):
+            raise InvalidPath(f"path {path!r}: names starting with '_' or '.' are reserved")
+    return parts
+
+
+def normalize_folder(path: str, *, min_depth: int = 1) -> str:
+    """Normalize a folder path (``domain`` or ``domain/topic[/subtopic]``)."""
+    parts = _check_raw(path)
+    if len(parts) > MAX_FOLDERS:
+        raise InvalidPath(f"folder {path!r} is {len(parts)} levels deep; at most {MAX_FOLDERS} (domain/topic/subtopic)")
+    if len(parts) < min_depth:
+        raise InvalidPath(f"folder {path!r} needs at least {min_depth} level(s)")
+    out = []
+    for p in parts:
+        s = snake_case(p)
+        if not s:
+            raise InvalidPath(f"path {path!r}: segment {p!r} has no letters or digits")
+        out.append(s)
+    return "/".join(out)
+
+
+def normalize_entry_path(path: str) -> str:
+    """Normalize an entry path to ``domain/topic[/subtopic]/name.md``.
+
+    >>> normalize_entry_path("Auth/JWT Tokens/Refresh Rotation")
+    'auth/jwt_tokens/refresh_rotation.md'
+    """
+    parts = _check_raw(path)
+    *folders, name = parts
+    if len(folders) < MIN_FOLDERS or len(folders) > MAX_FOLDERS:
+        raise InvalidPath(
+            f"path {path!r} has {len(folders)} folder level(s); an entry needs "
+            f"{MIN_FOLDERS} or {MAX_FOLDERS}: domain/topic[/subtopic]/entry.md"
+        )
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    if stem.lower() == "context":
+        raise InvalidPath(f"path {path!r}: context.md is reserved for folder overviews")
+    segs = []
+    for p in [*folders, stem]:
+        s = snake_case(p)
+        if not s:
+            raise InvalidPath(f"path {path!r}: segment {p!r} has no letters or digits")
+        segs.append(s)
+    if segs[-1] == "context":
+        raise InvalidPath(f"path {path!r}: context.md is reserved for folder overviews")
+    return "/".join(segs[:-1]) + "/" + segs[-1] + ".md"
+
+
+def normalize_any(path: str) -> str:
+    """Normalize a path that may name an entry (``x.md`` or 3+ parts) or a folder."""
+    raw = path.strip().replace("\\", "/").rstrip("/")
+    if raw.lower().endswith(".md"):
+        return normalize_entry_path(raw)
+    return normalize_folder(raw)
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """Absolute path of ``rel`` under ``root``; raises if it would escape.
+
+    Symlinks are resolved: a symlinked folder or file that points outside the
+    tree is an escape even when the path text looks harmless.
+    """
+    root_real = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(root / rel))
+    if target != root_real and root_real not in target.parents:
+        raise InvalidPath(f"path {rel!r} resolves outside the tree (symlink?); refused")
+    return root / rel
+
+
+def is_entry_file(rel: str) -> bool:
+    """True for a relative path that names an entry (not a context file)."""
+    parts = rel.split("/")
+    return (
+        rel.endswith(".md")
+        and MIN_FOLDERS + 1 <= len(parts) <= MAX_FOLDERS + 1
+        and parts[-1] != CONTEXT_FILE
+        and not any(p.startswith((".", "_")) for p in parts)
+    )
+
+
+def parent_folders(rel: str) -> list[str]:
+    """``a/b/c/x.md`` -> ``["a", "a/b", "a/b/c"]``."""
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]

@@ -1,0 +1,64 @@
+"""Scoring of search results: BM25 normalization, gap filter, ranking, excerpts.
+
+Plain functions: the tree calls them with the engine's raw hits, the query
+pipeline's tiers call them too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result. ``score`` is the normalized, ranked score in [0, 1+)."""
+
+    path: str
+    title: str
+    score: float
+    excerpt: str
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    kind: str = "entry"
+    bm25: float = 0.0
+    summary: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "score": round(self.score, 4), "bm25": round(self.bm25, 4),
+                "kind": self.kind, "summary": self.summary, "excerpt": self.excerpt, "sources": self.sources}
+
+
+def normalize(raw: float) -> float:
+    """ByteRover's saturation: s / (1 + s)."""
+    return raw / (1.0 + raw) if raw > 0 else 0.0
+
+
+def gap_filter(scored: list[tuple[str, float]], ratio: float) -> list[tuple[str, float]]:
+    """Drop results scoring below ``ratio`` × the top score (input sorted best first)."""
+    if not scored:
+        return []
+    floor = scored[0][1] * ratio
+    return [(p, s) for p, s in scored if s >= floor]
+
+
+def excerpt(text: str, terms: list[str], width: int) -> str:
+    """A window of ``width`` characters around the first place a query term occurs."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    low = flat.lower()
+    best = -1
+    for t in terms:
+        m = re.search(r"\b" + re.escape(t.lower()), low)
+        if m and (best < 0 or m.start() < best):
+            best = m.start()
+    if best < 0:
+        return flat[:width].rsplit(" ", 1)[0] + " …"
+    start = max(0, best - width // 3)
+    if start:
+        start = flat.find(" ", start) + 1 or start
+    chunk = flat[start:start + width]
+    if start + width < len(flat):
+        chunk = chunk.rsplit(" ", 1)[0] + " …"
+    return ("… " if start else "") + chunk

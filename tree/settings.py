@@ -1,0 +1,71 @@
+"""Settings of a tree, with defaults; overridden by ``.memgrove/config.toml``.
+
+    [tree]
+    title_boost = 3.0
+    profile = "benchmark"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import MemgroveError
+from .lifecycle import PROFILES
+
+
+@dataclass(frozen=True)
+class TreeSettings:
+    # BM25F field boosts (ByteRover's code uses 3 for titles, its paper says 5)
+    title_boost: float = 3.0
+    content_boost: float = 1.0
+    path_boost: float = 1.5
+    tags_boost: float = 2.0
+    content_cap: int = 8000          # characters of body indexed per entry
+    gap_ratio: float = 0.75          # drop results below this fraction of the top score
+    profile: str = "product"         # ranking profile: "product" or "benchmark"
+    excerpt_chars: int = 320
+    include_context_hits: bool = True
+    lock_timeout: float = 30.0       # seconds a writer waits for the tree's lock
+    durable: bool = True             # fsync every write
+    scan_interval: float = 0.0       # seconds between hand-edit scans in one process (0 = every search)
+    index_procs: int = 2             # Whoosh writer processes for a full rebuild
+    max_input_bytes: int = 10 * 1024 * 1024   # largest file/text the curator accepts
+
+    def boosts(self) -> dict[str, float]:
+        return {"title": self.title_boost, "content": self.content_boost,
+                "path_text": self.path_boost, "tags": self.tags_boost}
+
+    def replace(self, **changes) -> "TreeSettings":
+        return validated(dataclasses.replace(self, **changes))
+
+
+def validated(s: TreeSettings) -> TreeSettings:
+    if s.profile not in PROFILES:
+        raise MemgroveError(f"unknown ranking profile {s.profile!r}; use one of {', '.join(PROFILES)}")
+    if not 0 <= s.gap_ratio <= 1:
+        raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
+    return s
+
+
+def load_settings(home: Path, **overrides) -> TreeSettings:
+    """Defaults, then ``config.toml``'s ``[tree]`` table, then ``overrides``."""
+    values: dict = {}
+    cfg = home / "config.toml"
+    if cfg.exists():
+        try:
+            data = tomllib.loads(cfg.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise MemgroveError(f"{cfg}: invalid TOML: {exc}") from None
+        values.update(data.get("tree", {}))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    names = {f.name for f in dataclasses.fields(TreeSettings)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise MemgroveError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    try:
+        return validated(TreeSettings(**values))
+    except TypeError as exc:
+        raise MemgroveError(f"bad settings: {exc}") from None

@@ -1,0 +1,113 @@
+"""Runtime ranking signals in ``.memgrove/signals.db`` (SQLite, WAL).
+
+Signals change on every retrieval, so they live here and never in the
+markdown: a search must not rewrite files (that dirties git and invalidates
+caches). Readers record accesses best-effort; a busy database loses a bonus,
+never a search.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import lifecycle
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS signals (
+    path TEXT PRIMARY KEY,
+    importance REAL NOT NULL DEFAULT 50,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    update_count INTEGER NOT NULL DEFAULT 0,
+    maturity TEXT NOT NULL DEFAULT 'draft'
+);
+"""
+
+
+@dataclass(frozen=True)
+class Signal:
+    path: str
+    importance: float = lifecycle.DEFAULT_IMPORTANCE
+    access_count: int = 0
+    update_count: int = 0
+    maturity: str = "draft"
+
+
+class Signals:
+    def __init__(self, file: Path):
+        self.file = file
+        self._local = threading.local()
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.file, timeout=2.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._local.db = db
+        return db
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    def get_many(self, paths: list[str]) -> dict[str, Signal]:
+        if not paths:
+            return {}
+        q = "SELECT path, importance, access_count, update_count, maturity FROM signals WHERE path IN (%s)"
+        rows = self._db().execute(q % ",".join("?" * len(paths)), paths).fetchall()
+        found = {r[0]: Signal(*r) for r in rows}
+        return {p: found.get(p, Signal(p)) for p in paths}
+
+    def get(self, path: str) -> Signal:
+        return self.get_many([path])[path]
+
+    def _bump(self, paths: list[str], delta: float, counter: str) -> None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            current = self.get_many(paths)
+            for p, s in current.items():
+                imp = lifecycle.clamp_importance(s.importance + delta)
+                db.execute(
+                    "INSERT INTO signals (path, importance, access_count, update_count, maturity) VALUES (?,?,?,?,?) "
+                    "ON CONFLICT(path) DO UPDATE SET importance=excluded.importance, "
+                    "access_count=excluded.access_count, update_count=excluded.update_count, maturity=excluded.maturity",
+                    (p, imp, s.access_count + (counter == "access"), s.update_count + (counter == "update"),
+                     lifecycle.next_maturity(s.maturity, imp)),
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def record_access(self, paths: list[str]) -> None:
+        """+3 importance per retrieval; best-effort (a locked database skips it)."""
+        try:
+            self._bump(paths, lifecycle.RETRIEVAL_BONUS, "access")
+        except sqlite3.OperationalError:
+            pass
+
+    def record_update(self, paths: list[str]) -> None:
+        self._bump(paths, lifecycle.UPDATE_BONUS, "update")
+
+    def merge(self, source: str, target: str) -> None:
+        """Combine signals of a merged pair: importance max, counts summed."""
+        s, t = self.get(source), self.get(target)
+        imp = max(s.importance, t.importance)
+        db = self._db()
+        db.execute(
+            "INSERT OR REPLACE INTO signals VALUES (?,?,?,?,?)",
+            (target, imp, s.access_count + t.access_count, s.update_count + t.update_count,
+             lifecycle.next_maturity(t.maturity, imp)),
+        )
+        db.execute("DELETE FROM signals WHERE path=?", (source,))
+
+    def forget(self, paths: list[str]) -> None:
+        if paths:
+            self._db().executemany("DELETE FROM signals WHERE path=?", [(p,) for p in paths])

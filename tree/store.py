@@ -1,0 +1,521 @@
+"""``ContextTree``: the knowledge layer's one object.
+
+It owns the layout of ``.memgrove/`` and ties the pieces together: the five
+operations (planned in ``operations``, applied here under the writer lock with
+a write-ahead journal), context files, signals, and the full-text index,
+which is kept in step with the files — incrementally by every write, and by a
+scan before every search so that hand edits are picked up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import contexts, entry as entry_mod
+from .catalog import Catalog, digest_of, item_hash, scan
+from .engine import IndexDoc
+from .entry import Entry
+from .errors import InvalidEntry, InvalidPath, MemgroveError, OperationConflict, TreeNotFound
+from .fsio import TEMP_PREFIX, WriterLock, atomic_write, fsync_dir
+from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
+from .lifecycle import PROFILES, rank_score
+from .operations import OPS, OpResult, Overlay, Planned, plan_batch
+from .paths import CONTEXT_FILE, is_entry_file, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
+from .search import Hit, excerpt, gap_filter, normalize
+from .settings import TreeSettings, load_settings
+from .signals import Signals
+from .whoosh_engine import IndexBroken, WhooshEngine
+
+HOME_NAME = ".memgrove"
+_MASK = (1 << 64) - 1
+
+
+def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
+    """Find ``.memgrove/`` like git finds ``.git``: in ``path`` or any parent.
+
+    ``path`` may also be the ``.memgrove`` folder itself. With ``create``, a
+    missing one is made in ``path``.
+    """
+    start = Path(path or os.environ.get("MEMGROVE_HOME") or os.getcwd()).expanduser().absolute()
+    if start.name == HOME_NAME and (start.is_dir() or create):
+        home = start
+    else:
+        home = None
+        for folder in [start, *start.parents]:
+            if (folder / HOME_NAME / "tree").is_dir():
+                home = folder / HOME_NAME
+                break
+        if home is None:
+            if not create:
+                raise TreeNotFound(f"no {HOME_NAME}/ in {start} or any parent; run `memgrove init` there first")
+            home = start / HOME_NAME
+    if create:
+        (home / "tree").mkdir(parents=True, exist_ok=True)
+        (home / "journal").mkdir(exist_ok=True)
+    elif not (home / "tree").is_dir():
+        raise TreeNotFound(f"{home} is not a memgrove folder (no tree/ inside); run `memgrove init`")
+    return home
+
+
+class ContextTree:
+    def __init__(self, home: Path, settings: TreeSettings | None = None,
+                 clock: Callable[[], datetime] | None = None):
+        self.home = home
+        self.root = home / "tree"
+        self.settings = settings or load_settings(home)
+        self.lock = WriterLock(home / "write.lock", self.settings.lock_timeout)
+        self.journal = Journal(home / "journal", durable=self.settings.durable)
+        self.signals = Signals(home / "signals.db")
+        self.catalog = Catalog(home / "index" / "catalog.db")
+        self.engine = WhooshEngine(home / "index" / "whoosh", procs=self.settings.index_procs)
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._checked_at = 0.0
+        self._checked_gen = -1
+        self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, *, create: bool = False,
+             clock: Callable[[], datetime] | None = None, **settings: Any) -> "ContextTree":
+        home = locate_home(path, create=create)
+        tree = cls(home, load_settings(home, **settings), clock=clock)
+        tree.recover()
+        return tree
+
+    def close(self) -> None:
+        self.engine.close()
+        self.catalog.close()
+        self.signals.close()
+
+    # -- reading entries ----------------------------------------------------
+    def _abs(self, rel: str) -> Path:
+        return resolve_inside(self.root, rel)
+
+    def _read_disk(self, rel: str) -> str | None:
+        p = self._abs(rel)
+        try:
+            if p.is_symlink():
+                resolve_inside(self.root, rel)
+            return p.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except UnicodeDecodeError as exc:
+            raise InvalidEntry(f"{rel}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+    def read_text(self, path: str) -> str:
+        rel = normalize_entry_path(path) if not path.endswith(CONTEXT_FILE) else normalize_folder(path.rsplit("/", 1)[0]) + "/" + CONTEXT_FILE
+        text = self._read_disk(rel)
+        if text is None:
+            raise InvalidPath(f"no entry at {rel}")
+        return text
+
+    def read(self, path: str) -> Entry:
+        return entry_mod.parse(self.read_text(path), where=path)
+
+    def exists(self, path: str) -> bool:
+        try:
+            return self._read_disk(normalize_entry_path(path)) is not None
+        except (InvalidPath, InvalidEntry):
+            return False
+
+    def entry_paths(self) -> list[str]:
+        return sorted(p for p in scan(self.root) if is_entry_file(p))
+
+    def entries_under(self, folder: str) -> list[str]:
+        base = self._abs(folder)
+        if not base.is_dir():
+            return []
+        return sorted(folder + "/" + p for p in scan(base) if is_entry_file(folder + "/" + p))
+
+    def links(self, path: str) -> tuple[list[str], list[str]]:
+        """``(forward links, backlinks)`` of an entry."""
+        rel = normalize_entry_path(path)
+        self.ensure_fresh()
+        return self.catalog.forward_links(rel), self.catalog.backlinks(rel)
+
+    def list_folder(self, folder: str = "") -> dict[str, Any]:
+        """A folder's title, overview and children (the agent's ``list_tree``)."""
+        rel = normalize_folder(folder) if folder.strip("/ ") else ""
+        base = self._abs(rel) if rel else self.root
+        if not base.is_dir():
+            raise InvalidPath(f"no folder {rel!r} in the tree")
+        ctx = contexts.read_context(base / CONTEXT_FILE)
+        folders, entries = [], []
+        for child in sorted(base.iterdir(), key=lambda p: p.name):
+            if child.name.startswith((".", "_")) or child.is_symlink():
+                continue
+            crel = f"{rel}/{child.name}" if rel else child.name
+            if child.is_dir():
+                n = sum(1 for p in scan(child) if p.rsplit("/", 1)[-1] != CONTEXT_FILE)
+                folders.append({"path": crel, "title": contexts.folder_title(child), "entries": n})
+            elif is_entry_file(crel):
+                try:
+                    e = entry_mod.parse(child.read_text(encoding="utf-8"), where=crel)
+                    entries.append({"path": crel, "title": e.title, "summary": e.summary})
+                except (OSError, UnicodeDecodeError, InvalidEntry) as exc:
+                    entries.append({"path": crel, "title": "", "summary": "", "error": str(exc)})
+        return {"path": rel, "title": ctx.title if ctx else (contexts.humanize(base.name) if rel else "Context Tree"),
+                "overview": ctx.sections.get(contexts.OVERVIEW, "") if ctx else "", "folders": folders,
+                "entries": entries}
+
+    # -- writing ------------------------------------------------------------
+    def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
+               allowed: tuple[str, ...] = OPS) -> list[OpResult]:
+        """Validate and apply a batch of operations; all or nothing."""
+        with self.lock.hold():
+            self._recover_locked()
+            self._sync_locked(scan(self.root))
+            overlay = Overlay(self._read_disk, self.entries_under, self.catalog.backlinks)
+            planned = plan_batch(ops, overlay, self._clock(), actor=actor, allowed=allowed)
+            self._apply(planned)
+        return [p.result for p in planned]
+
+    def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> OpResult:
+        """Restore the before-images of one operation (refused if the files changed since)."""
+        with self.lock.hold():
+            rec = self.journal.find(op_id)
+            changes = rec.changes()
+            final: dict[str, str | None] = {}
+            for ch in changes:
+                final[ch.path] = ch.after
+            if not force:
+                for path, after in final.items():
+                    if self._read_disk(path) != after:
+                        raise OperationConflict(
+                            f"cannot undo {op_id}: {path} changed after it; undo the later operations first "
+                            "(see `memgrove history`) or force it"
+                        )
+            now_dt = self._clock()
+            also = []
+            for ch in reversed(changes):
+                current = self._read_disk(ch.path)
+                if current != ch.before:
+                    also.append(Change(ch.path, current, ch.before))
+            new_id = new_op_id(now_dt)
+            record = JournalRecord(id=new_id, at=utc_now_iso(now_dt), op="UNDO", path=rec.path,
+                                   reason=f"undo {op_id} ({rec.op} {rec.path})", actor=actor,
+                                   before=None, after=None, also=tuple(also))
+            result = OpResult("UNDO", rec.path, "undone", f"undid {rec.op} {rec.path} ({op_id})", new_id)
+            self._apply([Planned(record=record, result=result)])
+        return result
+
+    def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
+        """Journal records, newest first; ``path`` keeps those touching that entry or folder."""
+        rel = normalize_any(path) if path else None
+        out = []
+        for r in self.journal.records():
+            if rel is None or any(c.path == rel or c.path.startswith(rel + "/") for c in r.changes()) or r.path == rel:
+                out.append(r)
+        out.reverse()
+        return out[:limit] if limit else out
+
+    def _write_file(self, rel: str, text: str | None) -> None:
+        target = self._abs(rel)
+        if text is None:
+            try:
+                os.unlink(target)
+            except FileNotFoundError:
+                pass
+        else:
+            resolve_inside(self.root, str(Path(rel).parent))
+            atomic_write(target, text, durable=self.settings.durable)
+
+    def _apply(self, planned: list[Planned]) -> None:
+        records = [p.record for p in planned]
+        self.journal.write_pending(records)
+        touched: list[str] = []
+        for r in records:
+            for ch in r.changes():
+                self._write_file(ch.path, ch.after)
+                touched.append(ch.path)
+        self.journal.append(records)
+        self.journal.clear_pending()
+        overrides: dict[str, str] = {}
+        for p in planned:
+            overrides.update(p.contexts)
+            if p.merged:
+                self.signals.merge(*p.merged)
+            self.signals.forget([x for x in p.removed if not (p.merged and x == p.merged[1])])
+            if p.updated:
+                self.signals.record_update(p.updated)
+        self._after_write(touched, overrides)
+
+    def _after_write(self, touched: list[str], overrides: dict[str, str]) -> None:
+        """Regenerate context files of touched folders, update the index, bump the generation."""
+        folders = set(overrides)
+        for rel in touched:
+            folders.update(parent_folders(rel))
+        changed = list(dict.fromkeys(touched)) + self._refresh_contexts(folders, overrides)
+        self._index_paths(changed)
+        self._bump_generation()
+
+    def _refresh_contexts(self, folders: Iterable[str], overrides: dict[str, str]) -> list[str]:
+        """Rewrite (or remove) context.md of each folder, deepest first; returns files changed."""
+        now = utc_now_iso(self._clock())
+        changed = []
+        for folder in sorted(set(folders), key=lambda f: -f.count("/")):
+            fabs = self.root / folder
+            ctx_rel = f"{folder}/{CONTEXT_FILE}"
+            text = contexts.render(fabs, folder, overrides.get(folder), now)
+            if text is None:
+                self._write_file(ctx_rel, None)
+                try:
+                    fabs.rmdir()
+                except OSError:
+                    pass
+            elif self._read_disk(ctx_rel) != text:
+                self._write_file(ctx_rel, text)
+            else:
+                continue
+            changed.append(ctx_rel)
+        return changed
+
+    def repair_contexts(self, folders: Iterable[str]) -> None:
+        with self.lock.hold():
+            self._index_paths(self._refresh_contexts(folders, {}))
+            self._bump_generation()
+
+    # -- the index ----------------------------------------------------------
+    def _doc_for(self, rel: str) -> tuple[IndexDoc | None, str, list[str]]:
+        """Index document, title and links of a file; ``(None, reason, [])`` if it cannot be parsed."""
+        try:
+            text = (self.root / rel).read_text(encoding="utf-8")
+            e = entry_mod.parse(text, where=rel)
+        except (OSError, UnicodeDecodeError, InvalidEntry) as exc:
+            return None, str(exc), []
+        kind = "context" if rel.endswith("/" + CONTEXT_FILE) else "entry"
+        facts_and_body = e.body[: self.settings.content_cap]
+        content = (e.summary + "\n" + facts_and_body).strip()
+        words = rel[:-3].replace("/", " ").replace("_", " ")
+        links = [l for l in e.links() if l != rel]
+        doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,
+                       tags=" ".join(e.tags + e.keywords))
+        return doc, e.title, links
+
+    def _index_paths(self, paths: list[str]) -> None:
+        """Bring the index in step for these paths; updates the digest incrementally."""
+        paths = [p for p in dict.fromkeys(paths) if p.endswith(".md")]
+        if not paths:
+            return
+        old = self.catalog.stats_of(paths)
+        digest = self.catalog.digest() or 0
+        docs, deletes, upserts = [], [], []
+        for rel in paths:
+            if rel in old:
+                digest -= item_hash(rel, old[rel])
+            try:
+                st = (self.root / rel).stat()
+            except FileNotFoundError:
+                deletes.append(rel)
+                continue
+            stat = (st.st_mtime_ns, st.st_size)
+            digest += item_hash(rel, stat)
+            doc, title, links = self._doc_for(rel)
+            if doc is None:
+                deletes.append(rel)
+                upserts.append((rel, "invalid", stat, "", []))
+            else:
+                docs.append(doc)
+                upserts.append((rel, doc.kind, stat, title, links))
+        try:
+            self.engine.write(replace=docs, delete=deletes)
+        except IndexBroken:
+            self._rebuild_locked()
+            return
+        self.catalog.apply(upserts, [d for d in deletes if d not in {u[0] for u in upserts}], digest=digest & _MASK)
+
+    def _generation(self) -> int:
+        try:
+            return int((self.home / "generation").read_text() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    def _bump_generation(self) -> None:
+        atomic_write(self.home / "generation", str(self._generation() + 1), durable=False)
+
+    def fingerprint(self) -> str:
+        """Changes whenever any file of the tree changes (writes or hand edits)."""
+        return f"{self._generation()}-{digest_of(scan(self.root)):016x}"
+
+    def _index_usable(self) -> bool:
+        try:
+            return self.engine.exists() and self.catalog.digest() is not None
+        except sqlite3.DatabaseError:
+            return False
+
+    def ensure_fresh(self) -> bool:
+        """Sync the index with hand edits; True if anything had to be reindexed."""
+        gen = self._generation()
+        interval = self.settings.scan_interval
+        if interval > 0 and gen == self._checked_gen and time.monotonic() - self._checked_at < interval:
+            return False
+        current = scan(self.root)
+        try:
+            fresh = self._index_usable() and digest_of(current) == self.catalog.digest()
+        except sqlite3.DatabaseError:
+            fresh = False
+        if fresh:
+            self._checked_at, self._checked_gen = time.monotonic(), gen
+            return False
+        with self.lock.try_hold() as got:
+            if got:
+                self._sync_locked(scan(self.root))
+            elif not self._index_usable():
+                with self.lock.hold():  # no usable index at all: wait for the writer
+                    self._sync_locked(scan(self.root))
+            else:
+                return False  # the writer holding the lock brings the index up to date
+        self._checked_at, self._checked_gen = time.monotonic(), self._generation()
+        return True
+
+    def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
+        try:
+            if not self._index_usable():
+                self._rebuild_locked()
+                return
+            if digest_of(current) == self.catalog.digest():
+                return
+            known = self.catalog.files()
+        except sqlite3.DatabaseError:
+            self._rebuild_locked()
+            return
+        changed = [p for p, s in current.items() if known.get(p) != s]
+        removed = [p for p in known if p not in current]
+        if len(changed) > max(2000, len(current) // 2):
+            self._rebuild_locked()
+            return
+        self._index_paths(changed + removed)
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the index and catalog from the files; returns documents indexed."""
+        with self.lock.hold():
+            return self._rebuild_locked(progress)
+
+    def _rebuild_locked(self, progress: Callable[[int, int], None] | None = None) -> int:
+        self.engine.close()
+        self.catalog.reset()
+        current = scan(self.root)
+        upserts = []
+        total = len(current)
+
+        def docs() -> Iterable[IndexDoc]:
+            for rel, stat in sorted(current.items()):
+                doc, title, links = self._doc_for(rel)
+                if doc is None:
+                    upserts.append((rel, "invalid", stat, "", []))
+                    continue
+                upserts.append((rel, doc.kind, stat, title, links))
+                yield doc
+
+        self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
+        self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True)
+        return sum(1 for u in upserts if u[1] != "invalid")
+
+    def count(self) -> int:
+        """Documents in the index (entries and context files)."""
+        self.ensure_fresh()
+        return self.engine.count()
+
+    # -- crash recovery -----------------------------------------------------
+    def recover(self) -> None:
+        """Roll forward a batch a dead writer left in ``pending.json``."""
+        if not self.journal.pending_file.exists():
+            return
+        with self.lock.try_hold() as got:
+            if got:
+                self._recover_locked()
+
+    def _recover_locked(self) -> None:
+        if self.lock.last_stale_pid:
+            self.notices.append(f"recovered the writer lock of dead process {self.lock.last_stale_pid}")
+            self.lock.last_stale_pid = None
+        records = self.journal.read_pending()
+        if records is None:
+            return
+        touched = []
+        for r in records:
+            for ch in r.changes():
+                self._write_file(ch.path, ch.after)
+                touched.append(ch.path)
+        self.journal.append(records, dedupe=True)
+        self.journal.clear_pending()
+        self._after_write(touched, {})
+        self.notices.append(f"completed an interrupted batch of {len(records)} operation(s)")
+
+    # -- search -------------------------------------------------------------
+    def search(self, query: str, limit: int = 10, *, profile: str | None = None,
+               record_access: bool = True) -> list[Hit]:
+        """BM25F search, normalized, gap-filtered and ranked by the profile."""
+        if not isinstance(query, str) or not query.strip():
+            raise MemgroveError("the query is empty")
+        if limit < 1:
+            raise MemgroveError("limit must be at least 1")
+        prof = PROFILES[profile or self.settings.profile]
+        self.ensure_fresh()
+        raw = self._engine_search(query, limit * 3 + 10)
+        if not raw:
+            raw = self._engine_search(query, limit * 3 + 10, expand="fuzzy") or \
+                self._engine_search(query, limit * 3 + 10, expand="prefix")
+        if not self.settings.include_context_hits:
+            raw = [(p, s) for p, s in raw if not p.endswith("/" + CONTEXT_FILE)]
+        scored = gap_filter([(p, normalize(s)) for p, s in raw], self.settings.gap_ratio)
+        raw_by_path = dict(raw)
+        if prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values()):
+            sig = self.signals.get_many([p for p, _ in scored])
+            now = self._clock()
+            ranked = []
+            for p, s in scored:
+                days = self._days_since_update(p, now)
+                ranked.append((p, rank_score(s, sig[p].importance, days, sig[p].maturity, prof)))
+            scored = sorted(ranked, key=lambda x: -x[1])
+        terms = self.engine.terms(query)
+        hits: list[Hit] = []
+        for p, s in scored:
+            text = self._read_disk(p)
+            if text is None:
+                continue
+            try:
+                e = entry_mod.parse(text, where=p)
+            except InvalidEntry:
+                continue
+            kind = "context" if p.endswith("/" + CONTEXT_FILE) else "entry"
+            text_for_excerpt = e.sections.get("Narrative") or e.body
+            prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
+            hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
+                            sources=e.sources, kind=kind, bm25=raw_by_path[p], summary=e.summary))
+            if len(hits) >= limit:
+                break
+        if prof.access_bonus and record_access and hits:
+            self.signals.record_access([h.path for h in hits if h.kind == "entry"])
+        return hits
+
+    def _engine_search(self, query: str, limit: int, expand: str = "none") -> list[tuple[str, float]]:
+        try:
+            return self.engine.search(query, boosts=self.settings.boosts(), limit=limit, expand=expand)
+        except IndexBroken:
+            with self.lock.hold():
+                self._rebuild_locked()
+            return self.engine.search(query, boosts=self.settings.boosts(), limit=limit, expand=expand)
+
+    def _days_since_update(self, rel: str, now: datetime) -> float:
+        try:
+            mtime = (self.root / rel).stat().st_mtime
+        except FileNotFoundError:
+            return 0.0
+        return max(0.0, (now.timestamp() - mtime) / 86400.0)
+
+    # -- housekeeping -------------------------------------------------------
+    def stray_temp_files(self) -> list[Path]:
+        return [p for p in self.root.rglob(TEMP_PREFIX + "*") if p.is_file()]
+
+    def remove_stray_temp_files(self) -> int:
+        n = 0
+        for p in self.stray_temp_files():
+            p.unlink(missing_ok=True)
+            n += 1
+        return n
