@@ -142,7 +142,7 @@ class Catalog:
         return list(self._db().execute("SELECT src, dst FROM links ORDER BY src, dst"))
 
     def apply(self, upserts: list[tuple[str, str, Stat, str, list[str]]], deletes: list[str],
-              *, digest: int, replace_all: bool = False) -> None:
+              *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
         """Record files now in the index: ``(path, kind, stat, title, links)``; one transaction."""
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
@@ -158,6 +158,8 @@ class Catalog:
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))
+            if fmt is not None:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (fmt,))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import entry as entry_mod
 from .errors import InvalidEntry
-from .paths import CONTEXT_FILE
+from .paths import CONTEXT_FILE, natural_key
 
 OVERVIEW = "Overview"
 CONTENTS = "Contents"
@@ -40,7 +40,7 @@ def render(folder_abs: Path, rel_folder: str, overview: str | None, now: str) ->
         overview = existing.sections.get(OVERVIEW, "") if existing else ""
     subfolders, entries = [], []
     try:
-        children = sorted(folder_abs.iterdir(), key=lambda p: p.name)
+        children = sorted(folder_abs.iterdir(), key=lambda p: natural_key(p.name))
     except FileNotFoundError:
         return None
     for child in children:

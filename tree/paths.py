@@ -130,3 +130,8 @@ def parent_folders(rel: str) -> list[str]:
     """``a/b/c/x.md`` -> ``["a", "a/b", "a/b/c"]``."""
     parts = rel.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def natural_key(name: str) -> list:
+    """Sort key putting ``s1_m2`` before ``s1_m10``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]

@@ -10,7 +10,6 @@ scan before every search so that hand edits are picked up.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import time
 from datetime import datetime, timezone
@@ -22,18 +21,21 @@ from .catalog import Catalog, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
 from .errors import InvalidEntry, InvalidPath, MemgroveError, OperationConflict, TreeNotFound
-from .fsio import TEMP_PREFIX, WriterLock, atomic_write, fsync_dir
+from .fsio import TEMP_PREFIX, WriterLock, atomic_write
 from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
-from .paths import CONTEXT_FILE, is_entry_file, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
+from .paths import CONTEXT_FILE, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
 from .search import Hit, excerpt, gap_filter, normalize
 from .settings import TreeSettings, load_settings
 from .signals import Signals
 from .whoosh_engine import IndexBroken, WhooshEngine
 
 HOME_NAME = ".memgrove"
+
 _MASK = (1 << 64) - 1
+# Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
+INDEX_FORMAT = "whoosh-2"
 
 
 def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
@@ -146,7 +148,7 @@ class ContextTree:
             raise InvalidPath(f"no folder {rel!r} in the tree")
         ctx = contexts.read_context(base / CONTEXT_FILE)
         folders, entries = [], []
-        for child in sorted(base.iterdir(), key=lambda p: p.name):
+        for child in sorted(base.iterdir(), key=lambda p: natural_key(p.name)):
             if child.name.startswith((".", "_")) or child.is_symlink():
                 continue
             crel = f"{rel}/{child.name}" if rel else child.name
@@ -289,8 +291,10 @@ class ContextTree:
         except (OSError, UnicodeDecodeError, InvalidEntry) as exc:
             return None, str(exc), []
         kind = "context" if rel.endswith("/" + CONTEXT_FILE) else "entry"
-        facts_and_body = e.body[: self.settings.content_cap]
-        content = (e.summary + "\n" + facts_and_body).strip()
+        # A context file's listing repeats its children's titles and summaries;
+        # indexing it would make every folder compete with its own entries.
+        body = e.sections.get(contexts.OVERVIEW, "") if kind == "context" else e.body
+        content = (e.summary + "\n" + body[: self.settings.content_cap]).strip()
         words = rel[:-3].replace("/", " ").replace("_", " ")
         links = [l for l in e.links() if l != rel]
         doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,
@@ -344,7 +348,8 @@ class ContextTree:
 
     def _index_usable(self) -> bool:
         try:
-            return self.engine.exists() and self.catalog.digest() is not None
+            return (self.engine.exists() and self.catalog.digest() is not None
+                    and self.catalog.get_meta("format") == INDEX_FORMAT)
         except sqlite3.DatabaseError:
             return False
 
@@ -413,7 +418,7 @@ class ContextTree:
                 yield doc
 
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
-        self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True)
+        self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
         return sum(1 for u in upserts if u[1] != "invalid")
 
     def count(self) -> int:

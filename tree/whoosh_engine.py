@@ -42,7 +42,8 @@ while who whom why will with would you your yours yourself yourselves tell know 
 
 def analyzer():
     """Tokenize, lowercase, drop stop words, Porter-stem (the same for documents and queries)."""
-    return RegexTokenizer() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1) | StemFilter()
+    # words split at underscores too, so `pool_size` matches "pool size"; `v2.4.0` stays one token
+    return RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1) | StemFilter()
 
 
 def _schema() -> Schema:

@@ -1,0 +1,3 @@
+from memgrove.cli import main
+
+main()

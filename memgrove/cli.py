@@ -1,0 +1,299 @@
+"""The ``memgrove`` command line: a thin layer over ``Memory``.
+
+Each command parses its arguments, calls one library method and renders the
+result (a rich table, or JSON with ``--json``). Known errors become one line
+and exit status 1; unexpected ones too, unless ``MEMGROVE_RAISE_ERRORS`` is set
+(tests), where they propagate with their traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memgrove.memory import Memory
+from memgrove.tree.errors import MemgroveError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemgroveError as exc:
+            raise click.ClickException(str(exc)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - users see one line, tests see the traceback
+            if os.environ.get("MEMGROVE_RAISE_ERRORS"):
+                raise
+            raise click.ClickException(f"unexpected {type(exc).__name__}: {exc}") from None
+
+
+class _State:
+    def __init__(self, root: str | None):
+        self.root = root
+        self._memory: Memory | None = None
+
+    def memory(self) -> Memory:
+        if self._memory is None:
+            self._memory = Memory.open(self.root)
+        return self._memory
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _progress(description: str):
+    """A rich progress bar usable as a ``(done, total)`` callback; silent when not a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=_console(), transient=True, disable=not sys.stderr.isatty())
+    task = bar.add_task(description, total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return bar, update
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+@click.group(cls=_Group)
+@click.option("--root", envvar="MEMGROVE_HOME", type=click.Path(file_okay=False),
+              help="Project folder holding .memgrove/ (default: found upwards from the current folder).")
+@click.version_option(package_name="memgrove")
+@click.pass_context
+def cli(ctx: click.Context, root: str | None) -> None:
+    """memgrove: agent-native memory in a tree of markdown files."""
+    ctx.obj = _State(root)
+
+
+@cli.command()
+@click.argument("folder", required=False, type=click.Path(file_okay=False))
+@click.pass_obj
+def init(state: _State, folder: str | None) -> None:
+    """Create .memgrove/ in FOLDER (default: --root or the current folder)."""
+    mem = Memory.open(folder or state.root or ".", create=True)
+    click.echo(f"memory ready at {mem.home}")
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(dir_okay=False), help="Text or markdown file (repeatable).")
+@click.option("--conversation", type=click.Path(dir_okay=False), help='Conversation JSON: {"id", "messages": [...]}.')
+@click.option("--ops", "ops_file", type=click.Path(dir_okay=False), help="JSON list of explicit operations.")
+@click.option("--window", default=1, show_default=True, help="Conversation messages per entry.")
+@json_option
+@click.pass_obj
+def curate(state: _State, text: str | None, files: tuple[str, ...], conversation: str | None,
+           ops_file: str | None, window: int, as_json: bool) -> None:
+    """Curate TEXT, files, a conversation, or explicit operations into the tree.
+
+    Without an LLM, text, files and conversations go through the verbatim
+    curator: every message or section becomes an entry with its provenance.
+    Use "-" as TEXT to read it from standard input.
+    """
+    mem = state.memory()
+    if text == "-":
+        text = sys.stdin.read()
+    if ops_file:
+        try:
+            ops = json.loads(Path(ops_file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise click.ClickException(f"{ops_file}: cannot read operations ({exc})") from None
+        results = mem.curate(ops)
+    else:
+        if text is None and not files and not conversation:
+            raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
+        bar, update = _progress("curating")
+        with bar:
+            results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
+    if as_json:
+        _emit_json([r.__dict__ for r in results])
+        return
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    how = "" if ops_file else " verbatim (no LLM curator)"
+    click.echo(f"curated{how}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    for r in results[:20]:
+        click.echo(f"  {r.status:8} {r.path}  [{r.id}]")
+    if len(results) > 20:
+        click.echo(f"  … and {len(results) - 20} more (see `memgrove history`)")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-n", "--limit", default=10, show_default=True, help="Most results to show.")
+@json_option
+@click.pass_obj
+def search(state: _State, query: str, limit: int, as_json: bool) -> None:
+    """Full-text search of the tree (BM25F, no LLM)."""
+    start = time.perf_counter()
+    hits = state.memory().search(query, limit=limit)
+    ms = (time.perf_counter() - start) * 1000
+    if as_json:
+        _emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits]})
+        return
+    if not hits:
+        click.echo(f"no results for {query!r}")
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(hits)} result(s) in {ms:.1f} ms", show_lines=False)
+    table.add_column("score", justify="right")
+    table.add_column("entry")
+    table.add_column("excerpt")
+    for h in hits:
+        table.add_row(f"{h.score:.3f}", f"{h.title}\n[dim]{h.path}[/dim]", h.excerpt)
+    _console().print(table)
+
+
+@cli.command()
+@click.argument("folder", required=False, default="")
+@json_option
+@click.pass_obj
+def tree(state: _State, folder: str, as_json: bool) -> None:
+    """Show the tree (or one FOLDER of it) with entry titles."""
+    mem = state.memory()
+    if as_json:
+        _emit_json(_walk(mem, folder))
+        return
+    from rich.tree import Tree
+
+    top = mem.list(folder)
+    root = Tree(f"[bold]{top['title']}[/bold] [dim]{top['path'] or mem.home / 'tree'}[/dim]")
+    _render(mem, top, root)
+    _console().print(root)
+
+
+def _walk(mem: Memory, folder: str) -> dict[str, Any]:
+    node = mem.list(folder)
+    node["folders"] = [_walk(mem, f["path"]) for f in node["folders"]]
+    return node
+
+
+def _render(mem: Memory, node: dict[str, Any], branch: Any) -> None:
+    for f in node["folders"]:
+        sub = branch.add(f"[bold]{f['path'].rsplit('/', 1)[-1]}/[/bold] {f['title']} [dim]({f['entries']} entries)[/dim]")
+        _render(mem, mem.list(f["path"]), sub)
+    for e in node["entries"]:
+        label = e["title"] or f"[red]{e.get('error', 'unreadable')}[/red]"
+        branch.add(f"{e['path'].rsplit('/', 1)[-1]}  [dim]{label}[/dim]")
+
+
+@cli.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def show(state: _State, path: str, as_json: bool) -> None:
+    """Print one entry with its links and backlinks."""
+    data = state.memory().show(path)
+    if as_json:
+        _emit_json(data)
+        return
+    click.echo(data["text"].rstrip("\n"))
+    if data["links"] or data["backlinks"]:
+        click.echo("")
+        for p in data["links"]:
+            click.echo(f"→ {p}")
+        for p in data["backlinks"]:
+            click.echo(f"← {p}")
+
+
+@cli.command()
+@click.option("-n", "--limit", default=20, show_default=True)
+@click.option("--path", default=None, help="Only operations touching this entry or folder.")
+@json_option
+@click.pass_obj
+def history(state: _State, limit: int, path: str | None, as_json: bool) -> None:
+    """List curate operations, newest first."""
+    records = state.memory().history(limit=limit, path=path)
+    if as_json:
+        _emit_json([{k: v for k, v in r.to_json().items() if k not in ("before", "after", "also")}
+                    | {"files": [c.path for c in r.changes()]} for r in records])
+        return
+    from rich.table import Table
+
+    table = Table()
+    table.add_column("id", no_wrap=True)
+    table.add_column("op", no_wrap=True)
+    table.add_column("path", overflow="fold")
+    table.add_column("reason")
+    for r in records:
+        table.add_row(r.id, r.op, r.path, r.reason)
+    _console().print(table)
+
+
+@cli.command()
+@click.argument("op_id")
+@click.option("--force", is_flag=True, help="Undo even if the files changed after the operation.")
+@click.pass_obj
+def undo(state: _State, op_id: str, force: bool) -> None:
+    """Restore what operation OP_ID changed (ids from `memgrove history`)."""
+    result = state.memory().undo(op_id, force=force)
+    click.echo(f"{result.message} [{result.id}]")
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def reindex(state: _State, as_json: bool) -> None:
+    """Rebuild the search index from the files."""
+    start = time.perf_counter()
+    bar, update = _progress("indexing")
+    with bar:
+        n = state.memory().reindex(progress=update)
+    secs = time.perf_counter() - start
+    if as_json:
+        _emit_json({"documents": n, "seconds": round(secs, 3)})
+    else:
+        click.echo(f"indexed {n} documents in {secs:.2f} s")
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Repair what is derived: index, context files, temp files.")
+@json_option
+@click.pass_obj
+def doctor(state: _State, fix: bool, as_json: bool) -> None:
+    """Check that files, index and journal agree; exit 1 if not."""
+    rep = state.memory().doctor(fix=fix)
+    if as_json:
+        _emit_json(rep.to_dict())
+    else:
+        status = "consistent" if rep.ok else "INCONSISTENT"
+        click.echo(f"{status}: {rep.entries} entries, {rep.contexts} context files, {rep.indexed} indexed")
+        for label, items in (("problem", rep.problems), ("warning", rep.warnings), ("fixed", rep.fixed),
+                             ("notice", rep.notices)):
+            for item in items:
+                click.echo(f"  {label}: {item}")
+    if not rep.ok:
+        raise click.exceptions.Exit(1)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="memgrove")
+    except BrokenPipeError:  # `memgrove tree | head`: the reader left, not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
