@@ -30,7 +30,8 @@ class TreeSettings:
     include_context_hits: bool = True
     lock_timeout: float = 30.0       # seconds a writer waits for the tree's lock
     durable: bool = True             # fsync every write
-    scan_interval: float = 0.0       # seconds between hand-edit scans in one process (0 = every search)
+    watch: bool = True               # long-lived processes learn of hand edits from inotify, not a scan
+    scan_interval: float = 0.0       # without a watcher: seconds between hand-edit scans (0 = every search)
     index_procs: int = 2             # Whoosh writer processes for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file/text the curator accepts
 

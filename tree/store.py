@@ -29,6 +29,7 @@ from .paths import CONTEXT_FILE, is_entry_file, natural_key, normalize_any, norm
 from .search import Hit, excerpt, gap_filter, normalize
 from .settings import TreeSettings, load_settings
 from .signals import Signals
+from .watch import TreeWatcher
 from .whoosh_engine import IndexBroken, WhooshEngine
 
 HOME_NAME = ".memgrove"
@@ -79,6 +80,11 @@ class ContextTree:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._checked_at = 0.0
         self._checked_gen = -1
+        self._checks = 0
+        self._in_step = False          # index matched the files at the last check
+        self._digest = 0               # digest of the files at the last check
+        self._watcher: TreeWatcher | None = None
+        self._watch_failed = False
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
 
     @classmethod
@@ -90,6 +96,9 @@ class ContextTree:
         return tree
 
     def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
         self.engine.close()
         self.catalog.close()
         self.signals.close()
@@ -218,6 +227,8 @@ class ContextTree:
 
     def _write_file(self, rel: str, text: str | None) -> None:
         target = self._abs(rel)
+        if self._watcher is not None:
+            self._watcher.expect([str(target)])
         if text is None:
             try:
                 os.unlink(target)
@@ -236,7 +247,6 @@ class ContextTree:
                 self._write_file(ch.path, ch.after)
                 touched.append(ch.path)
         self.journal.append(records)
-        self.journal.clear_pending()
         overrides: dict[str, str] = {}
         for p in planned:
             overrides.update(p.contexts)
@@ -246,15 +256,20 @@ class ContextTree:
             if p.updated:
                 self.signals.record_update(p.updated)
         self._after_write(touched, overrides)
+        # only now: a crash before this line is rolled forward, context files included
+        self.journal.clear_pending()
 
     def _after_write(self, touched: list[str], overrides: dict[str, str]) -> None:
         """Regenerate context files of touched folders, update the index, bump the generation."""
         folders = set(overrides)
         for rel in touched:
             folders.update(parent_folders(rel))
+        if self._watcher is not None:
+            self._watcher.expect(str(self.root / f / CONTEXT_FILE) for f in folders)
         changed = list(dict.fromkeys(touched)) + self._refresh_contexts(folders, overrides)
         self._index_paths(changed)
         self._bump_generation()
+        self._digest = self.catalog.digest() or 0
 
     def _refresh_contexts(self, folders: Iterable[str], overrides: dict[str, str]) -> list[str]:
         """Rewrite (or remove) context.md of each folder, deepest first; returns files changed."""
@@ -344,7 +359,8 @@ class ContextTree:
 
     def fingerprint(self) -> str:
         """Changes whenever any file of the tree changes (writes or hand edits)."""
-        return f"{self._generation()}-{digest_of(scan(self.root)):016x}"
+        self.ensure_fresh()
+        return f"{self._generation()}-{self._digest:016x}"
 
     def _index_usable(self) -> bool:
         try:
@@ -354,29 +370,53 @@ class ContextTree:
             return False
 
     def ensure_fresh(self) -> bool:
-        """Sync the index with hand edits; True if anything had to be reindexed."""
-        gen = self._generation()
-        interval = self.settings.scan_interval
-        if interval > 0 and gen == self._checked_gen and time.monotonic() - self._checked_at < interval:
+        """Bring the index in step with hand edits; True if anything had to be reindexed.
+
+        A warm process with a working watcher skips the scan when nothing
+        outside this process touched the tree; otherwise the file stats are
+        scanned and compared with the catalog (which is what a fresh process
+        always does).
+        """
+        w = self._watcher
+        if self._in_step and w is not None and not w.changed():
             return False
+        if (w is None and self.settings.scan_interval > 0 and self._in_step
+              and self._generation() == self._checked_gen
+              and time.monotonic() - self._checked_at < self.settings.scan_interval):
+            return False
+        if w is None and self._checks >= 1 and self.settings.watch and not self._watch_failed:
+            # second check in this process: it is long-lived, so watching pays off.
+            # The watch starts before the scan below, so nothing slips between them.
+            w = TreeWatcher(str(self.root))
+            if w.usable:
+                self._watcher = w
+            else:
+                w, self._watch_failed = None, True
+        self._checks += 1
+        gen = self._generation()
         current = scan(self.root)
+        digest = digest_of(current)
         try:
-            fresh = self._index_usable() and digest_of(current) == self.catalog.digest()
+            fresh = self._index_usable() and digest == self.catalog.digest()
         except sqlite3.DatabaseError:
             fresh = False
-        if fresh:
-            self._checked_at, self._checked_gen = time.monotonic(), gen
-            return False
-        with self.lock.try_hold() as got:
-            if got:
-                self._sync_locked(scan(self.root))
-            elif not self._index_usable():
-                with self.lock.hold():  # no usable index at all: wait for the writer
+        synced = False
+        if not fresh:
+            with self.lock.try_hold() as got:
+                if got:
                     self._sync_locked(scan(self.root))
-            else:
-                return False  # the writer holding the lock brings the index up to date
-        self._checked_at, self._checked_gen = time.monotonic(), self._generation()
-        return True
+                    synced = True
+                elif not self._index_usable():
+                    with self.lock.hold():  # no usable index at all: wait for the writer
+                        self._sync_locked(scan(self.root))
+                    synced = True
+            if synced:
+                digest = self.catalog.digest() or 0
+        # when a writer holds the lock, the index may lag the files: check again next time
+        self._in_step = fresh or synced
+        self._digest = digest
+        self._checked_at, self._checked_gen = time.monotonic(), gen
+        return synced
 
     def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
         try:
@@ -448,8 +488,8 @@ class ContextTree:
                 self._write_file(ch.path, ch.after)
                 touched.append(ch.path)
         self.journal.append(records, dedupe=True)
-        self.journal.clear_pending()
         self._after_write(touched, {})
+        self.journal.clear_pending()
         self.notices.append(f"completed an interrupted batch of {len(records)} operation(s)")
 
     # -- search -------------------------------------------------------------
