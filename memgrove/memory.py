@@ -68,7 +68,7 @@ class Memory:
         ops: list[dict[str, Any]] = []
         if text is not None:
             if len(text.encode("utf-8", "surrogatepass")) > limit:
-                raise InvalidInput(f"the text is larger than {limit / 1e6:.1f} MB (setting max_input_bytes)")
+                raise InvalidInput(f"the text is larger than {limit:,} bytes (setting max_input_bytes)")
             ops += curator.ops_from_text(text, now=now)
         for f in files:
             ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now)
@@ -88,7 +88,7 @@ class Memory:
         if isinstance(conv, (str, os.PathLike)):
             p = Path(conv)
             try:
-                raw = p.read_bytes()
+                raw = curator.read_input(p, limit)
             except OSError as exc:
                 raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
             try:

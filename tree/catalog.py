@@ -80,9 +80,15 @@ class Catalog:
         if db is None:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.file, timeout=10.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+            except BaseException as exc:
+                db.close()
+                if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
+                    raise sqlite3.DatabaseError(f"{self.file} is unreadable: {exc}") from None
+                raise
             self._local.db = db
         return db
 
@@ -92,7 +98,29 @@ class Catalog:
             db.close()
             self._local.db = None
 
-    def reset(self) -> None:
+    def reset(self, *, force: bool = False) -> None:
+        """Empty the catalog. In place: other processes keep their connections to this file,
+        and an unlinked file would swallow their writes. Only an unreadable file is removed
+        (or, with ``force``, one damaged in a way that only a write revealed)."""
+        try:
+            if force:
+                raise sqlite3.DatabaseError("forced reset")
+            db = self._db()
+            # damage can leave a file that opens but has lost a column: probe every one
+            db.execute("SELECT path, kind, mtime_ns, size, title FROM files LIMIT 1")
+            db.execute("SELECT src, dst FROM links LIMIT 1")
+            db.execute("SELECT key, value FROM meta LIMIT 1")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("files", "links", "meta"):
+                    db.execute(f"DELETE FROM {table}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            return
+        except sqlite3.DatabaseError:
+            pass
         self.close()
         for suffix in ("", "-wal", "-shm"):
             try:
@@ -107,7 +135,10 @@ class Catalog:
 
     def digest(self) -> int | None:
         v = self.get_meta("digest")
-        return None if v is None else int(v)
+        try:
+            return None if v is None else int(v)
+        except ValueError:
+            raise sqlite3.DatabaseError(f"{self.file}: damaged digest {v!r}") from None
 
     # -- files and links ----------------------------------------------------
     def files(self) -> dict[str, Stat]:

@@ -12,6 +12,7 @@ words and its provenance. Placement is by source and session:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,13 +26,24 @@ _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
 CHUNK_WORDS = 220
 
 
+def _too_large(name: str, size: int, max_bytes: int) -> InvalidInput:
+    return InvalidInput(f"{name} is {size:,} bytes; the curator takes at most {max_bytes:,} bytes "
+                        "(setting max_input_bytes)")
+
+
+def read_input(path: Path, max_bytes: int) -> bytes:
+    """The bytes of an input file; an enormous one is refused before it is read into memory."""
+    with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise _too_large(str(path), size, max_bytes)
+        return fh.read(max_bytes + 1)  # +1: a file that grew meanwhile is still caught below
+
+
 def decode_input(raw: bytes, name: str, max_bytes: int) -> str:
     """Bytes of an input to text, or a clear InvalidInput (binary, too large, not UTF-8)."""
     if len(raw) > max_bytes:
-        raise InvalidInput(
-            f"{name} is {len(raw) / 1e6:.1f} MB; the curator takes at most {max_bytes / 1e6:.1f} MB "
-            "(setting max_input_bytes)"
-        )
+        raise _too_large(name, len(raw), max_bytes)
     if b"\x00" in raw[:8192]:
         raise InvalidInput(f"{name} looks binary (contains NUL bytes); give text or markdown")
     try:
@@ -125,7 +137,7 @@ def _markdown_sections(text: str) -> list[tuple[str, str]]:
 def ops_from_file(path: Path, *, max_bytes: int, now: datetime) -> list[dict[str, Any]]:
     """A markdown file -> one entry per section; other text files -> ~220-word parts."""
     try:
-        raw = path.read_bytes()
+        raw = read_input(path, max_bytes)
     except IsADirectoryError:
         raise InvalidInput(f"{path} is a folder; give files") from None
     except OSError as exc:

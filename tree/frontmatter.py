@@ -69,8 +69,16 @@ def _flow_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 
 
+def _str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    # Inside plain or single-quoted scalars YAML folds these line breaks into
+    # spaces when reading back; only a double-quoted scalar escapes them.
+    style = '"' if any(c in data for c in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
 _Dumper.add_representer(list, _flow_list)
 _Dumper.add_representer(tuple, _flow_list)
+_Dumper.add_representer(str, _str)
 
 
 def dump(data: dict[str, Any]) -> str:

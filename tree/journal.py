@@ -50,7 +50,9 @@ class JournalRecord:
     also: tuple[Change, ...] = ()
 
     def changes(self) -> list[Change]:
-        main = [Change(self.path, self.before, self.after)] if self.path.endswith(".md") else []
+        # an UNDO record keeps every change in ``also``; its (None, None) main is not a change
+        main = [Change(self.path, self.before, self.after)] if self.path.endswith(".md") and (
+            self.before is not None or self.after is not None) else []
         return main + list(self.also)
 
     def to_json(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ is invalid, the whole batch is rejected with one message per invalid op.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
 
@@ -16,7 +16,7 @@ from . import entry as entry_mod
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
-from .paths import normalize_entry_path, normalize_folder, snake_case
+from .paths import CONTEXT_FILE, normalize_entry_path, normalize_folder, parent_folders, snake_case
 
 OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
 _KNOWN_KEYS = {
@@ -28,7 +28,8 @@ _CONTEXT_LEVELS = ("domain", "topic", "subtopic")
 
 @dataclass(frozen=True)
 class OpResult:
-    """What one applied operation did: ``status`` is added/updated/merged/deleted/undone."""
+    """What one applied operation did: ``status`` is added/updated/unchanged/merged/deleted/undone
+    (an ``unchanged`` op wrote nothing and has no journal record, so its ``id`` is empty)."""
 
     op: str
     path: str
@@ -114,6 +115,16 @@ def _norm_sources(value: Any) -> list[dict[str, str]]:
     return [{str(k): str(v) for k, v in s.items() if v is not None} for s in value]
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
 def check_shape(d: Any, allowed: tuple[str, ...] = OPS) -> dict[str, Any]:
     """Normalize an op dict; raise InvalidEntry/InvalidPath with a fixable message."""
     if not isinstance(d, dict):
@@ -148,6 +159,8 @@ def check_shape(d: Any, allowed: tuple[str, ...] = OPS) -> dict[str, Any]:
         n["target"] = normalize_entry_path(target)
         if n["target"] == n["path"]:
             raise InvalidEntry("MERGE 'path' and 'merge_into' are the same entry")
+    if _has_nul(d):
+        raise InvalidEntry("the operation contains a NUL character, which no entry file may hold; give plain text")
     title = d.get("title")
     if title is not None and not isinstance(title, str):
         raise InvalidEntry("'title' must be a string")
@@ -296,9 +309,20 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
     elif op_eff == "UPDATE":
         if before is None:
             raise InvalidEntry(f"UPDATE: {path} does not exist; use ADD or UPSERT to create it")
-        after = entry_mod.serialize(updated_entry(_parse_existing(before, path), n, now))
-        status, msg = "updated", f"updated {path}"
-        p.updated.append(path)
+        try:
+            old = _parse_existing(before, path)
+        except InvalidEntry:
+            if not n["replace"]:
+                raise
+            old = Entry(title="")  # unreadable: replaced whole, as the error message advises
+        new = updated_entry(old, n, now)
+        if entry_mod.serialize(replace(new, updated_at=old.updated_at)) == entry_mod.serialize(old):
+            # nothing new (the same input curated again): the file, its updatedAt and signals stay
+            after, status, msg = before, "unchanged", f"unchanged {path}: already up to date"
+        else:
+            after = entry_mod.serialize(new)
+            status, msg = "updated", f"updated {path}"
+            p.updated.append(path)
     elif op_eff == "MERGE":
         target = n["target"]
         t_before = overlay.read(target)
@@ -340,10 +364,17 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
             p.removed.append(path)
     if op_eff in ("ADD", "UPDATE"):
         overlay.set(path, after)
+    for folder in sorted({f for r in p.removed for f in parent_folders(r)}, key=lambda f: -f.count("/")):
+        ctx = f"{folder}/{CONTEXT_FILE}"
+        ctx_text = overlay.read(ctx)
+        if ctx_text is not None and not overlay.entries_under(folder):
+            # the folder empties: journal its context.md so an undo brings the overview back
+            also.append(Change(ctx, ctx_text, None))
+            overlay.set(ctx, None)
     op_id = new_op_id(now_dt)
     p.record = JournalRecord(id=op_id, at=now, op=op, path=path, reason=n["reason"], actor=actor,
                              before=before, after=after, also=tuple(also))
-    p.result = OpResult(op=op, path=path, status=status, message=msg, id=op_id)
+    p.result = OpResult(op=op, path=path, status=status, message=msg, id=op_id if status != "unchanged" else "")
     folders = path.split("/")[:-1] if path.endswith(".md") else path.split("/")
     for level, text in n.get("context", {}).items():
         depth = _CONTEXT_LEVELS.index(level) + 1

@@ -239,7 +239,7 @@ class ContextTree:
             atomic_write(target, text, durable=self.settings.durable)
 
     def _apply(self, planned: list[Planned]) -> None:
-        records = [p.record for p in planned]
+        records = [p.record for p in planned if p.result.status != "unchanged"]
         self.journal.write_pending(records)
         touched: list[str] = []
         for r in records:
@@ -268,7 +268,8 @@ class ContextTree:
             self._watcher.expect(str(self.root / f / CONTEXT_FILE) for f in folders)
         changed = list(dict.fromkeys(touched)) + self._refresh_contexts(folders, overrides)
         self._index_paths(changed)
-        self._bump_generation()
+        if changed:
+            self._bump_generation()
         self._digest = self.catalog.digest() or 0
 
     def _refresh_contexts(self, folders: Iterable[str], overrides: dict[str, str]) -> list[str]:
@@ -366,7 +367,7 @@ class ContextTree:
         try:
             return (self.engine.exists() and self.catalog.digest() is not None
                     and self.catalog.get_meta("format") == INDEX_FORMAT)
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, ValueError):  # ValueError: text or digest garbled by damage
             return False
 
     def ensure_fresh(self) -> bool:
@@ -398,7 +399,7 @@ class ContextTree:
         digest = digest_of(current)
         try:
             fresh = self._index_usable() and digest == self.catalog.digest()
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, ValueError):
             fresh = False
         synced = False
         if not fresh:
@@ -426,7 +427,7 @@ class ContextTree:
             if digest_of(current) == self.catalog.digest():
                 return
             known = self.catalog.files()
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, ValueError):
             self._rebuild_locked()
             return
         changed = [p for p, s in current.items() if known.get(p) != s]
@@ -443,7 +444,13 @@ class ContextTree:
 
     def _rebuild_locked(self, progress: Callable[[int, int], None] | None = None) -> int:
         self.engine.close()
-        self.catalog.reset()
+        # The old catalog and index stay readable until the new ones replace them (the engine
+        # swaps folders, apply(replace_all) swaps rows), so other processes go on searching
+        # instead of waiting out the build for the writer lock; only an unreadable one goes now.
+        try:
+            self.catalog.digest()
+        except sqlite3.DatabaseError:
+            self.catalog.reset()
         current = scan(self.root)
         upserts = []
         total = len(current)
@@ -458,7 +465,11 @@ class ContextTree:
                 yield doc
 
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
-        self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+        try:
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+        except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
+            self.catalog.reset(force=True)
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
         return sum(1 for u in upserts if u[1] != "invalid")
 
     def count(self) -> int:

@@ -10,9 +10,11 @@ the tree's writer lock, so Whoosh's own lock is never contended.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -20,12 +22,33 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, TEXT, Schema
+from whoosh.filedb.compound import CompoundStorage
+from whoosh.filedb.structfile import StructFile
 from whoosh.scoring import BM25F
 
 from .engine import FIELDS, IndexDoc
 
-# A corrupt or half-removed index shows up as any of these on open or search.
-_BROKEN = (whoosh_index.EmptyIndexError, OSError, EOFError, ValueError, KeyError, IndexError, TypeError)
+# A corrupt or half-removed index can fail in any way on open or search: the table
+# of contents is a pickle, and unpickling garbage raises almost anything
+# (UnpicklingError, ImportError, AttributeError, ...). The index is derived, so
+# every such failure means "rebuild it".
+_BROKEN = (Exception,)
+
+
+def _close_leaked(exc: BaseException) -> None:
+    """Close the files whoosh was reading when it failed: it leaves them open."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").startswith("whoosh."):
+            for value in list(tb.tb_frame.f_locals.values()):
+                try:
+                    if isinstance(value, (StructFile, CompoundStorage)) and not value.is_closed:
+                        value.close()
+                    elif isinstance(value, io.IOBase) and not value.closed:
+                        value.close()
+                except Exception:  # noqa: BLE001 - half-built by the failed call; its file is another local
+                    pass
+        tb = tb.tb_next
 
 
 # Whoosh's default stoplist lacks question words ("what", "did", "how"), which
@@ -62,6 +85,24 @@ class IndexBroken(Exception):
     """The on-disk index is missing or unreadable; the caller rebuilds it."""
 
 
+def _retry_vanished(fn):
+    """``fn()``, looked at again if an index file vanished meanwhile.
+
+    A commit in another process writes a new table of contents and deletes the
+    old one, so opening the index in that instant raises FileNotFoundError
+    although nothing is broken (whoosh's own ``reader()`` retries likewise).
+    Taken for a broken index, it made readers wait for the writer lock and
+    rebuild the whole index.
+    """
+    for attempt in range(20):
+        try:
+            return fn()
+        except FileNotFoundError:
+            if attempt == 19:
+                raise
+            time.sleep(0.005)
+
+
 class WhooshEngine:
     name = "whoosh"
 
@@ -71,30 +112,43 @@ class WhooshEngine:
         self.limitmb = limitmb
         self._ix = None
         self._searcher = None
+        self._searcher_folder = 0  # inode of the folder the searcher reads
         self._mutex = threading.RLock()
         self._analyzer = analyzer()
 
     # -- opening ------------------------------------------------------------
     def exists(self) -> bool:
-        return whoosh_index.exists_in(str(self.folder))
+        try:
+            return _retry_vanished(lambda: whoosh_index.exists_in(str(self.folder)))
+        except _BROKEN as exc:  # a corrupt table of contents: there is no usable index
+            _close_leaked(exc)
+            return False
 
     def _index(self):
         if self._ix is None:
             try:
-                self._ix = whoosh_index.open_dir(str(self.folder))
+                self._ix = _retry_vanished(lambda: whoosh_index.open_dir(str(self.folder)))
             except _BROKEN as exc:
+                _close_leaked(exc)
                 raise IndexBroken(f"cannot open index: {exc!r}") from None
         return self._ix
 
     def _get_searcher(self):
         with self._mutex:
             try:
+                # rebuild() (maybe in another process) swaps in a new folder whose generations
+                # restart, so a searcher of the old one can look up to date by generation alone
+                folder = _retry_vanished(lambda: os.stat(self.folder).st_ino)
+                if self._searcher is not None and folder != self._searcher_folder:
+                    self.close()
                 if self._searcher is not None and not self._searcher.up_to_date():
                     self._searcher.close()
                     self._searcher = None
                 if self._searcher is None:
                     self._searcher = self._index().searcher(weighting=BM25F())
+                    self._searcher_folder = folder
             except _BROKEN as exc:
+                _close_leaked(exc)
                 self.close()
                 raise IndexBroken(f"cannot read index: {exc!r}") from None
             return self._searcher
@@ -182,6 +236,7 @@ class WhooshEngine:
                 results = s.search(q, limit=limit)
                 return [(hit["path"], float(hit.score)) for hit in results]
             except _BROKEN as exc:
+                _close_leaked(exc)
                 self.close()
                 raise IndexBroken(f"cannot search index: {exc!r}") from None
 

@@ -1,0 +1,280 @@
+"""The verbatim curator: conversations, markdown files and text become entries
+with provenance, placed by source and session, deterministically."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memgrove import InvalidInput, Memory
+from memgrove.tree import curator
+from memgrove.tree.entry import parse
+
+SAMPLE = Path(__file__).resolve().parents[1] / "memgrove" / "data" / "sample"
+
+
+def conversation() -> dict:
+    return {
+        "id": "conv-26",
+        "messages": [
+            {"id": "D1:1", "speaker": "Ana", "text": "I adopted a greyhound named Pixel. She is three.",
+             "time": "2023-05-08T13:56:00Z"},
+            {"id": "D1:2", "speaker": "Ben", "text": "Congratulations! Does Pixel like long walks?",
+             "time": "2023-05-08T13:57:00Z"},
+            {"id": "D1:3", "speaker": "Ana", "text": "She prefers short sprints in the park.",
+             "time": "2023-05-08T13:58:00Z"},
+            {"id": "D2:1", "speaker": "Ben", "text": "How is the marathon training going?",
+             "time": "2023-06-01T08:00:00Z"},
+            {"id": "D2:2", "speaker": "Ana", "text": "Slowly. My knee hurts after twenty kilometres.",
+             "time": "2023-06-01T08:05:00Z"},
+        ],
+    }
+
+
+def entry_files(mem: Memory) -> dict[str, str]:
+    root = mem.home / "tree"
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.md"))}
+
+
+class Ticking:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=61)
+        return self.now
+
+
+# -- conversations ------------------------------------------------------------------
+
+def test_conversation_becomes_entries_with_provenance(mem) -> None:
+    results = mem.ingest(conversation=conversation())
+    assert [r.status for r in results] == ["added"] * 5
+    assert [r.path for r in results] == [
+        "conversations/conv_26/session_2023_05_08/d1_1.md",
+        "conversations/conv_26/session_2023_05_08/d1_2.md",
+        "conversations/conv_26/session_2023_05_08/d1_3.md",
+        "conversations/conv_26/session_2023_06_01/d2_1.md",
+        "conversations/conv_26/session_2023_06_01/d2_2.md",
+    ]
+    e = mem.read("conversations/conv_26/session_2023_05_08/d1_1.md")
+    assert e.sources == [{"kind": "conversation", "ref": "conv-26#D1:1", "at": "2023-05-08T13:56:00Z"}]
+    assert e.title == "Ana: I adopted a greyhound named Pixel."
+    assert e.summary == "I adopted a greyhound named Pixel."
+    assert e.tags == ["Ana"]
+    # the exact words, with speaker and time
+    assert "**Ana** (2023-05-08T13:56:00Z): I adopted a greyhound named Pixel. She is three." \
+        in e.sections["Narrative"]
+    assert "**Author:** Ana" in e.sections["Raw Concept"]
+    assert "**Timestamp:** 2023-05-08T13:56:00Z" in e.sections["Raw Concept"]
+    assert all(r.id for r in results)
+    assert {r.actor for r in mem.history()} == {"verbatim-curator"}
+
+
+def test_conversation_context_files(mem) -> None:
+    mem.ingest(conversation=conversation())
+    root = mem.home / "tree"
+    conv = parse((root / "conversations/conv_26/context.md").read_text())
+    assert conv.sections["Overview"] == "Conversation conv-26 between Ana, Ben."
+    session = parse((root / "conversations/conv_26/session_2023_05_08/context.md").read_text())
+    assert "starting 2023-05-08T13:56:00Z" in session.sections["Overview"]
+    assert "(d1_1.md)" in session.sections["Contents"] and "(d1_3.md)" in session.sections["Contents"]
+
+
+def test_conversation_is_searchable_with_sources(mem) -> None:
+    mem.ingest(conversation=conversation())
+    hits = mem.search("greyhound Pixel")
+    assert hits[0].path == "conversations/conv_26/session_2023_05_08/d1_1.md"
+    assert hits[0].sources[0]["ref"] == "conv-26#D1:1"
+
+
+def test_session_field_wins_over_date(mem) -> None:
+    conv = conversation()
+    for m in conv["messages"][:2]:
+        m["session"] = "Session 7"
+    del conv["messages"][3]["time"]
+    conv["messages"][3]["session"] = None
+    results = mem.ingest(conversation=conv)
+    assert [r.path.split("/")[2] for r in results] == [
+        "session_7", "session_7", "session_2023_05_08", "session_1", "session_2023_06_01"]
+
+
+def test_reingesting_a_conversation_changes_nothing(tmp_path) -> None:
+    with Memory.open(tmp_path / "i", create=True, durable=False, clock=Ticking()) as m:
+        first = m.ingest(conversation=conversation())
+        files = entry_files(m)
+        journal = (m.home / "journal/journal.jsonl").read_bytes()
+        fp = m.fingerprint()
+        signals = m.tree.signals.get_many([r.path for r in first])
+        again = m.ingest(conversation=conversation())
+        assert [r.status for r in again] == ["unchanged"] * 5
+        assert [r.path for r in again] == [r.path for r in first]
+        assert entry_files(m) == files
+        assert (m.home / "journal/journal.jsonl").read_bytes() == journal
+        assert m.fingerprint() == fp
+        assert m.tree.signals.get_many([r.path for r in first]) == signals
+        # a new message in the same conversation adds exactly one entry
+        conv = conversation()
+        conv["messages"].append({"id": "D2:3", "speaker": "Ben", "text": "Rest it for a week.",
+                                 "time": "2023-06-01T08:06:00Z"})
+        third = m.ingest(conversation=conv)
+        assert [r.status for r in third] == ["unchanged"] * 5 + ["added"]
+
+
+def test_conversation_from_json_file(mem, tmp_path) -> None:
+    f = tmp_path / "conv.json"
+    f.write_text(json.dumps(conversation()))
+    assert len(mem.ingest(conversation=f)) == 5
+    assert len(mem.ingest(conversation=str(f))) == 5
+
+
+def test_sample_conversation(mem) -> None:
+    results = mem.ingest(conversation=SAMPLE / "conversation.json")
+    conv = json.loads((SAMPLE / "conversation.json").read_text())
+    assert len(results) == len(conv["messages"])
+    sessions = {r.path.split("/")[2] for r in results}
+    assert sessions == {"session_1", "session_2", "session_3"}
+    assert mem.doctor().ok
+
+
+@pytest.mark.parametrize("window", [2, 3, 10])
+def test_window_groups_messages_within_a_session(mem, window) -> None:
+    results = mem.ingest(conversation=conversation(), window=window)
+    first_session = 3
+    expected = -(-first_session // window) + -(-2 // window)
+    assert len(results) == expected
+    first = mem.read(results[0].path)
+    n = min(window, first_session)
+    assert [s["ref"] for s in first.sources] == [f"conv-26#D1:{i}" for i in range(1, n + 1)]
+    assert "**Ben**" in first.sections["Narrative"]
+    assert first.tags == ["Ana", "Ben"]
+    # groups never cross a session
+    for r in results:
+        refs = [s["ref"] for s in mem.read(r.path).sources]
+        assert len({ref.split("#")[1].split(":")[0] for ref in refs}) == 1
+
+
+def test_window_must_be_positive() -> None:
+    with pytest.raises(InvalidInput, match="window"):
+        curator.ops_from_conversation(conversation(), window=0)
+
+
+def test_curator_is_deterministic() -> None:
+    assert curator.ops_from_conversation(conversation()) == curator.ops_from_conversation(conversation())
+
+
+# -- files --------------------------------------------------------------------------
+
+MARKDOWN = """\
+# Deploy Guide
+
+Intro paragraph about deploys.
+
+## Build
+
+Run the build.
+
+```bash
+# this is a comment, not a heading
+## neither is this
+make build
+```
+
+After the code block.
+
+## Ship It
+
+Ship on tuesdays.
+
+### Rollback
+
+Use the previous image.
+"""
+
+
+def test_markdown_file_split_by_headings(mem, tmp_path) -> None:
+    f = tmp_path / "Deploy Guide.md"
+    f.write_text(MARKDOWN)
+    results = mem.ingest(files=[f])
+    assert [r.path for r in results] == [
+        "files/deploy_guide/deploy_guide.md",
+        "files/deploy_guide/build.md",
+        "files/deploy_guide/ship_it.md",
+        "files/deploy_guide/rollback.md",
+    ]
+    intro = mem.read("files/deploy_guide/deploy_guide.md")
+    assert intro.title == "Deploy Guide"
+    assert intro.sections["Narrative"] == "Intro paragraph about deploys."
+    build = mem.read("files/deploy_guide/build.md")
+    assert build.title == "Deploy Guide: Build"
+    # the fenced block stays whole, with its '#' lines, in the Build entry
+    assert "```bash\n# this is a comment, not a heading\n## neither is this\nmake build\n```" \
+        in build.sections["Narrative"]
+    assert "After the code block." in build.sections["Narrative"]
+    assert build.sources == [{"kind": "file", "ref": "Deploy Guide.md#build", "at": build.sources[0]["at"]}]
+    assert build.sources[0]["at"].endswith("Z")
+    assert mem.read("files/deploy_guide/rollback.md").title == "Deploy Guide: Rollback"
+
+
+def test_markdown_file_without_headings_and_duplicate_headings(mem, tmp_path) -> None:
+    f = tmp_path / "notes.md"
+    f.write_text("Just a paragraph.\n\n## Same\n\none\n\n## Same\n\ntwo\n")
+    results = mem.ingest(files=[f])
+    assert [r.path for r in results] == ["files/notes/overview.md", "files/notes/same.md", "files/notes/same_2.md"]
+
+
+def test_sample_notes(mem) -> None:
+    notes = sorted((SAMPLE / "notes").glob("*.md"))
+    results = mem.ingest(files=notes)
+    assert {r.path.split("/")[1] for r in results} == {n.stem for n in notes}
+    assert mem.search("refresh token reuse")[0].path.startswith("files/auth_design/")
+    again = mem.ingest(files=notes)
+    assert {r.status for r in again} == {"unchanged"}
+
+
+def test_text_file_in_parts(mem, tmp_path) -> None:
+    paras = [f"Paragraph {i} " + " ".join(f"word{i}_{j}" for j in range(60)) for i in range(8)]
+    f = tmp_path / "log.txt"
+    f.write_text("\n\n".join(paras))
+    results = mem.ingest(files=[f])
+    assert len(results) > 1
+    assert all(r.path.startswith("files/log/part_") for r in results)
+    seen = []
+    for r in results:
+        e = mem.read(r.path)
+        text = e.sections["Narrative"]
+        assert len(text.split()) <= curator.CHUNK_WORDS
+        seen += [p for p in text.split("\n\n")]
+        assert e.sources[0]["ref"].startswith("log.txt#p")
+    assert seen == paras   # verbatim, in order, nothing lost
+
+
+def test_text_in_chunks(mem) -> None:
+    code = "```\n" + "\n\n".join(f"line {i}" for i in range(300)) + "\n```"
+    text = "\n\n".join(["First words of the note. " + "alpha " * 150, "beta " * 150, code, "gamma " * 10])
+    results = mem.ingest(text=text)
+    assert [r.path for r in results] == [f"notes/first_words_of_the_note/part_{i}.md" for i in range(1, 5)]
+    bodies = [mem.read(r.path).sections["Narrative"] for r in results]
+    assert bodies[2] == code             # a fenced block is never split, even when long
+    assert bodies[0].startswith("First words of the note.")
+    assert mem.read(results[0].path).sources[0]["kind"] == "text"
+
+
+def test_ingest_needs_something(mem) -> None:
+    with pytest.raises(InvalidInput, match="nothing to curate"):
+        mem.ingest()
+    with pytest.raises(InvalidInput, match="empty"):
+        mem.ingest(text="   \n ")
+
+
+def test_ingest_progress_and_batches(mem) -> None:
+    conv = {"id": "big", "messages": [{"id": str(i), "speaker": "S", "text": f"message number {i}",
+                                        "time": "2024-01-01T00:00:00Z"} for i in range(25)]}
+    seen: list[tuple[int, int]] = []
+    results = mem.ingest(conversation=conv, batch_size=10, progress=lambda d, t: seen.append((d, t)))
+    assert len(results) == 25
+    assert seen == [(10, 25), (20, 25), (25, 25)]
+    assert len(mem.history(limit=None)) == 25

@@ -1,0 +1,158 @@
+"""The public API: what ``memgrove`` exports, and that importing it is cheap."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memgrove
+import memgrove.tree
+from memgrove import Memory, MemgroveError, TreeNotFound
+
+EXPECTED_ALL = [
+    "BatchRejected",
+    "DoctorReport",
+    "Entry",
+    "Hit",
+    "InvalidEntry",
+    "InvalidInput",
+    "InvalidPath",
+    "JournalError",
+    "JournalRecord",
+    "LockTimeout",
+    "Memory",
+    "MemgroveError",
+    "OpResult",
+    "OperationConflict",
+    "TreeNotFound",
+    "TreeSettings",
+    "__version__",
+]
+
+ERRORS = ["BatchRejected", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
+          "OperationConflict", "TreeNotFound"]
+
+
+def test_all_is_pinned() -> None:
+    assert memgrove.__all__ == EXPECTED_ALL
+    for name in memgrove.__all__:
+        assert hasattr(memgrove, name), name
+    assert isinstance(memgrove.__version__, str) and memgrove.__version__
+
+
+def test_tree_all_names_resolve() -> None:
+    for name in memgrove.tree.__all__:
+        assert hasattr(memgrove.tree, name), name
+    assert memgrove.tree.ContextTree.__module__ == "memgrove.tree.store"
+
+
+def test_errors_form_one_hierarchy() -> None:
+    for name in ERRORS:
+        cls = getattr(memgrove, name)
+        assert issubclass(cls, MemgroveError), name
+        assert cls.__doc__ and cls.__doc__.strip(), name
+        assert name in memgrove.tree.errors.__doc__
+    err = memgrove.BatchRejected(["op 1: a", "op 2: b"])
+    assert err.errors == ["op 1: a", "op 2: b"]
+    assert str(err) == "batch rejected, nothing written (2 invalid operations): op 1: a; op 2: b"
+    assert str(memgrove.BatchRejected(["op 1: a"])) == "batch rejected, nothing written: op 1: a"
+
+
+def test_results_are_frozen_dataclasses() -> None:
+    for cls in (memgrove.Hit, memgrove.OpResult, memgrove.JournalRecord, memgrove.TreeSettings):
+        assert dataclasses.is_dataclass(cls)
+        assert cls.__dataclass_params__.frozen, cls  # type: ignore[attr-defined]
+
+
+def test_py_typed_is_shipped() -> None:
+    assert (Path(memgrove.__file__).parent / "py.typed").is_file()
+    assert (Path(memgrove.tree.__file__).parent / "py.typed").is_file()
+
+
+def _imported_after(statement: str) -> list[str]:
+    code = f"import sys, json; {statement}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_import_memgrove_is_cheap() -> None:
+    mods = _imported_after("import memgrove")
+    heavy = [m for m in mods if m.split(".")[0] in ("langchain", "langchain_core", "langchain_openai", "langgraph",
+                                                     "openai")]
+    assert heavy == []
+    assert "memgrove" in mods and "memgrove.memory" in mods
+
+
+def test_tree_is_a_plain_library() -> None:
+    mods = _imported_after("import memgrove.tree, memgrove.tree.store, memgrove.tree.curator")
+    heavy = [m for m in mods if m.split(".")[0] in ("langchain", "langchain_core", "langchain_openai", "langgraph",
+                                                     "click", "rich", "fastapi", "typer")]
+    assert heavy == []
+
+
+def test_memory_context_manager_and_home(tmp_path) -> None:
+    with Memory.open(tmp_path / "proj", create=True, durable=False) as m:
+        assert m.home == tmp_path / "proj" / ".memgrove"
+        assert (m.home / "tree").is_dir() and (m.home / "journal").is_dir()
+        m.curate([{"op": "ADD", "path": "a/b/c.md", "title": "C", "content": "c", "reason": "r"}])
+    with Memory.open(tmp_path / "proj") as m:
+        assert m.read("a/b/c.md").title == "C"
+
+
+def test_open_finds_the_tree_upwards_like_git(tmp_path) -> None:
+    Memory.open(tmp_path / "proj", create=True).close()
+    deep = tmp_path / "proj" / "src" / "pkg"
+    deep.mkdir(parents=True)
+    with Memory.open(deep) as m:
+        assert m.home == tmp_path / "proj" / ".memgrove"
+    with Memory.open(tmp_path / "proj" / ".memgrove") as m:
+        assert m.home == tmp_path / "proj" / ".memgrove"
+
+
+def test_open_uses_memgrove_home(tmp_path, monkeypatch) -> None:
+    Memory.open(tmp_path / "elsewhere", create=True).close()
+    monkeypatch.setenv("MEMGROVE_HOME", str(tmp_path / "elsewhere"))
+    with Memory.open() as m:
+        assert m.home == tmp_path / "elsewhere" / ".memgrove"
+
+
+def test_open_without_create(tmp_path) -> None:
+    with pytest.raises(TreeNotFound):
+        Memory.open(tmp_path / "missing")
+    (tmp_path / "fake" / ".memgrove").mkdir(parents=True)
+    with pytest.raises(TreeNotFound, match="not a memgrove folder"):
+        Memory.open(tmp_path / "fake" / ".memgrove")
+
+
+def test_show_and_list(mem) -> None:
+    mem.curate([{"op": "ADD", "path": "a/b/x.md", "title": "X", "summary": "sx", "content": "x",
+                 "sources": [{"kind": "text", "ref": "r"}], "reason": "r"},
+                {"op": "ADD", "path": "a/b/y.md", "title": "Y", "content": "y", "related": ["a/b/x.md"],
+                 "reason": "r"}])
+    shown = mem.show("a/b/x.md")
+    assert shown["path"] == "a/b/x.md" and shown["title"] == "X" and shown["summary"] == "sx"
+    assert shown["text"] == (mem.home / "tree/a/b/x.md").read_text()
+    assert shown["links"] == [] and shown["backlinks"] == ["a/b/y.md"]
+    assert shown["sources"] == [{"kind": "text", "ref": "r"}]
+    assert mem.show("a/b/y.md")["links"] == ["a/b/x.md"]
+    assert mem.show("a/b/context.md")["title"] == "B"
+    with pytest.raises(memgrove.InvalidPath, match="no entry at a/b/z.md"):
+        mem.show("a/b/z.md")
+
+
+def test_doctor_report_to_dict(mem) -> None:
+    mem.curate([{"op": "ADD", "path": "a/b/x.md", "title": "X", "content": "x", "reason": "r"}])
+    d = mem.doctor().to_dict()
+    assert d == {"ok": True, "entries": 1, "contexts": 2, "indexed": 3, "problems": [], "warnings": [],
+                 "fixed": [], "notices": []}
+
+
+def test_tree_fixture_is_the_memory_tree(tree, mem) -> None:
+    assert tree is mem.tree
+    assert tree.root == mem.home / "tree"
+    assert tree.settings.durable is False
