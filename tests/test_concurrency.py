@@ -190,12 +190,12 @@ def test_parallel_writers_and_readers_lose_nothing(tmp_path, children):
         for path, text in expected.items():
             marker = markers[path]
             assert text is None or marker in text
-            found = [p for p, _ in tree.engine.search(marker, boosts=boosts, limit=5)]
+            found = [r[0] for r in tree.engine.search(marker, boosts=boosts, limit=5)]
             assert (path not in found) if text is None else (found == [path]), (path, found)
             version = int(marker.rsplit("v", 1)[1])
             for old in range(1, version):
                 stale = marker.rsplit("v", 1)[0] + f"v{old}"
-                assert path not in [p for p, _ in tree.engine.search(stale, boosts=boosts, limit=5)], (path, stale)
+                assert path not in [r[0] for r in tree.engine.search(stale, boosts=boosts, limit=5)], (path, stale)
         deleted = [p for p, c in expected.items() if c is None]
         assert len(deleted) == N_WRITERS * 4
 

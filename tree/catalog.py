@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INT
 CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
 """
 _MASK = (1 << 64) - 1
 
@@ -110,9 +111,10 @@ class Catalog:
             db.execute("SELECT path, kind, mtime_ns, size, title FROM files LIMIT 1")
             db.execute("SELECT src, dst FROM links LIMIT 1")
             db.execute("SELECT key, value FROM meta LIMIT 1")
+            db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
             db.execute("BEGIN IMMEDIATE")
             try:
-                for table in ("files", "links", "meta"):
+                for table in ("files", "links", "meta", "doc_hashes"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute("COMMIT")
             except BaseException:
@@ -172,20 +174,31 @@ class Catalog:
     def all_links(self) -> list[tuple[str, str]]:
         return list(self._db().execute("SELECT src, dst FROM links ORDER BY src, dst"))
 
-    def apply(self, upserts: list[tuple[str, str, Stat, str, list[str]]], deletes: list[str],
+    def doc_hashes_of(self, paths: list[str]) -> dict[str, str]:
+        """Hash of the document each path has in the index (to skip rewriting an unchanged one)."""
+        out: dict[str, str] = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i:i + 500]
+            q = "SELECT path, hash FROM doc_hashes WHERE path IN (%s)" % ",".join("?" * len(chunk))
+            out.update(dict(self._db().execute(q, chunk).fetchall()))
+        return out
+
+    def apply(self, upserts: list[tuple[str, str, Stat, str, list[str], str]], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
-        """Record files now in the index: ``(path, kind, stat, title, links)``; one transaction."""
+        """Record files now in the index: ``(path, kind, stat, title, links, doc hash)``; one transaction."""
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
             if replace_all:
-                db.execute("DELETE FROM files")
-                db.execute("DELETE FROM links")
+                for table in ("files", "links", "doc_hashes"):
+                    db.execute(f"DELETE FROM {table}")
             for p in deletes:
                 db.execute("DELETE FROM files WHERE path=?", (p,))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
-            for p, kind, (m, s), title, links in upserts:
+                db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
+            for p, kind, (m, s), title, links, doc_hash in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (p, kind, m, s, title))
+                db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))

@@ -7,6 +7,7 @@ implement these methods.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Protocol, Sequence
 
@@ -22,15 +23,21 @@ class IndexDoc:
     path_text: str
     tags: str
 
+    def digest(self) -> str:
+        """Changes exactly when what the engine would index changes."""
+        raw = "\0".join((self.kind, self.title, self.content, self.path_text, self.tags))
+        return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
 
 class SearchEngine(Protocol):
     def write(self, replace: Sequence[IndexDoc] = (), delete: Sequence[str] = ()) -> None:
         """Add or replace ``replace`` docs (by path) and delete ``delete`` paths, in one commit."""
 
     def search(self, text: str, *, boosts: Mapping[str, float], limit: int,
-               expand: str = "none") -> list[tuple[str, float]]:
-        """BM25F OR-query over the fields with per-field boosts; ``expand`` is
-        ``"none"``, ``"fuzzy"`` or ``"prefix"`` (expensive: used only as a fallback)."""
+               expand: str = "none") -> list[tuple[str, float, frozenset[str]]]:
+        """BM25F OR-query over the fields with per-field boosts, best first, as
+        ``(path, raw score, analyzed query terms the document matched)``.
+        ``expand`` is ``"none"``, ``"fuzzy"`` or ``"prefix"`` (expensive: used only as a fallback)."""
 
     def terms(self, text: str) -> list[str]:
         """The analyzed terms of ``text`` (what the engine will match)."""

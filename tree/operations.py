@@ -197,6 +197,18 @@ def _union(a: list, b: list) -> list:
     return out
 
 
+def _union_sources(a: list[dict], b: list[dict]) -> list[dict]:
+    """Provenance unioned by (kind, ref): the same source curated again is not a new one."""
+    seen = {(x.get("kind"), x.get("ref")) for x in a}
+    out = list(a)
+    for x in b:
+        key = (x.get("kind"), x.get("ref"))
+        if key not in seen:
+            seen.add(key)
+            out.append(x)
+    return out
+
+
 def _merge_facts(a: str, b: str) -> str:
     lines = entry_mod.fact_lines(a)
     for ln in entry_mod.fact_lines(b):
@@ -236,7 +248,7 @@ def updated_entry(old: Entry, n: dict[str, Any], now: str) -> Entry:
         tags=_union(old.tags, n["tags"]), keywords=_union(old.keywords, n["keywords"]),
         related=[r for r in _union(old.related, n["related"]) if r != n["path"]],
         created_at=old.created_at or now, updated_at=now,
-        sources=_union(old.sources, n["sources"]), sections=sections, extra={**old.extra, **n["extra"]},
+        sources=_union_sources(old.sources, n["sources"]), sections=sections, extra={**old.extra, **n["extra"]},
     )
 
 
@@ -256,7 +268,7 @@ def merged_entry(target: Entry, source: Entry, target_path: str, source_path: st
     return Entry(
         title=target.title, summary=summary, tags=_union(target.tags, source.tags),
         keywords=_union(target.keywords, source.keywords), related=related, created_at=created,
-        updated_at=now, sources=_union(target.sources, source.sources), sections=sections,
+        updated_at=now, sources=_union_sources(target.sources, source.sources), sections=sections,
         extra={**source.extra, **target.extra},
     )
 

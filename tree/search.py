@@ -23,10 +23,21 @@ class Hit:
     kind: str = "entry"
     bm25: float = 0.0
     summary: str = ""
+    relevance: float = 0.0               # s/(1+s) of the raw BM25 score, before the ranking profile
+    matched: tuple[str, ...] = ()        # analyzed query terms this entry matched
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "score": round(self.score, 4), "bm25": round(self.bm25, 4),
+                "relevance": round(self.relevance, 4), "matched": list(self.matched),
                 "kind": self.kind, "summary": self.summary, "excerpt": self.excerpt, "sources": self.sources}
+
+
+def hit_from_dict(d: dict[str, Any]) -> Hit:
+    """The inverse of ``Hit.to_dict`` (graph state holds plain dicts)."""
+    names = Hit.__dataclass_fields__
+    values = {k: v for k, v in d.items() if k in names}
+    values["matched"] = tuple(values.get("matched", ()))
+    return Hit(**values)
 
 
 def normalize(raw: float) -> float:

@@ -36,7 +36,7 @@ HOME_NAME = ".memgrove"
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-2"
+INDEX_FORMAT = "whoosh-3"
 
 
 def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
@@ -180,7 +180,7 @@ class ContextTree:
         """Validate and apply a batch of operations; all or nothing."""
         with self.lock.hold():
             self._recover_locked()
-            self._sync_locked(scan(self.root))
+            self._sync_before_write()
             overlay = Overlay(self._read_disk, self.entries_under, self.catalog.backlinks)
             planned = plan_batch(ops, overlay, self._clock(), actor=actor, allowed=allowed)
             self._apply(planned)
@@ -323,6 +323,7 @@ class ContextTree:
         if not paths:
             return
         old = self.catalog.stats_of(paths)
+        old_hashes = self.catalog.doc_hashes_of(paths)
         digest = self.catalog.digest() or 0
         docs, deletes, upserts = [], [], []
         for rel in paths:
@@ -338,10 +339,14 @@ class ContextTree:
             doc, title, links = self._doc_for(rel)
             if doc is None:
                 deletes.append(rel)
-                upserts.append((rel, "invalid", stat, "", []))
+                upserts.append((rel, "invalid", stat, "", [], ""))
             else:
-                docs.append(doc)
-                upserts.append((rel, doc.kind, stat, title, links))
+                h = doc.digest()
+                if old_hashes.get(rel) != h:
+                    # a context.md whose listing changed has the same indexed text: rewriting
+                    # it anyway left thousands of deleted documents in fragmented segments
+                    docs.append(doc)
+                upserts.append((rel, doc.kind, stat, title, links, h))
         try:
             self.engine.write(replace=docs, delete=deletes)
         except IndexBroken:
@@ -385,15 +390,7 @@ class ContextTree:
               and self._generation() == self._checked_gen
               and time.monotonic() - self._checked_at < self.settings.scan_interval):
             return False
-        if w is None and self._checks >= 1 and self.settings.watch and not self._watch_failed:
-            # second check in this process: it is long-lived, so watching pays off.
-            # The watch starts before the scan below, so nothing slips between them.
-            w = TreeWatcher(str(self.root))
-            if w.usable:
-                self._watcher = w
-            else:
-                w, self._watch_failed = None, True
-        self._checks += 1
+        self._maybe_watch()
         gen = self._generation()
         current = scan(self.root)
         digest = digest_of(current)
@@ -418,6 +415,28 @@ class ContextTree:
         self._digest = digest
         self._checked_at, self._checked_gen = time.monotonic(), gen
         return synced
+
+    def _maybe_watch(self) -> None:
+        """From the second check on, this process is long-lived: watching pays off.
+
+        Called just before a scan, so nothing slips between the scan and the watch.
+        """
+        if self._watcher is None and self._checks >= 1 and self.settings.watch and not self._watch_failed:
+            w = TreeWatcher(str(self.root))
+            if w.usable:
+                self._watcher = w
+            else:
+                self._watch_failed = True
+        self._checks += 1
+
+    def _sync_before_write(self) -> None:
+        """Under the lock: make the catalog match the files (hand edits) before planning."""
+        w = self._watcher
+        if self._in_step and w is not None and not w.changed():
+            return
+        self._maybe_watch()
+        self._sync_locked(scan(self.root))
+        self._in_step, self._digest = True, self.catalog.digest() or 0
 
     def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
         try:
@@ -459,9 +478,9 @@ class ContextTree:
             for rel, stat in sorted(current.items()):
                 doc, title, links = self._doc_for(rel)
                 if doc is None:
-                    upserts.append((rel, "invalid", stat, "", []))
+                    upserts.append((rel, "invalid", stat, "", [], ""))
                     continue
-                upserts.append((rel, doc.kind, stat, title, links))
+                upserts.append((rel, doc.kind, stat, title, links, doc.digest()))
                 yield doc
 
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
@@ -518,9 +537,9 @@ class ContextTree:
             raw = self._engine_search(query, limit * 3 + 10, expand="fuzzy") or \
                 self._engine_search(query, limit * 3 + 10, expand="prefix")
         if not self.settings.include_context_hits:
-            raw = [(p, s) for p, s in raw if not p.endswith("/" + CONTEXT_FILE)]
-        scored = gap_filter([(p, normalize(s)) for p, s in raw], self.settings.gap_ratio)
-        raw_by_path = dict(raw)
+            raw = [r for r in raw if not r[0].endswith("/" + CONTEXT_FILE)]
+        scored = gap_filter([(p, normalize(s)) for p, s, _ in raw], self.settings.gap_ratio)
+        raw_by_path = {p: (s, m) for p, s, m in raw}
         if prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values()):
             sig = self.signals.get_many([p for p, _ in scored])
             now = self._clock()
@@ -543,7 +562,8 @@ class ContextTree:
             text_for_excerpt = e.sections.get("Narrative") or e.body
             prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
-                            sources=e.sources, kind=kind, bm25=raw_by_path[p], summary=e.summary))
+                            sources=e.sources, kind=kind, bm25=raw_by_path[p][0], summary=e.summary,
+                            relevance=normalize(raw_by_path[p][0]), matched=tuple(sorted(raw_by_path[p][1]))))
             if len(hits) >= limit:
                 break
         if prof.access_bonus and record_access and hits:

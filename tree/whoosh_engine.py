@@ -81,6 +81,10 @@ def _schema() -> Schema:
     )
 
 
+def _term_text(t) -> str:
+    return t.decode("utf-8", "replace") if isinstance(t, bytes) else str(t)
+
+
 class IndexBroken(Exception):
     """The on-disk index is missing or unreadable; the caller rebuilds it."""
 
@@ -213,7 +217,7 @@ class WhooshEngine:
         return out
 
     def search(self, text: str, *, boosts: Mapping[str, float], limit: int,
-               expand: str = "none") -> list[tuple[str, float]]:
+               expand: str = "none") -> list[tuple[str, float, frozenset[str]]]:
         terms = self.terms(text)
         if not terms:
             return []
@@ -233,8 +237,9 @@ class WhooshEngine:
         with self._mutex:
             s = self._get_searcher()
             try:
-                results = s.search(q, limit=limit)
-                return [(hit["path"], float(hit.score)) for hit in results]
+                results = s.search(q, limit=limit, terms=True)
+                return [(hit["path"], float(hit.score), frozenset(_term_text(t) for _, t in hit.matched_terms()))
+                        for hit in results]
             except _BROKEN as exc:
                 _close_leaked(exc)
                 self.close()
