@@ -9,6 +9,7 @@
 Importing memgrove is cheap: no LangChain, no LangGraph.
 """
 
+from memgrove.graphs.tiers import Answer
 from memgrove.memory import Memory
 from memgrove.tree.doctor import DoctorReport
 from memgrove.tree.entry import Entry
@@ -31,6 +32,7 @@ from memgrove.tree.settings import TreeSettings
 __version__ = "0.1.0"
 
 __all__ = [
+    "Answer",
     "BatchRejected",
     "DoctorReport",
     "Entry",

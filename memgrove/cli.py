@@ -165,6 +165,49 @@ def search(state: _State, query: str, limit: int, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("question")
+@json_option
+@click.pass_obj
+def query(state: _State, question: str, as_json: bool) -> None:
+    """Answer QUESTION from memory: caches and BM25 first, an LLM only if needed."""
+    answer = state.memory().query(question)
+    if as_json:
+        _emit_json(answer.to_dict())
+        return
+    click.echo(answer.text)
+    how = "cached, " if answer.cached else ""
+    llm = ", LLM" if answer.llm else ""
+    click.echo(f"\n[tier {answer.tier} · {how}{answer.latency_ms:.1f} ms · top score {answer.top_score:.3f}{llm}]")
+    if answer.error:
+        click.echo(f"[LLM error: {answer.error}]")
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def stats(state: _State, as_json: bool) -> None:
+    """Tier distribution and latency percentiles of the queries asked so far."""
+    data = state.memory().stats()
+    if as_json:
+        _emit_json(data)
+        return
+    if not data["queries"]:
+        click.echo("no queries logged yet (ask with `memgrove query`)")
+        return
+    from rich.table import Table
+
+    names = {0: "0 exact cache", 1: "1 fuzzy cache", 2: "2 BM25", 3: "3 one LLM call", 4: "4 agent loop"}
+    table = Table(title=f"{data['queries']} queries · {data['out_of_domain']} out of domain · "
+                        f"{data['llm']} answered by an LLM · {data['errors']} LLM errors")
+    for col in ("tier", "queries", "share", "p50 ms", "p95 ms", "p99 ms"):
+        table.add_column(col, justify="right" if col != "tier" else "left")
+    for t in data["tiers"]:
+        table.add_row(names.get(t["tier"], str(t["tier"])), str(t["count"]), f"{t['share']:.0%}",
+                      f"{t['p50_ms']:.2f}", f"{t['p95_ms']:.2f}", f"{t['p99_ms']:.2f}")
+    _console().print(table)
+
+
+@cli.command()
 @click.argument("folder", required=False, default="")
 @json_option
 @click.pass_obj

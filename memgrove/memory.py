@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from memgrove.graphs.tiers import Answer
 from memgrove.tree import curator
 from memgrove.tree.doctor import DoctorReport, diagnose
 from memgrove.tree.entry import Entry
@@ -29,15 +30,23 @@ class Memory:
     'notes/refresh_tokens_rotate_on_every/part_1.md'
     """
 
-    def __init__(self, tree: ContextTree):
+    def __init__(self, tree: ContextTree, *, model: Any = None):
         self.tree = tree
+        self._model = model
+        self._pipeline = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike | None = None, create: bool = False, **settings: Any) -> "Memory":
-        """Open the memory at ``path`` (or found upwards from it, like git); ``create`` makes one."""
-        return cls(ContextTree.open(path, create=create, **settings))
+    def open(cls, path: str | os.PathLike | None = None, create: bool = False, *, model: Any = None,
+             **settings: Any) -> "Memory":
+        """Open the memory at ``path`` (or found upwards from it, like git); ``create`` makes one.
+
+        ``model``: a LangChain chat model for tiers 3–4 (default: ``MEMGROVE_MODEL``, or none).
+        """
+        return cls(ContextTree.open(path, create=create, **settings), model=model)
 
     def close(self) -> None:
+        if self._pipeline is not None:
+            self._pipeline.close()
         self.tree.close()
 
     def __enter__(self) -> "Memory":
@@ -100,6 +109,37 @@ class Memory:
     def undo(self, op_id: str, *, force: bool = False) -> OpResult:
         """Restore what one operation changed (see ``history``)."""
         return self.tree.undo(op_id, force=force)
+
+    # -- asking -------------------------------------------------------------
+    @property
+    def pipeline(self):
+        if self._pipeline is None:
+            from memgrove.graphs.pipeline import QueryPipeline  # no LangChain: tiers 0-2 stay light
+
+            self._pipeline = QueryPipeline(self.tree, model=self._model)
+        return self._pipeline
+
+    def query(self, question: str) -> "Answer":
+        """Answer from memory through the 5-tier pipeline (an LLM only for tiers 3–4).
+
+        The answer carries ``text`` (Summary / Details / Sources / Gaps), ``tier``,
+        ``sources``, ``top_score``, ``latency_ms`` and ``cached``.
+        """
+        return self.pipeline.answer(question)
+
+    def graph(self, name: str = "query"):
+        """The compiled LangGraph graph over this memory (imports LangGraph)."""
+        if name != "query":
+            raise ValueError(f"unknown graph {name!r}; available: 'query'")
+        from memgrove.graphs.query import build_query_graph
+
+        return build_query_graph(self, model=self._model)
+
+    def stats(self) -> dict[str, Any]:
+        """Tier distribution and latency percentiles from the query log."""
+        from memgrove.graphs.stats import query_stats
+
+        return query_stats(self.tree.home / "query-log.jsonl")
 
     # -- reading ------------------------------------------------------------
     def search(self, query: str, limit: int = 10) -> list[Hit]:

@@ -15,6 +15,7 @@ import memgrove.tree
 from memgrove import Memory, MemgroveError, TreeNotFound
 
 EXPECTED_ALL = [
+    "Answer",
     "BatchRejected",
     "DoctorReport",
     "Entry",

@@ -42,6 +42,9 @@ class SearchEngine(Protocol):
     def terms(self, text: str) -> list[str]:
         """The analyzed terms of ``text`` (what the engine will match)."""
 
+    def idf(self, terms: list[str]) -> dict[str, float]:
+        """Inverse document frequency of analyzed terms."""
+
     def count(self) -> int: ...
 
     def rebuild(self, docs: Iterable[IndexDoc], *, total: int | None = None, progress=None) -> None: ...

@@ -25,10 +25,12 @@ class Hit:
     summary: str = ""
     relevance: float = 0.0               # s/(1+s) of the raw BM25 score, before the ranking profile
     matched: tuple[str, ...] = ()        # analyzed query terms this entry matched
+    coverage: float = 0.0                # IDF-weighted share of the query's terms it matched, 0..1
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "score": round(self.score, 4), "bm25": round(self.bm25, 4),
                 "relevance": round(self.relevance, 4), "matched": list(self.matched),
+                "coverage": round(self.coverage, 4),
                 "kind": self.kind, "summary": self.summary, "excerpt": self.excerpt, "sources": self.sources}
 
 
@@ -38,6 +40,17 @@ def hit_from_dict(d: dict[str, Any]) -> Hit:
     values = {k: v for k, v in d.items() if k in names}
     values["matched"] = tuple(values.get("matched", ()))
     return Hit(**values)
+
+
+def coverage(matched, idf: dict[str, float]) -> float:
+    """IDF-weighted fraction of the query terms a document matched: 1.0 = all of them.
+
+    ByteRover's s/(1+s) saturates (every decent BM25F match scores above 0.9),
+    so it cannot tell a document that answers every part of a question from one
+    that shares a single common word with it; coverage can.
+    """
+    total = sum(idf.values())
+    return sum(idf.get(t, 0.0) for t in matched) / total if total > 0 else 0.0
 
 
 def normalize(raw: float) -> float:

@@ -26,7 +26,7 @@ from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
 from .paths import CONTEXT_FILE, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
-from .search import Hit, excerpt, gap_filter, normalize
+from .search import Hit, coverage, excerpt, gap_filter, normalize
 from .settings import TreeSettings, load_settings
 from .signals import Signals
 from .watch import TreeWatcher
@@ -549,6 +549,7 @@ class ContextTree:
                 ranked.append((p, rank_score(s, sig[p].importance, days, sig[p].maturity, prof)))
             scored = sorted(ranked, key=lambda x: -x[1])
         terms = self.engine.terms(query)
+        idf = self.engine.idf(terms) if scored else {}
         hits: list[Hit] = []
         for p, s in scored:
             text = self._read_disk(p)
@@ -563,7 +564,8 @@ class ContextTree:
             prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
                             sources=e.sources, kind=kind, bm25=raw_by_path[p][0], summary=e.summary,
-                            relevance=normalize(raw_by_path[p][0]), matched=tuple(sorted(raw_by_path[p][1]))))
+                            relevance=normalize(raw_by_path[p][0]), matched=tuple(sorted(raw_by_path[p][1])),
+                            coverage=coverage(raw_by_path[p][1], idf)))
             if len(hits) >= limit:
                 break
         if prof.access_bonus and record_access and hits:

@@ -245,6 +245,12 @@ class WhooshEngine:
                 self.close()
                 raise IndexBroken(f"cannot search index: {exc!r}") from None
 
+    def idf(self, terms: list[str]) -> dict[str, float]:
+        """Inverse document frequency of analyzed terms (the rarest field's), for coverage."""
+        with self._mutex:
+            s = self._get_searcher()
+            return {t: max(s.idf(f, t) for f in ("title", "content")) for t in terms}
+
     def count(self) -> int:
         with self._mutex:
             return self._get_searcher().doc_count()

@@ -1,0 +1,66 @@
+"""Settings of the query pipeline; every threshold of DESIGN.md §4 with its default.
+
+Overridden by the ``[query]`` table of ``.memgrove/config.toml`` and by keyword
+arguments.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from memgrove.tree.errors import MemgroveError
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    # tier 1: fuzzy cache
+    fuzzy_threshold: float = 0.6        # Jaccard of stopword-filtered token sets
+    fuzzy_min_tokens: int = 2
+    # tier 2: direct answer from BM25
+    direct_score: float = 0.85          # top confidence needed at all
+    direct_strong: float = 0.93         # ... and either this, one result, or a gap
+    direct_gap: float = 0.08
+    direct_max_entries: int = 5
+    direct_max_chars: int = 5000
+    # tier 3: one LLM call with prefetched entries
+    llm_score: float = 0.7
+    prefetch_limit: int = 10
+    expand_relations: bool = True       # add one hop of related entries to the LLM's context
+    # tier 4: agentic loop
+    agent_max_iterations: int = 6
+    # out-of-domain
+    ood_min_entries: int = 50
+    ood_score: float = 0.6
+    ood_term_chars: int = 4
+    ood_term_score: float = 0.85
+    # LLM client
+    llm_timeout: float = 60.0
+    llm_retries: int = 2
+    # cache
+    cache_size_mb: int = 64
+    cache_ttl_days: float = 7.0
+
+    def replace(self, **changes) -> "QuerySettings":
+        return dataclasses.replace(self, **changes)
+
+
+def load_query_settings(home: Path | None, **overrides) -> QuerySettings:
+    values: dict = {}
+    cfg = home / "config.toml" if home else None
+    if cfg is not None and cfg.exists():
+        try:
+            values.update(tomllib.loads(cfg.read_text(encoding="utf-8")).get("query", {}))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise MemgroveError(f"{cfg}: invalid TOML: {exc}") from None
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    names = {f.name for f in dataclasses.fields(QuerySettings)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise MemgroveError(f"unknown query setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    try:
+        return QuerySettings(**values)
+    except TypeError as exc:
+        raise MemgroveError(f"bad query settings: {exc}") from None
