@@ -35,6 +35,19 @@ def _tree(mem: Memory, folder: str, branch: Tree) -> None:
         branch.add(f"[dim]… {len(entries) - 4} more[/dim]")
 
 
+TIER_NAMES = {0: "exact cache", 1: "fuzzy cache", 2: "BM25 answer", 3: "one LLM call → evidence",
+              4: "agent loop → evidence"}
+
+
+def _best_line(mem: Memory, answer) -> str:
+    """The top entry's words (the Summary line of a tier 2 answer, the best evidence otherwise)."""
+    if answer.out_of_domain or not answer.sources:
+        return "not in memory"
+    entry = mem.read(answer.sources[0])
+    text = entry.sections.get("Narrative") or entry.summary or entry.title
+    return " ".join(text.replace("**", "").split())[:220]
+
+
 def run(workdir: Path, console: Console) -> list[dict]:
     data = sample_dir()
     notes = sorted((data / "notes").glob("*.md"))
@@ -48,23 +61,23 @@ def run(workdir: Path, console: Console) -> list[dict]:
     root = Tree(f"[bold]{mem.home / 'tree'}[/bold]")
     _tree(mem, "", root)
     console.print(root)
-    console.rule("[bold]3. Queries[/bold] (answered from the tree: BM25 search, no LLM)")
+    console.rule("[bold]3. Queries[/bold] (the 5-tier pipeline; no LLM configured)")
     rows = []
     questions = [q.strip() for q in (data / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
-    for q in questions:
-        start = time.perf_counter()
-        hits = mem.search(q, limit=3)
-        ms = (time.perf_counter() - start) * 1000
+    # keywords rather than a question land in tier 2; asked again in other case and spacing,
+    # they are served by the exact cache (tier 3-4 evidence without an LLM is never cached)
+    keywords = "JWT access token lifetime RS256"
+    for q in questions + [keywords, "  " + keywords.lower() + "  "]:
+        a = mem.query(q)
         console.print(f"[bold]Q: {q}[/bold]")
-        if hits:
-            h = hits[0]
-            ref = h.sources[0]["ref"] if h.sources else h.path
-            console.print(f"   [green]→[/green] {h.excerpt.replace('**', '')}")
-            console.print(f"   [dim]entry {h.path} · score {h.score:.3f} · source {ref}[/dim]")
-        else:
-            console.print("   [yellow]→ not in memory[/yellow]")
-        console.print(f"   [dim]tier: BM25 search (no LLM) · {ms:.1f} ms[/dim]")
-        rows.append({"question": q, "path": hits[0].path if hits else None, "ms": ms})
+        console.print(f"   [green]→[/green] {_best_line(mem, a)}")
+        if a.sources:
+            console.print(f"   [dim]sources: {', '.join(a.sources[:3])}{' …' if len(a.sources) > 3 else ''}[/dim]")
+        console.print(f"   [dim]tier {a.tier} ({TIER_NAMES[a.tier]}{', out of domain' if a.out_of_domain else ''}"
+                      f"{', cached' if a.cached else ''}) · {a.latency_ms:.1f} ms[/dim]")
+        rows.append({"question": q, "tier": a.tier, "sources": a.sources, "ms": a.latency_ms})
+    console.print("[dim]Tiers 3–4 would ask an LLM (set MEMGROVE_MODEL); without one they quote the best "
+                  "evidence, as above.[/dim]")
     rep = mem.doctor()
     console.print(f"doctor: {'consistent' if rep.ok else 'INCONSISTENT'} — {rep.entries} entries, "
                   f"{rep.contexts} context files, {rep.indexed} indexed")
@@ -77,7 +90,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="memgrove-demo-") as tmp:
         run(Path(tmp), console)
     console.print("Try it on your own project: [bold]memgrove init[/bold], [bold]memgrove curate -f notes.md[/bold], "
-                  "[bold]memgrove search \"...\"[/bold]")
+                  "[bold]memgrove query \"...\"[/bold]")
     return 0
 
 
