@@ -2,8 +2,8 @@
 
 Creates a memory in a temp folder, curates the bundled sample (a three-session
 conversation and three markdown notes) with the verbatim curator, prints the
-tree, then asks the sample questions and shows each answer's source, tier and
-latency.
+tree, then asks the sample questions through the 5-tier query pipeline and
+shows each answer's evidence, tier and latency.
 """
 
 from __future__ import annotations
