@@ -7,11 +7,10 @@ arguments.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.settings import load_table
 
 
 @dataclass(frozen=True)
@@ -48,19 +47,5 @@ class QuerySettings:
 
 
 def load_query_settings(home: Path | None, **overrides) -> QuerySettings:
-    values: dict = {}
-    cfg = home / "config.toml" if home else None
-    if cfg is not None and cfg.exists():
-        try:
-            values.update(tomllib.loads(cfg.read_text(encoding="utf-8")).get("query", {}))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise MemgroveError(f"{cfg}: invalid TOML: {exc}") from None
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    names = {f.name for f in dataclasses.fields(QuerySettings)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise MemgroveError(f"unknown query setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    try:
-        return QuerySettings(**values)
-    except TypeError as exc:
-        raise MemgroveError(f"bad query settings: {exc}") from None
+    """Defaults, then ``config.toml``'s ``[query]`` table, then ``overrides``."""
+    return load_table(home, "query", QuerySettings, overrides)

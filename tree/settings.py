@@ -51,22 +51,27 @@ def validated(s: TreeSettings) -> TreeSettings:
     return s
 
 
-def load_settings(home: Path, **overrides) -> TreeSettings:
-    """Defaults, then ``config.toml``'s ``[tree]`` table, then ``overrides``."""
+def load_table(home: Path | None, table: str, cls: type, overrides: dict) -> object:
+    """Defaults of the dataclass ``cls``, then ``config.toml``'s ``[table]``, then ``overrides``."""
     values: dict = {}
-    cfg = home / "config.toml"
-    if cfg.exists():
+    cfg = home / "config.toml" if home is not None else None
+    if cfg is not None and cfg.exists():
         try:
             data = tomllib.loads(cfg.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise MemgroveError(f"{cfg}: invalid TOML: {exc}") from None
-        values.update(data.get("tree", {}))
+        values.update(data.get(table, {}))
     values.update({k: v for k, v in overrides.items() if v is not None})
-    names = {f.name for f in dataclasses.fields(TreeSettings)}
+    names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise MemgroveError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        raise MemgroveError(f"unknown setting(s) {', '.join(unknown)} in [{table}]; known: {', '.join(sorted(names))}")
     try:
-        return validated(TreeSettings(**values))
+        return cls(**values)
     except TypeError as exc:
-        raise MemgroveError(f"bad settings: {exc}") from None
+        raise MemgroveError(f"bad [{table}] settings: {exc}") from None
+
+
+def load_settings(home: Path, **overrides) -> TreeSettings:
+    """Defaults, then ``config.toml``'s ``[tree]`` table, then ``overrides``."""
+    return validated(load_table(home, "tree", TreeSettings, overrides))
