@@ -15,6 +15,7 @@ loop (``langgraph dev`` refuses blocking calls in ``async`` nodes).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from typing import Annotated, Any
@@ -44,6 +45,7 @@ class QueryState(TypedDict, total=False):
     question: str
     started: Annotated[float, _earliest]   # both START branches stamp it; the earliest wins
     fingerprint: str
+    search_fingerprint: str               # taken just before the search: what the answer is cached under
     hits: list[dict]
     terms: list[str]
     entry_count: int
@@ -94,9 +96,13 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
     def search(state: QueryState) -> dict:
         started = time.perf_counter()
         q = question_of(state)
+        # the parallel fingerprint branch may run after a write this search did not see;
+        # caching under that later fingerprint would serve a stale answer, so take one here first
+        before = tree.fingerprint()
         hits = tree.search(q, s.prefetch_limit)
-        return {"started": started, "hits": [h.to_dict() for h in hits], "terms": tree.engine.terms(q),
-                "entry_count": tree.catalog.count("entry")}
+        # asdict, not to_dict: to_dict rounds scores, and routing must see what Memory.query sees
+        return {"started": started, "hits": [dataclasses.asdict(h) for h in hits], "terms": tree.engine.terms(q),
+                "entry_count": tree.catalog.count("entry"), "search_fingerprint": before}
 
     def exact_cache(state: QueryState) -> dict:
         hit = tiers.tier0_exact(pipe.cache, question_of(state), state["fingerprint"])
@@ -148,7 +154,7 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
         a = tiers.Answer.from_dict(state["answer"])
         if not a.cached:
             a = tiers.Answer.from_dict({**a.to_dict(), "latency_ms": tiers.elapsed_ms(state["started"])})
-        pipe.finish(a, state["fingerprint"])
+        pipe.finish(a, state.get("search_fingerprint") or state["fingerprint"])
         return {"answer": a.to_dict()}
 
     g = StateGraph(QueryState)

@@ -52,3 +52,46 @@ def snapshot(mem: Memory) -> Callable[[], dict[str, bytes]]:
 
     return take
 
+
+
+# -- the query pipeline (tests/test_query_*.py) ----------------------------------
+
+# A small memory whose questions route to known tiers (see QUESTIONS).
+QUERY_SEED = [
+    {"op": "ADD", "path": "auth/jwt/rotation.md", "title": "JWT refresh token rotation",
+     "content": "Refresh tokens rotate on every use. The old refresh token is revoked after a 30 second grace period.",
+     "reason": "seed"},
+    {"op": "ADD", "path": "infra/db/postgres_version.md", "title": "Postgres version",
+     "content": "Production runs Postgres 16 on the primary cluster since March 2024.", "reason": "seed"},
+    {"op": "ADD", "path": "team/people/ana.md", "title": "Ana leads payments",
+     "content": "Ana leads the payments team and owns the billing service. Ben handles search.", "reason": "seed"},
+    {"op": "ADD", "path": "releases/notes/release_2023.md", "title": "Release 2023",
+     "content": "The 2023 release moved invoices to the new ledger format.", "reason": "seed"},
+    {"op": "ADD", "path": "releases/notes/release_2024.md", "title": "Release 2024",
+     "content": "The 2024 release added audit trails to the ledger.", "reason": "seed"},
+]
+
+# question -> the tier it routes to on QUERY_SEED (fresh, no cache)
+QUESTIONS = {
+    "direct": "How do refresh tokens rotate?",
+    "llm": "who owns billing",
+    "agent": "Who leads the payments team and what database does billing use?",
+}
+
+
+@pytest.fixture
+def qmem(tmp_path: Path):
+    """A memory seeded with QUERY_SEED (no model: tiers 3-4 answer extractively)."""
+    m = Memory.open(tmp_path, create=True, durable=False)
+    m.curate(QUERY_SEED)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def openai_server():
+    """A local OpenAI-protocol server (tests/helpers/openai_server.py); queue replies with ``.queue``."""
+    from helpers.openai_server import serve
+
+    with serve() as srv:
+        yield srv

@@ -35,12 +35,13 @@ def anchors(q: str) -> frozenset[str]:
     """Tokens whose change changes the meaning: numbers, names, negations."""
     words = _WORD.findall(q)
     out = set()
-    for i, w in enumerate(words):
+    for w in words:
         low = w.lower()
         if any(c.isdigit() for c in w) or low in NEGATIONS:
             out.add(low)
-        elif w[:1].isupper() and i > 0 and low not in STOP:
-            out.add(low)  # a capitalized word inside the sentence: a name
+        elif w[:1].isupper() and low not in STOP:
+            # a capitalized word: a name (first word too: "Ana leads ..." is not "Ben leads ...")
+            out.add(low)
     return frozenset(out)
 
 
@@ -86,9 +87,12 @@ class QueryCache:
         mine = anchors(question)
         best, best_sim = None, 0.0
         for key, toks, anc, fp in self._c().get(_INDEX_KEY, []):
-            if fp != fingerprint or frozenset(anc) != mine:
+            toks = frozenset(toks)
+            # an anchor only one side has changes the meaning, unless the other side has
+            # the same word too (a capitalized first word that is no name, say)
+            if fp != fingerprint or (frozenset(anc) ^ mine) - (tokens & toks):
                 continue
-            sim = jaccard(tokens, frozenset(toks))
+            sim = jaccard(tokens, toks)
             if sim >= threshold and sim > best_sim:
                 best, best_sim = key, sim
         if best is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -85,6 +86,9 @@ class ContextTree:
         self._digest = 0               # digest of the files at the last check
         self._watcher: TreeWatcher | None = None
         self._watch_failed = False
+        # threads of one process (the query graph's parallel branches) must not search while
+        # another thread of it syncs the index: the one that drained the watcher syncs, the rest wait
+        self._fresh_mutex = threading.Lock()
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
 
     @classmethod
@@ -376,6 +380,10 @@ class ContextTree:
             return False
 
     def ensure_fresh(self) -> bool:
+        with self._fresh_mutex:
+            return self._ensure_fresh()
+
+    def _ensure_fresh(self) -> bool:
         """Bring the index in step with hand edits; True if anything had to be reindexed.
 
         A warm process with a working watcher skips the scan when nothing
