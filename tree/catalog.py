@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from .fsio import TEMP_PREFIX
+from .sqlite import connect
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT);
@@ -79,17 +80,7 @@ class Catalog:
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.file, timeout=10.0, isolation_level=None)
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(_SCHEMA)
-            except BaseException as exc:
-                db.close()
-                if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
-                    raise sqlite3.DatabaseError(f"{self.file} is unreadable: {exc}") from None
-                raise
+            db = connect(self.file, _SCHEMA, timeout=10.0)
             self._local.db = db
         return db
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import lifecycle
+from .sqlite import connect
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (
@@ -43,10 +44,7 @@ class Signals:
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.file, timeout=2.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            db = connect(self.file, _SCHEMA, timeout=5.0)
             self._local.db = db
         return db
 
