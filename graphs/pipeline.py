@@ -61,10 +61,10 @@ class QueryPipeline:
             return tiers.from_cache(hit, question, 1, started)
         return None
 
-    def retrieve(self, question: str) -> tuple[list[Hit], str]:
-        hits = self.tree.search(question, self.settings.prefetch_limit)
+    def retrieve(self, question: str, *, check: bool = True) -> tuple[list[Hit], str]:
+        hits = self.tree.search(question, self.settings.prefetch_limit, check=check)
         terms = self.tree.engine.terms(question)
-        return hits, tiers.route(hits, terms, self.tree.catalog.count("entry"), self.settings)
+        return hits, tiers.route(hits, terms, self.tree.entry_count(), self.settings)
 
     def decided(self, question: str, hits: list[Hit], route: str, started: float) -> tiers.Answer | None:
         """The answer when the route needs no LLM: out of domain, or tier 2."""
@@ -80,7 +80,8 @@ class QueryPipeline:
         fingerprint = self.tree.fingerprint()
         answer = self.from_caches(question, fingerprint, started)
         if answer is None:
-            hits, route = self.retrieve(question)
+            # the fingerprint just brought the index in step: the answer is that state's
+            hits, route = self.retrieve(question, check=False)
             answer = self.decided(question, hits, route, started)
             if answer is None:
                 return Retrieval(fingerprint, hits, route, started)

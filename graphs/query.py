@@ -102,7 +102,7 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
         hits = tree.search(q, s.prefetch_limit)
         # asdict, not to_dict: to_dict rounds scores, and routing must see what Memory.query sees
         return {"started": started, "hits": [dataclasses.asdict(h) for h in hits], "terms": tree.engine.terms(q),
-                "entry_count": tree.catalog.count("entry"), "search_fingerprint": before}
+                "entry_count": tree.entry_count(), "search_fingerprint": before}
 
     def exact_cache(state: QueryState) -> dict:
         hit = tiers.tier0_exact(pipe.cache, question_of(state), state["fingerprint"])

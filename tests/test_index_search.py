@@ -7,6 +7,7 @@ import os
 import random
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,7 @@ def test_fuzzy_fallback_only_when_exact_finds_nothing(bmem) -> None:
 
 @pytest.mark.parametrize("watch", [True, False])
 def test_hand_edit_is_picked_up_by_next_search(tmp_path, watch) -> None:
-    with Memory.open(tmp_path / "h", create=True, durable=False, watch=watch) as m:
+    with Memory.open(tmp_path / "h", create=True, durable=False, watch=watch, watch_after=0) as m:
         m.curate(CORPUS)
         m.search("tuesdays")
         m.search("tuesdays")   # a second search: a long-lived process starts watching
@@ -415,3 +416,15 @@ def test_fingerprint_agrees_across_instances(tmp_path) -> None:
             assert a.fingerprint() == b.fingerprint()
             b.curate([op("DELETE", "ops/db/postgres.md")])
             assert a.fingerprint() == b.fingerprint()
+
+
+def test_watcher_starts_only_in_a_process_that_keeps_checking(tmp_path) -> None:
+    # a one-shot CLI query checks twice within milliseconds: it must not pay for inotify setup
+    with Memory.open(tmp_path / "w", create=True, durable=False, watch_after=0.3) as m:
+        m.curate(CORPUS)
+        m.search("tuesdays")
+        m.search("tuesdays")
+        assert m.tree._watcher is None
+        time.sleep(0.35)
+        m.search("tuesdays")
+        assert m.tree._watcher is not None and m.tree._watcher.usable

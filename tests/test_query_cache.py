@@ -33,7 +33,8 @@ ROTATION = "auth/jwt/rotation.md"
 
 
 def seeded(tmp_path: Path, **kw) -> Memory:
-    m = Memory.open(tmp_path, create=True, durable=False, **kw)
+    # watch_after=0: the watcher starts at the second check, as in a long-lived process
+    m = Memory.open(tmp_path, create=True, durable=False, watch_after=0, **kw)
     m.curate(QUERY_SEED)
     return m
 

@@ -31,6 +31,7 @@ class TreeSettings:
     lock_timeout: float = 30.0       # seconds a writer waits for the tree's lock
     durable: bool = True             # fsync every write
     watch: bool = True               # long-lived processes learn of hand edits from inotify, not a scan
+    watch_after: float = 1.0         # ... once they have been checking for this many seconds
     scan_interval: float = 0.0       # without a watcher: seconds between hand-edit scans (0 = every search)
     index_procs: int = 2             # Whoosh writer processes for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file/text the curator accepts

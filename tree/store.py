@@ -82,6 +82,8 @@ class ContextTree:
         self._checked_at = 0.0
         self._checked_gen = -1
         self._checks = 0
+        self._first_check = 0.0
+        self._entry_count: tuple[tuple, int] = ((None, None), 0)
         self._in_step = False          # index matched the files at the last check
         self._digest = 0               # digest of the files at the last check
         self._watcher: TreeWatcher | None = None
@@ -425,11 +427,16 @@ class ContextTree:
         return synced
 
     def _maybe_watch(self) -> None:
-        """From the second check on, this process is long-lived: watching pays off.
+        """A process still checking a second after its first check is long-lived:
+        watching pays off (a one-shot CLI query would only pay to set it up).
 
         Called just before a scan, so nothing slips between the scan and the watch.
         """
-        if self._watcher is None and self._checks >= 1 and self.settings.watch and not self._watch_failed:
+        now = time.monotonic()
+        if not self._checks:
+            self._first_check = now
+        if (self._watcher is None and self._checks >= 1 and now - self._first_check >= self.settings.watch_after
+                and self.settings.watch and not self._watch_failed):
             w = TreeWatcher(str(self.root))
             if w.usable:
                 self._watcher = w
@@ -499,6 +506,13 @@ class ContextTree:
             self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
         return sum(1 for u in upserts if u[1] != "invalid")
 
+    def entry_count(self) -> int:
+        """Valid entries the index holds (no context files); cached until the tree changes."""
+        key = (self._generation(), self._digest)
+        if key != self._entry_count[0]:
+            self._entry_count = (key, self.catalog.count("entry"))
+        return self._entry_count[1]
+
     def count(self) -> int:
         """Documents in the index (entries and context files)."""
         self.ensure_fresh()
@@ -532,14 +546,19 @@ class ContextTree:
 
     # -- search -------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
-               record_access: bool = True) -> list[Hit]:
-        """BM25F search, normalized, gap-filtered and ranked by the profile."""
+               record_access: bool = True, check: bool = True) -> list[Hit]:
+        """BM25F search, normalized, gap-filtered and ranked by the profile.
+
+        ``check=False`` skips the freshness check, for a caller that has just
+        made it (the query pipeline takes the fingerprint first).
+        """
         if not isinstance(query, str) or not query.strip():
             raise MemgroveError("the query is empty")
         if limit < 1:
             raise MemgroveError("limit must be at least 1")
         prof = PROFILES[profile or self.settings.profile]
-        self.ensure_fresh()
+        if check:
+            self.ensure_fresh()
         raw = self._engine_search(query, limit * 3 + 10)
         if not raw:
             raw = self._engine_search(query, limit * 3 + 10, expand="fuzzy") or \
