@@ -21,7 +21,6 @@ import time
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memgrove import Hit, Memory, MemgroveError
+from memgrove import BatchRejected, Hit, Memory, MemgroveError
 from memgrove.tree.catalog import scan
 from memgrove.tree.search import excerpt, gap_filter, normalize
 
@@ -394,7 +394,7 @@ def test_fingerprint(mem) -> None:
     assert mem.fingerprint() == fp
     mem.reindex()
     assert mem.fingerprint() == fp
-    with pytest.raises(Exception):
+    with pytest.raises(BatchRejected, match="already exists"):
         mem.curate([op("ADD", "auth/jwt/rotation.md", title="dup", content="x")])
     assert mem.fingerprint() == fp        # a rejected batch changes nothing
     mem.curate([op("UPDATE", "auth/jwt/lifetime.md", content="Access tokens live ten minutes.")])
