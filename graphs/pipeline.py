@@ -17,7 +17,7 @@ from memgrove.tree.errors import MemgroveError
 from memgrove.tree.search import Hit
 
 from . import tiers
-from .llm import ModelUnavailable, describe_error, model_configured, resolve_model
+from .llm import describe_error, model_configured, resolve_model
 from .settings import QuerySettings, load_query_settings
 
 
@@ -98,26 +98,29 @@ class QueryPipeline:
     def has_model(self) -> bool:
         return model_configured(self._model)
 
+    def model_or_error(self) -> tuple[Any, str | None]:
+        """``(model, None)``; ``(None, None)`` when none is configured; ``(None, error)``
+        when one is configured but cannot be built (tiers 3–4 then answer extractively)."""
+        if not self.has_model():
+            return None, None
+        try:
+            return self.model(), None
+        except Exception as exc:  # noqa: BLE001 - a misconfigured model degrades, named
+            return None, describe_error(exc)
+
     def escalate(self, question: str, r: Retrieval, *, config: dict | None = None) -> tiers.Answer:
         tier = 3 if r.route == "llm" else 4
-        if not self.has_model():
-            answer = tiers.extractive_answer(self.tree, question, r.hits, self.settings, tier, r.started, None)
+        model, error = self.model_or_error()
+        if model is None:
+            answer = tiers.extractive_answer(self.tree, question, r.hits, self.settings, tier, r.started, error)
         else:
-            error = None
-            try:
-                model = self.model()
-            except ModelUnavailable as exc:
-                model, error = None, describe_error(exc)
-            if model is None:
-                answer = tiers.extractive_answer(self.tree, question, r.hits, self.settings, tier, r.started, error)
-            else:
-                from . import llm_tiers  # LangChain and LangGraph only from here on
+            from . import llm_tiers  # LangChain and LangGraph only from here on
 
-                if tier == 3:
-                    answer = llm_tiers.tier3_llm(self.tree, model, question, r.hits, self.settings, r.started)
-                else:
-                    answer = llm_tiers.tier4_agent(self.tree, model, question, r.hits, self.settings, r.started,
-                                                   config=config)
+            if tier == 3:
+                answer = llm_tiers.tier3_llm(self.tree, model, question, r.hits, self.settings, r.started)
+            else:
+                answer = llm_tiers.tier4_agent(self.tree, model, question, r.hits, self.settings, r.started,
+                                               config=config)
         self.finish(answer, r.fingerprint)
         return answer
 

@@ -122,14 +122,9 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
         return {"answer": a.to_dict()}
 
     def no_model_answer(state: QueryState, tier: int) -> dict | None:
-        if pipe.has_model():
-            try:
-                pipe.model()
-                return None
-            except Exception as exc:  # noqa: BLE001 - a misconfigured model degrades, named
-                error = llm_tiers.describe_error(exc)
-        else:
-            error = None
+        model, error = pipe.model_or_error()
+        if model is not None:
+            return None
         a = tiers.extractive_answer(tree, question_of(state), hits_of(state), s, tier, state["started"], error)
         return {"answer": a.to_dict()}
 

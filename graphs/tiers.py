@@ -113,7 +113,8 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 
 def _entry_body(tree, path: str, limit: int) -> str:
     try:
-        text = tree.read(path).sections.get("Narrative") or tree.read(path).body
+        entry = tree.read(path)
+        text = entry.sections.get("Narrative") or entry.body
     except Exception:  # noqa: BLE001 - a vanished entry: fall back to the excerpt
         return ""
     text = text.strip()

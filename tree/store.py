@@ -394,7 +394,7 @@ class ContextTree:
         always does).
         """
         w = self._watcher
-        if self._in_step and w is not None and not w.changed():
+        if self._nothing_changed():
             return False
         if (w is None and self.settings.scan_interval > 0 and self._in_step
               and self._generation() == self._checked_gen
@@ -426,6 +426,11 @@ class ContextTree:
         self._checked_at, self._checked_gen = time.monotonic(), gen
         return synced
 
+    def _nothing_changed(self) -> bool:
+        """True when the index matched the files at the last check and the watcher
+        has seen no one else touch the tree since (drains its events)."""
+        return self._in_step and self._watcher is not None and not self._watcher.changed()
+
     def _maybe_watch(self) -> None:
         """A process still checking a second after its first check is long-lived:
         watching pays off (a one-shot CLI query would only pay to set it up).
@@ -446,8 +451,7 @@ class ContextTree:
 
     def _sync_before_write(self) -> None:
         """Under the lock: make the catalog match the files (hand edits) before planning."""
-        w = self._watcher
-        if self._in_step and w is not None and not w.changed():
+        if self._nothing_changed():
             return
         self._maybe_watch()
         self._sync_locked(scan(self.root))
