@@ -49,3 +49,24 @@ class QuerySettings:
 def load_query_settings(home: Path | None, **overrides) -> QuerySettings:
     """Defaults, then ``config.toml``'s ``[query]`` table, then ``overrides``."""
     return load_table(home, "query", QuerySettings, overrides)
+
+
+@dataclass(frozen=True)
+class CurateSettings:
+    """The LLM curator's settings (``[curate]`` table of ``config.toml``)."""
+
+    chunk_chars: int = 6000             # ≈1,500 tokens of input per model turn
+    chunk_overlap_chars: int = 600      # tail of the previous chunk shown again, as context
+    prefetch_entries: int = 5           # existing entries shown with each chunk, so it can UPDATE not ADD
+    max_steps: int = 8                  # model calls per chunk before the chunk is given up
+    max_ops: int = 50                   # operations per curate call
+    llm_timeout: float = 120.0
+    llm_retries: int = 2
+
+    def replace(self, **changes) -> "CurateSettings":
+        return dataclasses.replace(self, **changes)
+
+
+def load_curate_settings(home: Path | None, **overrides) -> CurateSettings:
+    """Defaults, then ``config.toml``'s ``[curate]`` table, then ``overrides``."""
+    return load_table(home, "curate", CurateSettings, overrides)

@@ -6,7 +6,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
 from memgrove.tree import curator
@@ -17,6 +17,9 @@ from memgrove.tree.journal import JournalRecord
 from memgrove.tree.operations import OPS, OpResult
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
+
+if TYPE_CHECKING:
+    from memgrove.graphs.curate_report import CurateReport
 
 Progress = Callable[[int, int], None]
 
@@ -106,6 +109,36 @@ class Memory:
                 raise InvalidInput(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         return conv
 
+    def learn(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
+              conversation: dict[str, Any] | str | os.PathLike | None = None, *, model: Any = None,
+              verbatim: bool = False, settings: Any = None) -> "CurateReport":
+        """Curate text, files and/or a conversation with the LLM curator (``graphs/curate.py``).
+
+        With no model configured (``model=``, ``Memory.open(model=)`` or ``MEMGROVE_MODEL``), or
+        with ``verbatim=True``, the verbatim curator runs instead and the report says so.
+        """
+        from memgrove.graphs.curate_report import CurateReport, summarize
+        from memgrove.graphs.llm import model_configured
+
+        model = model if model is not None else self._model
+        files = [str(f) for f in files]
+        if verbatim or not model_configured(model):
+            why = ("verbatim curator chosen" if verbatim else
+                   "no model configured (set MEMGROVE_MODEL): used the verbatim curator, one entry per message "
+                   "or paragraph")
+            applied = [r.__dict__ for r in self.ingest(text=text, files=files, conversation=conversation)]
+            return CurateReport(curator="verbatim", applied=applied,
+                                summary=summarize("verbatim", applied, why_verbatim=why))
+        from memgrove.graphs.curate import build_curate_graph, report_from_state
+
+        data: dict[str, Any] = {"files": files}
+        if text is not None:
+            data["text"] = text
+        if conversation is not None:
+            data["conversation"] = self._load_conversation(conversation, self.tree.settings.max_input_bytes)
+        state = build_curate_graph(self, model=model, settings=settings).invoke(data)
+        return report_from_state(state)
+
     def undo(self, op_id: str, *, force: bool = False) -> OpResult:
         """Restore what one operation changed (see ``history``)."""
         return self.tree.undo(op_id, force=force)
@@ -127,13 +160,41 @@ class Memory:
         """
         return self.pipeline.answer(question)
 
-    def graph(self, name: str = "query"):
-        """The compiled LangGraph graph over this memory (imports LangGraph)."""
-        if name != "query":
-            raise ValueError(f"unknown graph {name!r}; available: 'query'")
-        from memgrove.graphs.query import build_query_graph
+    def graph(self, name: str = "query", **options: Any):
+        """A compiled LangGraph graph over this memory: ``query``, ``curate`` or ``agent`` (imports LangGraph).
 
-        return build_query_graph(self, model=self._model)
+        ``options`` go to the builder (e.g. ``checkpointer=``, ``tools=`` for the agent).
+        """
+        if name == "query":
+            from memgrove.graphs.query import build_query_graph
+
+            return build_query_graph(self, model=self._model, **options)
+        if name == "curate":
+            from memgrove.graphs.curate import build_curate_graph
+
+            return build_curate_graph(self, model=self._model, **options)
+        if name == "agent":
+            from memgrove.graphs.agent import build_memory_agent
+
+            return build_memory_agent(self, model=self._model, **options)
+        raise ValueError(f"unknown graph {name!r}; available: 'query', 'curate', 'agent'")
+
+    def agent(self, *, threads: bool = True, **options: Any):
+        """The memory agent over this memory; ``threads`` keeps conversations in ``.memgrove/threads.db``."""
+        if threads and "checkpointer" not in options:
+            from memgrove.graphs.agent import sqlite_checkpointer
+
+            options["checkpointer"] = sqlite_checkpointer(self)
+        return self.graph("agent", **options)
+
+    def tools(self, **options: Any) -> list:
+        """The memory as LangChain tools: ``search_knowledge``, ``read_entry``, ``list_tree``, ``curate``.
+
+        ``options`` go to ``memory_tools`` (``allow=("UPSERT",)``, ``read_only=True``, ...).
+        """
+        from memgrove.tools import memory_tools
+
+        return memory_tools(self, **options)
 
     def stats(self) -> dict[str, Any]:
         """Tier distribution and latency percentiles from the query log."""

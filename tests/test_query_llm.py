@@ -124,7 +124,7 @@ def test_real_client_tier4_tool_loop(tmp_path, llm_env, via):
         result = next(m for m in m2 if m["role"] == "tool")
         assert result["tool_call_id"] == call["id"]
         found = json.loads(result["content"])
-        assert found[0]["path"] == "team/people/ana.md"
+        assert found["entries"][0]["path"] == "team/people/ana.md"
         # request 3 carries the entry read in full
         reads = [m for m in srv.messages(2) if m["role"] == "tool"]
         assert len(reads) == 2 and ANA in reads[1]["content"]
@@ -280,7 +280,7 @@ def test_scripted_tier4_tool_results_reach_the_model(tmp_path, no_model_env, via
         tool_msgs = [m for m in model.calls[3] if isinstance(m, ToolMessage)]
         assert [m.name for m in tool_msgs] == ["search_knowledge", "read_entry", "list_tree"]
         assert [m.tool_call_id for m in tool_msgs] == [r.tool_calls[0]["id"] for r in model.replied[:3]]
-        assert "team/people/ana.md" in [h["path"] for h in json.loads(tool_msgs[0].content)]
+        assert "team/people/ana.md" in [h["path"] for h in json.loads(tool_msgs[0].content)["entries"]]
         assert ANA in tool_msgs[1].content
         assert "team/people" in tool_msgs[2].content
         # replies kept their own ids: add_messages appended, never overwrote

@@ -8,12 +8,16 @@ it; a configuration error raises.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
+from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from memgrove.tree.errors import MemgroveError
+
+from .runtime import MemoryRef
 
 
 class SearchArgs(BaseModel):
@@ -29,32 +33,55 @@ class ListArgs(BaseModel):
     folder: str = Field(default="", description="Folder path such as 'auth' or 'auth/jwt'; '' for the top level.")
 
 
-def _fix(exc: Exception, hint: str) -> str:
+def fix(exc: Exception, hint: str) -> str:
+    """Tool output for a mistake the model can fix: what is wrong, then what to do."""
     return f"Error: {exc}. {hint}"
 
 
-def knowledge_tools(memory: Any, *, search_limit: int = 20, max_chars: int = 8000) -> list[BaseTool]:
-    """The read-only memory tools for ``memory`` (a ``Memory`` or ``ContextTree``)."""
-    tree = getattr(memory, "tree", memory)
-    if not hasattr(tree, "search") or not hasattr(tree, "list_folder"):
-        raise TypeError(f"knowledge_tools needs a memgrove Memory or ContextTree, not {type(memory).__name__}")
+def cached_answer(memory: Any, query: str) -> dict[str, Any] | None:
+    """Tiers 0–1: an answer already given to this (or a near-identical) question, if still valid."""
+    pipeline = getattr(memory, "pipeline", None)
+    if pipeline is None:  # a bare ContextTree has no answer cache
+        return None
+    a = pipeline.from_caches(query.strip(), memory.tree.fingerprint(), time.perf_counter())
+    if a is None:
+        return None
+    return {"tier": a.tier, "answer": a.text, "sources": a.sources}
 
-    def search_knowledge(query: str, limit: int = 5) -> str:
+
+def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: int = 8000,
+                    use_cache: bool = True) -> list[BaseTool]:
+    """The read-only memory tools for ``memory`` (a ``Memory`` or ``ContextTree``).
+
+    With no ``memory``, each call finds it in the run's context (see ``tools.runtime``).
+    ``use_cache``: let ``search_knowledge`` return an answer cached by the query pipeline.
+    """
+    ref = MemoryRef(memory)
+
+    def search_knowledge(query: str, limit: int = 5, runtime: ToolRuntime = None) -> str:
+        mem = ref.get(runtime)
+        tree = getattr(mem, "tree", mem)
         try:
+            cached = cached_answer(mem, query) if use_cache else None
             hits = tree.search(query, min(limit, search_limit))
         except MemgroveError as exc:
-            return _fix(exc, "Please give a non-empty query of a few key words.")
-        if not hits:
+            return fix(exc, "Please give a non-empty query of a few key words.")
+        found = [{"path": h.path, "title": h.title, "score": round(h.relevance, 3), "excerpt": h.excerpt}
+                 for h in hits]
+        if not found and not cached:
             return "No entries match. Try other words (synonyms, names, numbers) or list_tree('') to browse."
-        return json.dumps([{"path": h.path, "title": h.title, "score": round(h.relevance, 3), "excerpt": h.excerpt}
-                           for h in hits], ensure_ascii=False)
+        out: dict[str, Any] = {"entries": found}
+        if cached:
+            out["cached_answer"] = cached
+        return json.dumps(out, ensure_ascii=False)
 
-    def read_entry(path: str) -> str:
+    def read_entry(path: str, runtime: ToolRuntime = None) -> str:
+        tree = ref.tree(runtime)
         try:
             text = tree.read_text(path)
             links, backlinks = tree.links(path) if not path.endswith("context.md") else ([], [])
         except MemgroveError as exc:
-            return _fix(exc, "Use a path exactly as search_knowledge or list_tree returned it.")
+            return fix(exc, "Use a path exactly as search_knowledge or list_tree returned it.")
         if len(text) > max_chars:
             text = text[:max_chars] + f"\n… (truncated at {max_chars} characters)"
         out = text
@@ -62,17 +89,19 @@ def knowledge_tools(memory: Any, *, search_limit: int = 20, max_chars: int = 800
             out += "\n\nLinks: " + ", ".join(links) + ("\nBacklinks: " + ", ".join(backlinks) if backlinks else "")
         return out
 
-    def list_tree(folder: str = "") -> str:
+    def list_tree(folder: str = "", runtime: ToolRuntime = None) -> str:
+        tree = ref.tree(runtime)
         try:
             node = tree.list_folder(folder)
         except MemgroveError as exc:
-            return _fix(exc, "Use '' for the top level, or a folder path from an earlier list_tree.")
+            return fix(exc, "Use '' for the top level, or a folder path from an earlier list_tree.")
         return json.dumps(node, ensure_ascii=False)
 
     return [
         StructuredTool.from_function(search_knowledge, name="search_knowledge", args_schema=SearchArgs,
                                      description="Full-text search of the memory (no LLM). Returns entry paths, "
-                                                 "titles, relevance scores and excerpts."),
+                                                 "titles, relevance scores and excerpts, and an earlier answer "
+                                                 "to the same question when one is cached."),
         StructuredTool.from_function(read_entry, name="read_entry", args_schema=ReadArgs,
                                      description="Read one memory entry in full, with its links and backlinks."),
         StructuredTool.from_function(list_tree, name="list_tree", args_schema=ListArgs,

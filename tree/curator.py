@@ -78,7 +78,7 @@ def _chunks(paragraphs: list[str], words: int = CHUNK_WORDS) -> list[str]:
     return out
 
 
-def _paragraphs(text: str) -> list[str]:
+def paragraphs(text: str) -> list[str]:
     """Blank-line separated paragraphs; a fenced code block stays whole."""
     paras, cur, in_fence = [], [], False
     for line in text.split("\n"):
@@ -106,7 +106,7 @@ def ops_from_text(text: str, *, now: datetime, source: str | None = None) -> lis
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     topic = snake_case(_words(text, 5))[:40].strip("_") or f"text_{digest}"
     ops = []
-    for i, chunk in enumerate(_chunks(_paragraphs(text)), 1):
+    for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
         ops.append({
             "op": "UPSERT",
             "path": f"notes/{topic}/part_{i}.md",
@@ -166,7 +166,7 @@ def ops_from_file(path: Path, *, max_bytes: int, now: datetime) -> list[dict[str
                 title = doc_title if heading else f"{doc_title}: overview"
             ops.append(_file_op(stem, name, title, body, f"{path.name}#{name}", mtime))
     else:
-        for i, chunk in enumerate(_chunks(_paragraphs(text)), 1):
+        for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
             ops.append(_file_op(stem, f"part_{i}", f"{path.stem}: {_first_sentence(chunk, 70)}", chunk,
                                 f"{path.name}#p{i}", mtime))
     return ops

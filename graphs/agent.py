@@ -1,0 +1,89 @@
+"""The memory agent: a general LangChain 1.x ``create_agent`` with the memory tools in its loop.
+
+The same model that reasons about the task searches memory before answering
+and curates what it learned afterwards, so the next run starts from it::
+
+    agent = build_memory_agent(memory, model=ChatOpenAI(...), tools=[my_tool])
+    agent.invoke({"messages": [("user", "...")]}, {"configurable": {"thread_id": "t1"}})
+
+``memory`` may be left out: the tools then find it in the run's context
+(``context={"memgrove_home": ...}``), so one compiled agent serves many projects.
+``model`` may be left out: it is then resolved from ``MEMGROVE_MODEL`` at the
+first model call, so the graph can be built (and listed by ``langgraph dev``)
+with no key. Threads persist with a checkpointer; ``sqlite_checkpointer(memory)``
+keeps them in ``.memgrove/threads.db``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRequest, wrap_model_call
+from langchain_core.language_models import BaseChatModel
+from langchain_core.outputs import ChatResult
+
+from memgrove.tools import memory_tools
+from memgrove.tree.operations import OPS
+
+from .llm import prompt, resolve_model
+
+
+@dataclass
+class MemoryContext:
+    """The run context of the memory graphs: which project's memory to use."""
+
+    memgrove_home: str | None = None
+
+
+class UnconfiguredModel(BaseChatModel):
+    """Stands in for the model until ``MEMGROVE_MODEL`` names one; calling it says what to set."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "memgrove-unconfigured"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        raise RuntimeError("no model configured: set MEMGROVE_MODEL (and OPENAI_API_KEY, or OPENAI_BASE_URL "
+                           "for a local OpenAI-compatible server), or pass model= to build_memory_agent")
+
+
+def _configured_model_middleware():
+    cache: dict[str, Any] = {}
+
+    @wrap_model_call
+    def configured_model(request: ModelRequest, handler):
+        # resolved on first use, not at import: listing the graph must not need a key
+        if "model" not in cache:
+            cache["model"] = resolve_model(None) or UnconfiguredModel()
+        return handler(request.override(model=cache["model"]))
+
+    return configured_model
+
+
+def build_memory_agent(memory: Any = None, *, model: Any = None, tools: Sequence[Any] = (),
+                       system_prompt: str | None = None, allow: tuple[str, ...] = OPS,
+                       checkpointer: Any = None, store: Any = None, middleware: Sequence[Any] = (),
+                       name: str = "memgrove-agent"):
+    """A ``create_agent`` agent whose tools are ``tools`` plus the memory tools."""
+    all_tools = list(tools) + memory_tools(memory, allow=allow, actor="memory-agent")
+    mw = list(middleware)
+    if model is None:
+        model, mw = UnconfiguredModel(), [_configured_model_middleware(), *mw]
+    return create_agent(model, all_tools, system_prompt=system_prompt or prompt("memory_agent_v1"),
+                        middleware=mw, context_schema=MemoryContext, checkpointer=checkpointer, store=store,
+                        name=name)
+
+
+def sqlite_checkpointer(memory: Any):
+    """A SQLite checkpointer for agent threads in ``.memgrove/threads.db`` (kept open for the process)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    home = getattr(getattr(memory, "tree", memory), "home")
+    conn = sqlite3.connect(home / "threads.db", check_same_thread=False)
+    return SqliteSaver(conn)

@@ -1,0 +1,119 @@
+"""The ``curate`` tool: a batch of ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason.
+
+The batch is all or nothing (``ContextTree.curate``). When the tree rejects it
+(an escaping path, a missing reason, ADD on an existing entry) the model gets
+one line per invalid operation and is asked to send the corrected batch; a
+configuration error (an unknown op in ``allow``) raises when the tool is built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Literal, Optional
+
+from langchain.tools import ToolRuntime
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field, create_model
+
+from memgrove.tree.errors import BatchRejected, MemgroveError
+from memgrove.tree.operations import OPS
+
+from .runtime import MemoryRef
+
+
+class Source(BaseModel):
+    kind: str = Field(description="What the knowledge came from: conversation, file, text, url, tool, task.")
+    ref: str = Field(description="Where exactly: a message id such as 'D1:3', a file path, a URL.")
+    at: Optional[str] = Field(default=None, description="ISO date/time of the source, when known.")
+
+
+_OP_FIELDS: dict[str, Any] = {
+    "path": (str, Field(description="Entry path 'domain/topic/entry_name.md' or 'domain/topic/subtopic/entry_name.md', "
+                                    "snake_case, inside the memory. For DELETE a folder path removes that subtree.")),
+    "reason": (Optional[str], Field(default=None, description="Required: one sentence saying why this change is made.")),
+    "title": (Optional[str], Field(default=None, description="Human title of the entry.")),
+    "summary": (Optional[str], Field(default=None, description="One line: what the entry says.")),
+    "content": (Optional[str | dict[str, str]], Field(
+        default=None, description="Markdown body, or sections {'Raw Concept': ..., 'Narrative': ..., 'Facts': ...}. "
+                                  "Keep exact values, names, numbers and absolute dates.")),
+    "tags": (Optional[list[str]], Field(default=None, description="Short labels.")),
+    "keywords": (Optional[list[str]], Field(default=None, description="Words someone would search for.")),
+    "related": (Optional[list[str]], Field(default=None, description="Paths of related entries.")),
+    "merge_into": (Optional[str], Field(default=None, description="MERGE only: the entry that absorbs 'path'.")),
+    "sources": (Optional[list[Source]], Field(default=None, description="Provenance of this knowledge.")),
+    "context": (Optional[dict[str, str]], Field(
+        default=None, description="Overview text for a new folder: {'domain': ..., 'topic': ..., 'subtopic': ...}.")),
+    "replace": (bool, Field(default=False, description="UPDATE/UPSERT: replace lists instead of uniting them.")),
+}
+
+
+def _schema(allow: tuple[str, ...]) -> type[BaseModel]:
+    # the op enum lists only what this tool may do, so the model is not invited to try the rest
+    op_type = Literal[allow]  # type: ignore[valid-type]
+    op_doc = ("ADD creates (fails if it exists); UPDATE changes an existing entry; UPSERT adds or updates "
+              "(preferred); MERGE folds 'path' into 'merge_into' and deletes 'path'; DELETE removes.")
+    operation = create_model("Operation", op=(op_type, Field(description=op_doc)), **_OP_FIELDS)
+    return create_model("CurateArgs", operations=(list[operation], Field(
+        min_length=1, description="The operations, applied together: all of them or none.")))
+
+
+def _plain(op: Any) -> dict[str, Any]:
+    d = op.model_dump(exclude_none=True) if isinstance(op, BaseModel) else dict(op)
+    if not d.get("replace"):
+        d.pop("replace", None)
+    return d
+
+
+def _with_known_sources(given: list[dict] | None, known: list[dict[str, str]]) -> list[dict]:
+    """Sources naming a known message by its short id ('D1:3') get its full ref and time; none given: all known."""
+    if not given:
+        return [dict(s) for s in known]
+    by_id = {s["ref"].rsplit("#", 1)[-1]: s for s in known}
+    by_id.update({s["ref"]: s for s in known})
+    return [dict(by_id[str(s.get("ref"))]) if str(s.get("ref")) in by_id else s for s in given]
+
+
+def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS, actor: str = "agent",
+                max_ops: int = 50, default_sources: list[dict[str, str]] | None = None,
+                name: str = "curate") -> BaseTool:
+    """A tool that applies a batch of curate operations to ``memory``.
+
+    ``allow``: which operations the model may use. ``default_sources``: provenance
+    given to ADD/UPDATE/UPSERT operations that name none (the LLM curator passes
+    the chunk's message ids). With no ``memory``, it comes from the run's context.
+    """
+    allow = tuple(str(a).upper() for a in allow)
+    bad = [a for a in allow if a not in OPS]
+    if bad or not allow:
+        raise ValueError(f"allow must name some of {', '.join(OPS)}; got {list(allow)!r}")
+    if max_ops < 1:
+        raise ValueError("max_ops must be at least 1")
+    ref = MemoryRef(memory)
+
+    def curate(operations: list[Any], runtime: ToolRuntime = None) -> tuple[str, list[dict[str, Any]]]:
+        mem = ref.get(runtime)
+        ops = [_plain(o) for o in operations]
+        if len(ops) > max_ops:
+            return (f"Error: {len(ops)} operations in one call; send at most {max_ops} per call "
+                    "(split the batch)."), []
+        if default_sources:
+            for d in ops:
+                if d.get("op") in ("ADD", "UPDATE", "UPSERT"):
+                    d["sources"] = _with_known_sources(d.get("sources"), default_sources)
+        try:
+            results = mem.curate(ops, actor=actor, allowed=allow)
+        except BatchRejected as exc:
+            lines = "\n".join(f"- {e}" for e in exc.errors)
+            return ("Error: nothing was written. Fix these operations and call curate again with the whole "
+                    f"batch:\n{lines}"), []
+        except MemgroveError as exc:
+            return f"Error: nothing was written: {exc}. Try again.", []
+        done = [dataclasses.asdict(r) for r in results]
+        applied = [{k: d[k] for k in ("op", "path", "status", "message")} for d in done]
+        return json.dumps({"applied": applied}, ensure_ascii=False), done
+
+    return StructuredTool.from_function(
+        curate, name=name, args_schema=_schema(allow), response_format="content_and_artifact",
+        description=("Write to the memory: a batch of operations, each with a reason. Search first and prefer "
+                     "UPSERT or MERGE over adding a near-duplicate. Allowed here: " + ", ".join(allow) + "."))
