@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from memgrove.graphs.llm import model_configured
 from memgrove.memory import Memory
 from memgrove.tree.errors import MemgroveError
 
@@ -97,16 +98,18 @@ def init(state: _State, folder: str | None) -> None:
 @click.option("-f", "--file", "files", multiple=True, type=click.Path(dir_okay=False), help="Text or markdown file (repeatable).")
 @click.option("--conversation", type=click.Path(dir_okay=False), help='Conversation JSON: {"id", "messages": [...]}.')
 @click.option("--ops", "ops_file", type=click.Path(dir_okay=False), help="JSON list of explicit operations.")
-@click.option("--window", default=1, show_default=True, help="Conversation messages per entry.")
+@click.option("--verbatim", is_flag=True, help="Use the verbatim curator even when a model is configured.")
+@click.option("--window", default=1, show_default=True, help="Conversation messages per entry (verbatim curator).")
 @json_option
 @click.pass_obj
 def curate(state: _State, text: str | None, files: tuple[str, ...], conversation: str | None,
-           ops_file: str | None, window: int, as_json: bool) -> None:
+           ops_file: str | None, verbatim: bool, window: int, as_json: bool) -> None:
     """Curate TEXT, files, a conversation, or explicit operations into the tree.
 
-    Without an LLM, text, files and conversations go through the verbatim
-    curator: every message or section becomes an entry with its provenance.
-    Use "-" as TEXT to read it from standard input.
+    With a model configured (MEMGROVE_MODEL), the LLM curator reads what the
+    tree holds and writes, updates or merges entries. Without one (or with
+    --verbatim), the verbatim curator makes every message or section an entry
+    with its provenance. Use "-" as TEXT to read it from standard input.
     """
     mem = state.memory()
     if text == "-":
@@ -116,20 +119,34 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
             ops = json.loads(Path(ops_file).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise click.ClickException(f"{ops_file}: cannot read operations ({exc})") from None
-        results = mem.curate(ops)
-    else:
-        if text is None and not files and not conversation:
-            raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
+        _report_ops(mem.curate(ops), "", as_json)
+        return
+    if text is None and not files and not conversation:
+        raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
+    if verbatim or not model_configured():
+        if not verbatim and not as_json:
+            click.echo("no model configured (set MEMGROVE_MODEL): using the verbatim curator", err=True)
         bar, update = _progress("curating")
         with bar:
             results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
+        _report_ops(results, " verbatim (no LLM curator)", as_json)
+        return
+    report = mem.learn(text=text, files=files, conversation=conversation)
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        click.echo(report.summary)
+    if report.stopped:
+        raise click.ClickException(f"the LLM curator stopped early: {report.stopped}")
+
+
+def _report_ops(results, how: str, as_json: bool) -> None:
     if as_json:
         _emit_json([r.__dict__ for r in results])
         return
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
-    how = "" if ops_file else " verbatim (no LLM curator)"
     click.echo(f"curated{how}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     for r in results[:20]:
         click.echo(f"  {r.status:8} {r.path}  [{r.id}]")

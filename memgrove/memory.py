@@ -163,20 +163,21 @@ class Memory:
     def graph(self, name: str = "query", **options: Any):
         """A compiled LangGraph graph over this memory: ``query``, ``curate`` or ``agent`` (imports LangGraph).
 
-        ``options`` go to the builder (e.g. ``checkpointer=``, ``tools=`` for the agent).
+        ``options`` go to the builder (``model=``, ``settings=``; ``tools=``, ``checkpointer=`` for the agent).
         """
+        options.setdefault("model", self._model)
         if name == "query":
             from memgrove.graphs.query import build_query_graph
 
-            return build_query_graph(self, model=self._model, **options)
+            return build_query_graph(self, **options)
         if name == "curate":
             from memgrove.graphs.curate import build_curate_graph
 
-            return build_curate_graph(self, model=self._model, **options)
+            return build_curate_graph(self, **options)
         if name == "agent":
             from memgrove.graphs.agent import build_memory_agent
 
-            return build_memory_agent(self, model=self._model, **options)
+            return build_memory_agent(self, **options)
         raise ValueError(f"unknown graph {name!r}; available: 'query', 'curate', 'agent'")
 
     def agent(self, *, threads: bool = True, **options: Any):

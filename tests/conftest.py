@@ -1,7 +1,7 @@
 """Shared fixtures: every test gets its own memory under ``tmp_path``.
 
 ``MEMGROVE_HOME`` points at ``tmp_path`` so nothing can touch a real
-``.memgrove/``, and ``MEMGROVE_RAISE_ERRORS`` makes unexpected exceptions
+``.memgrove/``, no model is configured unless a test sets one, and ``MEMGROVE_RAISE_ERRORS`` makes unexpected exceptions
 surface as tracebacks instead of one-line messages.
 """
 
@@ -19,6 +19,9 @@ from memgrove import Memory
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMGROVE_HOME", str(tmp_path))
     monkeypatch.setenv("MEMGROVE_RAISE_ERRORS", "1")
+    # a model configured on the developer's machine must not reach the tests
+    for name in ("MEMGROVE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
