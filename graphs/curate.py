@@ -98,7 +98,7 @@ def input_chunks(tree, data: dict[str, Any], s: CurateSettings, now: str) -> lis
 def chunk_prompt(tree, chunk: Chunk, s: CurateSettings, now: str) -> str:
     """The user turn for one chunk: what it is, what the tree already holds, the material."""
     parts = [f"Chunk: {chunk.label}", f"Now: {now}"]
-    top = tree.list_folder("")
+    top = tree.list_folder("", counts=False)   # no subtree scans: this runs once per chunk
     domains = [f"{c['path']} ({c.get('title') or ''})" for c in top.get("folders", [])]
     parts.append("Top-level domains: " + (", ".join(domains) if domains else "(none yet: the memory is empty)"))
     words = list(dict.fromkeys(w.strip(".,:;!?()[]\"'").lower() for w in chunk.text.split()))

@@ -155,8 +155,11 @@ class ContextTree:
         self.ensure_fresh()
         return self.catalog.forward_links(rel), self.catalog.backlinks(rel)
 
-    def list_folder(self, folder: str = "") -> dict[str, Any]:
-        """A folder's title, overview and children (the agent's ``list_tree``)."""
+    def list_folder(self, folder: str = "", *, counts: bool = True) -> dict[str, Any]:
+        """A folder's title, overview and children (the agent's ``list_tree``).
+
+        ``counts``: each subfolder's number of entries (a scan of the subtree; -1 when off).
+        """
         rel = normalize_folder(folder) if folder.strip("/ ") else ""
         base = self._abs(rel) if rel else self.root
         if not base.is_dir():
@@ -168,7 +171,7 @@ class ContextTree:
                 continue
             crel = f"{rel}/{child.name}" if rel else child.name
             if child.is_dir():
-                n = sum(1 for p in scan(child) if p.rsplit("/", 1)[-1] != CONTEXT_FILE)
+                n = sum(1 for p in scan(child) if p.rsplit("/", 1)[-1] != CONTEXT_FILE) if counts else -1
                 folders.append({"path": crel, "title": contexts.folder_title(child), "entries": n})
             elif is_entry_file(crel):
                 try:
