@@ -46,6 +46,25 @@ def test_all_is_pinned() -> None:
     assert isinstance(memgrove.__version__, str) and memgrove.__version__
 
 
+def test_graphs_and_tools_all_are_pinned() -> None:
+    import memgrove.graphs
+    import memgrove.tools
+
+    assert memgrove.graphs.__all__ == ["build_query_graph", "build_curate_graph", "build_memory_agent"]
+    assert sorted(memgrove.tools.__all__) == ["NoMemory", "curate_tool", "knowledge_tools", "memory_from_context",
+                                              "memory_tools", "open_memory"]
+    for name in memgrove.graphs.__all__ + memgrove.tools.__all__:
+        assert getattr(memgrove.graphs, name, None) or getattr(memgrove.tools, name, None)
+
+
+def test_graph_names(mem) -> None:
+    assert mem.graph("query").name == "memgrove-query"
+    assert mem.graph("curate").name == "memgrove-curate"
+    assert mem.graph("agent").name == "memgrove-agent"
+    with pytest.raises(ValueError, match="available: 'query', 'curate', 'agent'"):
+        mem.graph("nope")
+
+
 def test_tree_all_names_resolve() -> None:
     for name in memgrove.tree.__all__:
         assert hasattr(memgrove.tree, name), name
