@@ -16,12 +16,13 @@ keeps them in ``.memgrove/threads.db``.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelRequest, wrap_model_call
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import ChatResult
 
@@ -53,17 +54,26 @@ class UnconfiguredModel(BaseChatModel):
                            "for a local OpenAI-compatible server), or pass model= to build_memory_agent")
 
 
-def _configured_model_middleware():
-    cache: dict[str, Any] = {}
+class ConfiguredModel(AgentMiddleware):
+    """Swaps in the model ``MEMGROVE_MODEL`` names, resolved at the first call, not at import:
+    listing the graph must not need a key. Sync and async (``langgraph dev`` runs graphs async)."""
 
-    @wrap_model_call
-    def configured_model(request: ModelRequest, handler):
-        # resolved on first use, not at import: listing the graph must not need a key
-        if "model" not in cache:
-            cache["model"] = resolve_model(None) or UnconfiguredModel()
-        return handler(request.override(model=cache["model"]))
+    def __init__(self):
+        super().__init__()
+        self._model: Any = None
 
-    return configured_model
+    def _resolve(self) -> Any:
+        if self._model is None:
+            self._model = resolve_model(None) or UnconfiguredModel()
+        return self._model
+
+    def wrap_model_call(self, request: ModelRequest, handler):
+        return handler(request.override(model=self._resolve()))
+
+    async def awrap_model_call(self, request: ModelRequest, handler):
+        # building the client reads certificate files: keep that off the event loop
+        model = self._model or await asyncio.to_thread(self._resolve)
+        return await handler(request.override(model=model))
 
 
 def build_memory_agent(memory: Any = None, *, model: Any = None, tools: Sequence[Any] = (),
@@ -74,7 +84,7 @@ def build_memory_agent(memory: Any = None, *, model: Any = None, tools: Sequence
     all_tools = list(tools) + memory_tools(memory, allow=allow, actor="memory-agent")
     mw = list(middleware)
     if model is None:
-        model, mw = UnconfiguredModel(), [_configured_model_middleware(), *mw]
+        model, mw = UnconfiguredModel(), [ConfiguredModel(), *mw]
     return create_agent(model, all_tools, system_prompt=system_prompt or prompt("memory_agent_v1"),
                         middleware=mw, context_schema=MemoryContext, checkpointer=checkpointer, store=store,
                         name=name)

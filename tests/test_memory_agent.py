@@ -101,3 +101,15 @@ def test_a_model_from_the_environment_is_used_at_run_time(mem, openai_server, mo
     assert out["messages"][-1].content == "Saved."
     assert openai_server.requests[0]["model"] == "test-model"
     assert mem.read("infra/db/staging_port.md")
+
+
+def test_the_agent_runs_async_as_langgraph_dev_runs_it(mem, openai_server, monkeypatch):
+    import asyncio
+
+    from helpers.openai_server import text, tool_calls
+
+    monkeypatch.setenv("MEMGROVE_MODEL", "test-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    openai_server.queue(tool_calls(("curate", {"operations": [PORT]})), text("Saved."))
+    out = asyncio.run(build_memory_agent(mem).ainvoke({"messages": [("user", "staging moved to 6543")]}))
+    assert out["messages"][-1].content == "Saved." and mem.read("infra/db/staging_port.md")
