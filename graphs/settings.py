@@ -59,6 +59,7 @@ class CurateSettings:
     chunk_overlap_chars: int = 600      # tail of the previous chunk shown again, as context
     prefetch_entries: int = 5           # existing entries shown with each chunk, so it can UPDATE not ADD
     max_steps: int = 8                  # model calls per chunk before the chunk is given up
+    finish_on_curate: bool = True       # a chunk is done once a curate call has written (no closing call)
     max_ops: int = 50                   # operations per curate call
     llm_timeout: float = 120.0
     llm_retries: int = 2

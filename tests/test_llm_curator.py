@@ -37,21 +37,21 @@ BEN_MOVE = {"op": "ADD", "path": "people/ben/move_to_lisbon.md", "title": "Ben m
             "content": "Ben is moving to Lisbon (near Alfama) in May 2026.",
             "sources": [{"kind": "conversation", "ref": "D1:2"}], "reason": "Ben's plans"}
 RELEASE_DUP = {"op": "ADD", "path": "projects/tally/v2_4_0_date.md", "title": "v2.4.0 date",
-               "content": "v2.4.0 slipped to 2026-03-20 because of the key rotation bug.",
-               "sources": [{"kind": "conversation", "ref": "D2:1"}], "reason": "release date changed"}
+               "content": "v2.4.0 is planned for 2026-03-13.", "sources": [{"kind": "conversation", "ref": "D1:1"}],
+               "reason": "release date"}
+SLIP = dict(RELEASE, op="UPSERT", content="v2.4.0 slipped from 2026-03-13 to 2026-03-20 (key rotation bug).",
+            sources=[{"kind": "conversation", "ref": "D2:1"}], reason="the release date changed")
 MERGE_DUP = {"op": "MERGE", "path": "projects/tally/v2_4_0_date.md", "merge_into": "projects/tally/release_v2_4_0.md",
              "reason": "same release, one entry"}
 
 
 def curator_model() -> ScriptedChatModel:
     return ScriptedChatModel(replies=[
-        # chunk 1 (session s1): three entries in two domains, one call
-        tool_call("curate", operations=[ANA_ROLE, RELEASE, BEN_MOVE]), "Wrote 3 entries.",
-        # chunk 2 (session s2): looks first, writes a near-duplicate, then merges it
+        # chunk 1 (session s1): four entries in two domains, one of them a near-duplicate
+        tool_call("curate", operations=[ANA_ROLE, RELEASE, BEN_MOVE, RELEASE_DUP]),
+        # chunk 2 (session s2): looks first, then updates the release and merges the duplicate into it
         tool_call("search_knowledge", query="v2.4.0 release"),
-        tool_call("curate", operations=[RELEASE_DUP]),
-        tool_call("curate", operations=[MERGE_DUP]),
-        "Recorded the slip and merged the duplicate.",
+        tool_call("curate", operations=[SLIP, MERGE_DUP]),
     ])
 
 
@@ -59,35 +59,46 @@ def test_curator_turns_a_conversation_into_entries_across_domains_and_merges_a_d
     model = curator_model()
     report = mem.learn(conversation=CONV, model=model, settings=SMALL)
     assert model.remaining == 0 and not report.errors and not report.stopped
-    assert (report.curator, report.chunks, report.model_calls) == ("llm", 2, 6)
+    # a chunk ends when its curate call has written: no closing call per chunk
+    assert (report.curator, report.chunks, report.model_calls) == ("llm", 2, 3)
     assert [(a["op"], a["path"], a["status"]) for a in report.applied] == [
         ("ADD", "people/ana/role.md", "added"), ("ADD", "projects/tally/release_v2_4_0.md", "added"),
         ("ADD", "people/ben/move_to_lisbon.md", "added"), ("ADD", "projects/tally/v2_4_0_date.md", "added"),
+        ("UPSERT", "projects/tally/release_v2_4_0.md", "updated"),
         ("MERGE", "projects/tally/v2_4_0_date.md", "merged")]
     merged = mem.read("projects/tally/release_v2_4_0.md")
     body = mem.tree.read_text("projects/tally/release_v2_4_0.md")
     assert "2026-03-13" in body and "2026-03-20" in body
+    assert not (mem.home / "tree" / "projects/tally/v2_4_0_date.md").exists()
     assert [s["ref"] for s in merged.sources] == ["c7#D1:1", "c7#D2:1"]      # short ids completed
     assert merged.sources[1]["at"] == "2026-03-10T14:02:00Z"
     assert sorted(f["path"] for f in mem.list("")["folders"]) == ["people", "projects"]
     assert mem.list("people")["overview"] == "People the user talks with."          # context filled on first use
     assert mem.list("people/ana")["overview"] == "Ana, payments lead at Tally."
     assert {r.actor for r in mem.history()} == {"llm-curator"}
-    assert "5 operation" not in report.summary and "3 added" not in report.summary
-    assert report.summary.startswith("curated by the LLM curator: 2 chunk(s), 6 model call(s)")
-    assert "4 added, 1 merged" in report.summary and "- merged projects/tally/v2_4_0_date.md" in report.summary
-    assert report.notes == ["Wrote 3 entries.", "Recorded the slip and merged the duplicate."]
+    assert report.summary.startswith("curated by the LLM curator: 2 chunk(s), 3 model call(s)")
+    assert "4 added, 1 updated, 1 merged" in report.summary
+    assert "- merged projects/tally/v2_4_0_date.md" in report.summary
+
+
+def test_with_finish_on_curate_off_the_model_closes_each_chunk_itself(mem):
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[ANA_ROLE]), "Wrote Ana's role.",
+                                       "Nothing new here."])
+    report = mem.learn(conversation=CONV, model=model, settings=SMALL.replace(finish_on_curate=False))
+    assert (report.model_calls, report.notes) == (3, ["Wrote Ana's role.", "Nothing new here."])
+    assert model.remaining == 0
 
 
 def test_each_chunk_shows_the_model_what_exists_and_when_each_message_was_said(mem):
     model = curator_model()
     mem.learn(conversation=CONV, model=model, settings=SMALL)
-    first, second = model.prompt_text(0), model.prompt_text(2)
+    first, second = model.prompt_text(0), model.prompt_text(1)
     assert "Top-level domains: (none yet" in first
     assert "[D1:1] (2026-03-02T09:15:00Z) Ana: I started as payments lead at Tally last week." in first
     assert "resolve relative" in first.lower() or "Resolve relative" in first           # the versioned prompt
     assert "Top-level domains: people (People), projects (Projects)" in second
-    assert "- projects/tally/release_v2_4_0.md: Tally v2.4.0 release date" in second   # it reads what exists
+    assert "- projects/tally/release_v2_4_0.md: Tally v2.4.0 release date" in second   # it sees what exists,
+    assert "- projects/tally/v2_4_0_date.md: v2.4.0 date" in second                      # duplicates included
     assert "[D2:1] (2026-03-10T14:02:00Z)" in second and "D1:1" not in second.split("New material")[1]
     assert sorted(model.bound_tools[0]) == ["curate", "list_tree", "read_entry", "search_knowledge"]
 
@@ -98,7 +109,6 @@ def test_a_bad_curate_call_gets_a_corrective_message_and_the_retry_succeeds(mem,
     model = ScriptedChatModel(replies=[
         tool_call("curate", operations=[escaping, no_reason]),
         tool_call("curate", operations=[ANA_ROLE, RELEASE]),
-        "done",
     ])
     report = mem.learn(text="Ana started as payments lead at Tally. v2.4.0 ships on 2026-03-13.", model=model)
     first_reply = next(m for m in model.calls[1] if isinstance(m, ToolMessage))
@@ -114,7 +124,7 @@ def test_a_bad_curate_call_gets_a_corrective_message_and_the_retry_succeeds(mem,
 
 def test_text_without_sources_gets_the_chunks_provenance(mem):
     op = {k: v for k, v in RELEASE.items() if k != "sources"}
-    model = ScriptedChatModel(replies=[tool_call("curate", operations=[op]), "done"])
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[op])])
     mem.learn(text="v2.4.0 ships on 2026-03-13.", model=model)
     [src] = mem.read("projects/tally/release_v2_4_0.md").sources
     assert src["kind"] == "text" and src["ref"].startswith("text:") and src["at"]
@@ -132,8 +142,8 @@ def test_files_are_chunked_and_code_blocks_reach_the_model_whole(mem, tmp_path):
 
 
 def test_a_model_failure_stops_the_run_keeps_what_was_written_and_says_where(mem):
-    model = ScriptedChatModel(replies=[tool_call("curate", operations=[ANA_ROLE]), "ok"],
-                              raise_on={2: TimeoutError("the model took longer than 120 s")})
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[ANA_ROLE])],
+                              raise_on={1: TimeoutError("the model took longer than 120 s")})
     report = mem.learn(conversation=CONV, model=model, settings=SMALL)
     assert [a["path"] for a in report.applied] == ["people/ana/role.md"]
     assert report.stopped.startswith("conversation c7, s2, message D2:1: TimeoutError: the model took longer")
@@ -143,7 +153,7 @@ def test_a_model_failure_stops_the_run_keeps_what_was_written_and_says_where(mem
 
 def test_a_model_that_loops_gives_up_on_the_chunk_and_goes_on(mem):
     looping = [tool_call("list_tree", folder="")] * 3
-    model = ScriptedChatModel(replies=looping + [tool_call("curate", operations=[RELEASE_DUP]), "done"])
+    model = ScriptedChatModel(replies=looping + [tool_call("curate", operations=[RELEASE_DUP])])
     report = mem.learn(conversation=CONV, model=model, settings=SMALL.replace(max_steps=2))
     assert report.errors == ["conversation c7, s1, messages D1:1–D1:2: gave up after 2 model calls"]
     assert [a["path"] for a in report.applied] == ["projects/tally/v2_4_0_date.md"]
@@ -172,10 +182,8 @@ def test_cli_curate_with_a_model_runs_the_llm_curator_against_an_openai_server(t
 
     monkeypatch.setenv("MEMGROVE_MODEL", "test-model")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
-    openai_server.queue(tool_calls(("curate", {"operations": [ANA_ROLE, RELEASE, BEN_MOVE]})), text("Wrote 3."),
-                        tool_calls(("curate", {"operations": [dict(RELEASE, op="UPSERT", content="Slipped to "
-                                                                   "2026-03-20.", reason="date changed")]})),
-                        text("Updated 1."))
+    openai_server.queue(tool_calls(("curate", {"operations": [ANA_ROLE, RELEASE, BEN_MOVE]})),
+                        tool_calls(("curate", {"operations": [SLIP]})))
     conv = tmp_path / "c.json"
     conv.write_text(json.dumps(CONV))
     runner = CliRunner()
@@ -183,7 +191,7 @@ def test_cli_curate_with_a_model_runs_the_llm_curator_against_an_openai_server(t
     (tmp_path / ".memgrove" / "config.toml").write_text("[curate]\nchunk_chars = 400\nchunk_overlap_chars = 50\n")
     out = runner.invoke(cli, ["--root", str(tmp_path), "curate", "--conversation", str(conv)])
     assert out.exit_code == 0, out.output
-    assert out.stdout.startswith("curated by the LLM curator: 2 chunk(s), 4 model call(s), 40 prompt + 20 "
+    assert out.stdout.startswith("curated by the LLM curator: 2 chunk(s), 2 model call(s), 20 prompt + 10 "
                                  "completion tokens. 3 added, 1 updated.")
     first = openai_server.requests[0]
     assert sorted(t["function"]["name"] for t in first["tools"]) == ["curate", "list_tree", "read_entry",
@@ -209,10 +217,10 @@ def test_cli_curate_reports_a_model_failure_and_exits_1(tmp_path, openai_server,
 def test_graph_runs_from_the_context_without_a_bound_memory(tmp_path):
     home = tmp_path / "proj"
     Memory.open(home, create=True).close()
-    model = ScriptedChatModel(replies=[tool_call("curate", operations=[ANA_ROLE]), "ok"])
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[ANA_ROLE])])
     g = build_curate_graph(model=model)
     state = g.invoke({"text": "Ana is payments lead."}, context={"memgrove_home": str(home)})
-    assert state["summary"].startswith("curated by the LLM curator: 1 chunk(s), 2 model call(s)")
+    assert state["summary"].startswith("curated by the LLM curator: 1 chunk(s), 1 model call(s)")
     with Memory.open(home) as m:
         assert m.read("people/ana/role.md").title == "Ana is payments lead at Tally"
     assert isinstance(model.replied[-1], AIMessage)
