@@ -94,6 +94,6 @@ def sqlite_checkpointer(memory: Any):
     """A SQLite checkpointer for agent threads in ``.memgrove/threads.db`` (kept open for the process)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    home = getattr(getattr(memory, "tree", memory), "home")
+    home = getattr(memory, "tree", memory).home
     conn = sqlite3.connect(home / "threads.db", check_same_thread=False)
     return SqliteSaver(conn)

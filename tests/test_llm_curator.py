@@ -178,7 +178,7 @@ def test_cli_curate_without_a_model_uses_the_verbatim_curator_and_says_so(tmp_pa
 
 def test_cli_curate_with_a_model_runs_the_llm_curator_against_an_openai_server(tmp_path, openai_server,
                                                                              monkeypatch):
-    from helpers.openai_server import text, tool_calls
+    from helpers.openai_server import tool_calls
 
     monkeypatch.setenv("MEMGROVE_MODEL", "test-model")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
