@@ -126,6 +126,9 @@ class QueryPipeline:
 
     def finish(self, answer: tiers.Answer, fingerprint: str) -> None:
         tiers.remember(self.cache, self.log_file, answer, fingerprint)
+        if not answer.cached and answer.sources:
+            # the entries an answer delivered gain importance, not every search hit
+            self.tree.record_delivery(answer.sources)
 
     def answer(self, question: str) -> tiers.Answer:
         out = self.fast(question)

@@ -85,48 +85,79 @@ def test_maturity_thresholds_with_hysteresis(current: str, importance: float, ex
 
 def test_benchmark_profile_is_pure_relevance() -> None:
     prof = PROFILES["benchmark"]
-    assert (prof.w_relevance, prof.w_importance, prof.w_recency) == (1.0, 0.0, 0.0)
+    assert (prof.w_importance, prof.w_recency) == (0.0, 0.0)
     assert prof.boosts == {"draft": 1.0, "validated": 1.0, "core": 1.0}
     assert prof.access_bonus is False
     for imp, days, mat in [(0, 0, "draft"), (100, 400, "core"), (50, 3, "validated")]:
         assert rank_score(0.7, imp, days, mat, prof) == pytest.approx(0.7)
 
 
-def test_product_profile_weights_and_boosts() -> None:
+def test_product_profile_only_reorders_near_ties() -> None:
     prof = PROFILES["product"]
-    assert (prof.w_relevance, prof.w_importance, prof.w_recency) == (0.6, 0.2, 0.2)
-    assert prof.boosts == {"draft": 0.85, "validated": 1.0, "core": 1.15}
+    assert (prof.w_importance, prof.w_recency) == (0.10, 0.05)
+    assert prof.boosts == {"draft": 0.95, "validated": 1.0, "core": 1.05}
     assert prof.access_bonus is True
-    base = 0.6 * 0.5 + 0.2 * 0.8 + 0.2 * 1.0
-    assert rank_score(0.5, 80, 0, "validated", prof) == pytest.approx(base)
-    assert rank_score(0.5, 80, 0, "core", prof) == pytest.approx(base * 1.15)
-    assert rank_score(0.5, 80, 0, "draft", prof) == pytest.approx(base * 0.85)
-    days = 10
-    expected = (0.6 * 0.5 + 0.2 * 80 * 0.995 ** days / 100 + 0.2 * math.exp(-days / 30)) * 1.0
-    assert rank_score(0.5, 80, days, "validated", prof) == pytest.approx(expected)
-    # importance and recency matter in the product profile
+    # a new entry (importance 50, updated half a recency-constant ago) keeps its relevance
+    half = -30 * math.log(0.5)
+    assert rank_score(0.5, 50 / 0.995 ** half, half, "validated", prof) == pytest.approx(0.5)
+    imp = 80 * 0.995 ** 10
+    expected = 0.5 * (1 + 0.10 * (imp - 50) / 50 + 0.05 * (2 * math.exp(-10 / 30) - 1))
+    assert rank_score(0.5, 80, 10, "validated", prof) == pytest.approx(expected)
+    assert rank_score(0.5, 80, 10, "core", prof) == pytest.approx(expected * 1.05)
+    # importance and recency matter, but never by more than 20% together with maturity
     assert rank_score(0.5, 90, 0, "validated", prof) > rank_score(0.5, 10, 0, "validated", prof)
     assert rank_score(0.5, 50, 0, "validated", prof) > rank_score(0.5, 50, 60, "validated", prof)
+    best = rank_score(0.80, 100, 0, "core", prof)
+    worst = rank_score(1.0, 0, 3650, "draft", prof)
+    assert best < worst * 1.45 and rank_score(0.70, 100, 0, "core", prof) < worst * 1.0 + 0.2
 
 
 # -- signals in use ---------------------------------------------------------------------
 
-def test_retrieval_bumps_importance_in_product_profile_only(tmp_path) -> None:
-    ops = [op("ADD", "a/b/x.md", title="Armadillo facts", content="armadillo shells")]
+def test_only_delivered_entries_gain_importance_in_the_product_profile(tmp_path) -> None:
+    ops = [op("ADD", "a/b/x.md", title="Armadillo facts", content="armadillo shells"),
+           op("ADD", "a/b/y.md", title="Armadillo habitat", content="armadillo burrows in grassland")]
     with Memory.open(tmp_path / "p", create=True, durable=False, profile="product") as m:
         m.curate(ops)
         m.search("armadillo")
-        m.search("armadillo")
+        m.search("armadillo")                       # a search delivers nothing
+        assert m.tree.signals.get("a/b/x.md").access_count == 0
+        a = m.query("armadillo shells")              # an answer delivers its sources
+        assert a.sources and a.sources[0] == "a/b/x.md"
         s = m.tree.signals.get("a/b/x.md")
-        assert (s.importance, s.access_count, s.update_count) == (56.0, 2, 0)
+        assert (s.importance, s.access_count, s.update_count) == (53.0, 1, 0)
+        m.query("armadillo shells")                  # a cached answer is not a second delivery
+        assert m.tree.signals.get("a/b/x.md").access_count == 1
+        m.tree.search("armadillo", record_access=True)   # an explicit delivery of search hits
+        assert m.tree.signals.get("a/b/x.md").access_count == 2
         # context files are not entries and get no signals
         assert m.tree.signals.get("a/b/context.md").access_count == 0
-        m.tree.search("armadillo", record_access=False)
-        assert m.tree.signals.get("a/b/x.md").access_count == 2
     with Memory.open(tmp_path / "p", durable=False, profile="benchmark") as m:
-        m.search("armadillo")
-        s = m.tree.signals.get("a/b/x.md")
-        assert (s.importance, s.access_count) == (56.0, 2)
+        m.tree.search("armadillo", record_access=True)
+        assert m.tree.signals.get("a/b/x.md").access_count == 2
+
+
+def test_reading_an_entry_through_the_tool_delivers_it(mem) -> None:
+    from memgrove.tools import memory_tools
+
+    mem.curate([op("ADD", "a/b/x.md", title="X", content="x")])
+    read = {t.name: t for t in memory_tools(mem)}["read_entry"]
+    read.invoke({"path": "a/b/x.md"})
+    assert mem.tree.signals.get("a/b/x.md").access_count == 1
+
+
+def test_repeated_questions_do_not_drift_the_ranking(tmp_path) -> None:
+    # every question used to raise every hit's importance, until popular entries outranked
+    # relevant ones; now a popular entry cannot beat a clearly better match
+    with Memory.open(tmp_path / "d", create=True, durable=False, profile="product") as m:
+        m.curate([op("ADD", "zoo/cats/popular.md", title="Lion pride", content="a snow leopard was seen near the lions"),
+                  op("ADD", "zoo/cats/rare.md", title="Snow leopard range",
+                     content="snow leopards range over the high mountains of central asia")])
+        for _ in range(40):
+            m.tree.record_delivery(["zoo/cats/popular.md"])
+        assert m.tree.signals.get("zoo/cats/popular.md").maturity == "core"
+        hits = m.search("snow leopard mountains")
+        assert [h.path for h in hits] == ["zoo/cats/rare.md", "zoo/cats/popular.md"]
 
 
 def test_update_bumps_importance(mem) -> None:
@@ -204,7 +235,8 @@ def test_search_never_rewrites_markdown(mem) -> None:
     time.sleep(0.01)
     for _ in range(5):
         assert mem.search("quokka")
+        assert mem.query("quokka").sources          # an answer delivers entries: signals change
     assert stats() == before
-    assert mem.tree.signals.get("a/b/x.md").access_count == 5
+    assert mem.tree.signals.get("a/b/x.md").access_count >= 1
     assert (mem.home / "signals.db").is_file()
     assert "importance" not in (root / "a/b/x.md").read_text()

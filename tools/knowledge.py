@@ -82,6 +82,7 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
             links, backlinks = tree.links(path) if not path.endswith("context.md") else ([], [])
         except MemgroveError as exc:
             return fix(exc, "Use a path exactly as search_knowledge or list_tree returned it.")
+        tree.record_delivery([path] if not path.endswith("context.md") else [])
         if len(text) > max_chars:
             text = text[:max_chars] + f"\n… (truncated at {max_chars} characters)"
         out = text

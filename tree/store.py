@@ -553,11 +553,14 @@ class ContextTree:
 
     # -- search -------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
-               record_access: bool = True, check: bool = True) -> list[Hit]:
+               record_access: bool = False, check: bool = True) -> list[Hit]:
         """BM25F search, normalized, gap-filtered and ranked by the profile.
 
         ``check=False`` skips the freshness check, for a caller that has just
         made it (the query pipeline takes the fingerprint first).
+        ``record_access``: count the hits as delivered (+3 importance each, in a
+        profile with an access bonus); callers that know which entries an answer
+        used call ``record_delivery`` with those instead.
         """
         if not isinstance(query, str) or not query.strip():
             raise MemgroveError("the query is empty")
@@ -574,13 +577,15 @@ class ContextTree:
             raw = [r for r in raw if not r[0].endswith("/" + CONTEXT_FILE)]
         scored = gap_filter([(p, normalize(s)) for p, s, _ in raw], self.settings.gap_ratio)
         raw_by_path = {p: (s, m) for p, s, m in raw}
-        if prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values()):
+        if scored and (prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values())):
             sig = self.signals.get_many([p for p, _ in scored])
             now = self._clock()
+            top = max(raw_by_path[p][0] for p, _ in scored) or 1.0
             ranked = []
-            for p, s in scored:
+            for p, _s in scored:
                 days = self._days_since_update(p, now)
-                ranked.append((p, rank_score(s, sig[p].importance, days, sig[p].maturity, prof)))
+                ranked.append((p, rank_score(raw_by_path[p][0] / top, sig[p].importance, days, sig[p].maturity,
+                                             prof)))
             scored = sorted(ranked, key=lambda x: -x[1])
         terms = self.engine.terms(query)
         idf = self.engine.idf(terms) if scored else {}
@@ -602,9 +607,14 @@ class ContextTree:
                             coverage=coverage(raw_by_path[p][1], idf)))
             if len(hits) >= limit:
                 break
-        if prof.access_bonus and record_access and hits:
-            self.signals.record_access([h.path for h in hits if h.kind == "entry"])
+        if record_access:
+            self.record_delivery([h.path for h in hits if h.kind == "entry"], profile=profile)
         return hits
+
+    def record_delivery(self, paths: list[str], *, profile: str | None = None) -> None:
+        """Entries given to a user or an agent as evidence gain importance (product profile)."""
+        if paths and PROFILES[profile or self.settings.profile].access_bonus:
+            self.signals.record_access([p for p in dict.fromkeys(paths) if not p.endswith("/" + CONTEXT_FILE)])
 
     def _engine_search(self, query: str, limit: int, expand: str = "none") -> list[tuple[str, float]]:
         try:
