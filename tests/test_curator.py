@@ -62,16 +62,26 @@ def test_conversation_becomes_entries_with_provenance(mem) -> None:
     ]
     e = mem.read("conversations/conv_26/session_2023_05_08/d1_1.md")
     assert e.sources == [{"kind": "conversation", "ref": "conv-26#D1:1", "at": "2023-05-08T13:56:00Z"}]
-    assert e.title == "Ana: I adopted a greyhound named Pixel."
+    assert e.title == "Ana, 2023-05-08T13:56:00Z"
     assert e.summary == "I adopted a greyhound named Pixel."
     assert e.tags == ["Ana"]
-    # the exact words, with speaker and time
-    assert "**Ana** (2023-05-08T13:56:00Z): I adopted a greyhound named Pixel. She is three." \
-        in e.sections["Narrative"]
-    assert "**Author:** Ana" in e.sections["Raw Concept"]
-    assert "**Timestamp:** 2023-05-08T13:56:00Z" in e.sections["Raw Concept"]
+    # the exact words; speaker and time once, in the title; nothing said twice
+    assert e.sections == {"Narrative": "I adopted a greyhound named Pixel. She is three."}
+    text = mem.tree.read_text("conversations/conv_26/session_2023_05_08/d1_1.md")
+    assert text.split("---\n", 2)[2] == ("# Ana, 2023-05-08T13:56:00Z\n\n## Narrative\n\n"
+                                         "I adopted a greyhound named Pixel. She is three.\n")
     assert all(r.id for r in results)
     assert {r.actor for r in mem.history()} == {"verbatim-curator"}
+
+
+def test_a_window_of_messages_names_each_speaker_and_a_different_time(mem) -> None:
+    mem.ingest(conversation=conversation(), window=3)
+    e = mem.read("conversations/conv_26/session_2023_05_08/d1_1.md")
+    assert e.title.startswith("Ana and Ben, 2023-05-08T13:56:00Z")
+    lines = e.sections["Narrative"].split("\n\n")
+    assert lines[0] == "**Ana**: I adopted a greyhound named Pixel. She is three."
+    assert lines[1].startswith("**Ben** (") and len(lines) == 3
+    assert [s["ref"] for s in e.sources] == ["conv-26#D1:1", "conv-26#D1:2", "conv-26#D1:3"]
 
 
 def test_conversation_context_files(mem) -> None:

@@ -44,7 +44,7 @@ RUN_TIMEOUT = 60.0
 
 # a keyword question over the sample conversation that routes to tier 2 (quoted evidence, no LLM),
 # so its answer is cached and asking again is a tier-0 hit; checked against Memory.query beforehand
-TIER2_QUESTION = "refresh token rotation"
+TIER2_QUESTION = "reuse detection token family"
 
 # the server's environment: inherited, minus anything that could reach beyond 127.0.0.1
 _DROP_PREFIXES = ("LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_", "OPENAI_", "MEMGROVE_", "LANGFUSE_")
@@ -231,7 +231,7 @@ def test_query_graph_answers_from_memory_then_from_the_cache(dev: DevServer):
         assert path.endswith(".md") and (dev.tree / path).is_file(), f"{path} is not an entry of {dev.tree}"
         assert path in a["text"]
     assert any(p.startswith("conversations/team_chat/") for p in a["sources"]), a["sources"]
-    assert "refresh-token rotation" in a["text"]          # Ana's words in the sample conversation
+    assert "revoke the whole token family" in a["text"]   # Ana's words in the sample conversation
     assert len(dev.llm.requests) == llm_calls              # tier 2: no model call
 
     again = dev.run("query", {"question": TIER2_QUESTION})["answer"]

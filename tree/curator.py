@@ -231,23 +231,21 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
     ops, seen_sessions = [], set()
     for session, group in groups:
         first = group[0]
+        who = list(dict.fromkeys(str(m["speaker"]) for m in group))
+        # compact on purpose: whoever reads an entry (a person, an LLM with a context budget)
+        # gets the words said, the speaker and the time once, and nothing twice
         lines = []
         for m in group:
-            when = f" ({m['time']})" if m.get("time") else ""
-            lines.append(f"**{m['speaker']}**{when}: {str(m['text']).strip()}")
-        text = "\n\n".join(lines)
-        title_text = " ".join(str(m["text"]) for m in group)
+            text = " ".join(str(m["text"]).split())
+            when = f" ({m['time']})" if m.get("time") and m.get("time") != first.get("time") else ""
+            lines.append(text if len(group) == 1 else f"**{m['speaker']}**{when}: {text}")
         op: dict[str, Any] = {
             "op": "UPSERT",
             "path": f"conversations/{conv_slug}/{session}/{snake_case(str(first['id'])) or 'message'}.md",
-            "title": f"{first['speaker']}: {_first_sentence(title_text, 80)}",
+            "title": " and ".join(who) + (f", {first['time']}" if first.get("time") else ""),
             "summary": _first_sentence(str(first["text"])),
-            "tags": list(dict.fromkeys(str(m["speaker"]) for m in group)),
-            "content": {
-                "raw_concept": {"author": ", ".join(dict.fromkeys(str(m["speaker"]) for m in group)),
-                                "timestamp": str(first.get("time") or "")},
-                "narrative": text,
-            },
+            "tags": who,
+            "content": {"narrative": "\n\n".join(lines)},
             "sources": [{"kind": "conversation", "ref": f"{cid}#{m['id']}", "at": str(m.get("time") or "")}
                         for m in group],
             "reason": f"verbatim curator: message {first['id']} of conversation {cid}",
