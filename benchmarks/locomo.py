@@ -333,6 +333,8 @@ class Variant:
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("verbatim-w1", "verbatim curator, one entry per message; product settings"),
     Variant("verbatim-w3", "verbatim curator, one entry per 3 consecutive messages of a session", window=3),
+    *[Variant(f"verbatim-w1-links{int(w * 100)}", f"verbatim-w1 with link_weight {w}: a hit lends {w} of its "
+              "score to the previous and next message", tree={"link_weight": w}) for w in (0.1, 0.2, 0.3, 0.5)],
     Variant("verbatim-w1-benchmark-profile", "verbatim-w1 with the tree's ranking profile 'benchmark' (pure BM25F "
             "relevance, no importance/recency, no access bonus: query order cannot change rankings)",
             tree={"profile": "benchmark"}),

@@ -84,6 +84,14 @@ def test_a_window_of_messages_names_each_speaker_and_a_different_time(mem) -> No
     assert [s["ref"] for s in e.sources] == ["conv-26#D1:1", "conv-26#D1:2", "conv-26#D1:3"]
 
 
+def test_messages_link_to_the_next_one_of_their_session(mem) -> None:
+    mem.ingest(conversation=conversation())
+    s1 = "conversations/conv_26/session_2023_05_08/"
+    assert mem.read(s1 + "d1_1.md").related == [s1 + "d1_2.md"]
+    assert mem.read(s1 + "d1_3.md").related == []                      # the last of its session
+    assert mem.tree.links(s1 + "d1_2.md") == ([s1 + "d1_3.md"], [s1 + "d1_1.md"])
+
+
 def test_conversation_context_files(mem) -> None:
     mem.ingest(conversation=conversation())
     root = mem.home / "tree"
@@ -126,12 +134,14 @@ def test_reingesting_a_conversation_changes_nothing(tmp_path) -> None:
         assert (m.home / "journal/journal.jsonl").read_bytes() == journal
         assert m.fingerprint() == fp
         assert m.tree.signals.get_many([r.path for r in first]) == signals
-        # a new message in the same conversation adds exactly one entry
+        # a new message in the same conversation adds one entry, and the session's last one links to it
         conv = conversation()
         conv["messages"].append({"id": "D2:3", "speaker": "Ben", "text": "Rest it for a week.",
                                  "time": "2023-06-01T08:06:00Z"})
         third = m.ingest(conversation=conv)
-        assert [r.status for r in third] == ["unchanged"] * 5 + ["added"]
+        assert [r.status for r in third] == ["unchanged"] * 4 + ["updated", "added"]
+        assert m.tree.links("conversations/conv_26/session_2023_06_01/d2_2.md")[0] == [
+            "conversations/conv_26/session_2023_06_01/d2_3.md"]
 
 
 def test_conversation_from_json_file(mem, tmp_path) -> None:

@@ -153,7 +153,7 @@ def check_agreement(mem: Memory) -> None:
     assert mem.count() == len(files)
     for token in TOKENS:
         expected = {p for p, text in entries.items() if re.search(rf"\b{token}\b", text)}
-        found = {h.path for h in mem.tree.search(token, limit=50, record_access=False) if h.kind == "entry"}
+        found = {h.path for h in mem.tree.search(token, limit=50, record_access=False) if h.kind == "entry" and h.matched}
         if expected:
             assert found == expected, token
         else:

@@ -162,6 +162,21 @@ class Catalog:
     def forward_links(self, path: str) -> list[str]:
         return [r[0] for r in self._db().execute("SELECT dst FROM links WHERE src=? ORDER BY dst", (path,))]
 
+    def neighbours(self, paths: list[str]) -> dict[str, list[str]]:
+        """Forward links and backlinks of many entries in one query."""
+        out: dict[str, list[str]] = {p: [] for p in paths}
+        if not paths:
+            return out
+        marks = ",".join("?" * len(paths))
+        rows = self._db().execute(f"SELECT src, dst FROM links WHERE src IN ({marks}) OR dst IN ({marks})",
+                                  (*paths, *paths))
+        for src, dst in rows:
+            if src in out and dst not in out[src]:
+                out[src].append(dst)
+            if dst in out and src not in out[dst]:
+                out[dst].append(src)
+        return out
+
     def all_links(self) -> list[tuple[str, str]]:
         return list(self._db().execute("SELECT src, dst FROM links ORDER BY src, dst"))
 

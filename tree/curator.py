@@ -259,4 +259,9 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
                             + (f", starting {first['time']}." if first.get("time") else "."),
             }
         ops.append(op)
+    # each message entry links to the next one of its session: the search lends a hit's
+    # score to its neighbours (``link_weight``) and readers can follow the thread
+    for a, b in zip(ops, ops[1:]):
+        if a["path"].rsplit("/", 1)[0] == b["path"].rsplit("/", 1)[0]:
+            a["related"] = [b["path"]]
     return ops

@@ -25,6 +25,7 @@ class TreeSettings:
     tags_boost: float = 2.0
     content_cap: int = 8000          # characters of body indexed per entry
     gap_ratio: float = 0.75          # drop results below this fraction of the top score
+    link_weight: float = 0.3         # an entry linked to a hit scores this share of the hit's score too
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -47,6 +48,8 @@ class TreeSettings:
 def validated(s: TreeSettings) -> TreeSettings:
     if s.profile not in PROFILES:
         raise MemgroveError(f"unknown ranking profile {s.profile!r}; use one of {', '.join(PROFILES)}")
+    if not 0 <= s.link_weight <= 1:
+        raise MemgroveError(f"link_weight must be between 0 and 1, not {s.link_weight}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s

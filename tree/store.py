@@ -575,7 +575,13 @@ class ContextTree:
                 self._engine_search(query, limit * 3 + 10, expand="prefix")
         if not self.settings.include_context_hits:
             raw = [r for r in raw if not r[0].endswith("/" + CONTEXT_FILE)]
+        own_score = {p: sc for p, sc, _ in raw}   # each entry's own match, for relevance and routing
         scored = gap_filter([(p, normalize(s)) for p, s, _ in raw], self.settings.gap_ratio)
+        if self.settings.link_weight > 0 and scored:
+            # hits that passed the gap filter lend to their links, which need not pass it themselves
+            kept = {p for p, _ in scored}
+            raw = self._with_linked([r for r in raw if r[0] in kept], limit)
+            scored = [(p, normalize(sc)) for p, sc, _ in raw]
         raw_by_path = {p: (s, m) for p, s, m in raw}
         if scored and (prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values())):
             sig = self.signals.get_many([p for p, _ in scored])
@@ -603,7 +609,7 @@ class ContextTree:
             prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
                             sources=e.sources, kind=kind, bm25=raw_by_path[p][0], summary=e.summary,
-                            relevance=normalize(raw_by_path[p][0]), matched=tuple(sorted(raw_by_path[p][1])),
+                            relevance=normalize(own_score.get(p, 0.0)), matched=tuple(sorted(raw_by_path[p][1])),
                             coverage=coverage(raw_by_path[p][1], idf)))
             if len(hits) >= limit:
                 break
@@ -615,6 +621,22 @@ class ContextTree:
         """Entries given to a user or an agent as evidence gain importance (product profile)."""
         if paths and PROFILES[profile or self.settings.profile].access_bonus:
             self.signals.record_access([p for p in dict.fromkeys(paths) if not p.endswith("/" + CONTEXT_FILE)])
+
+    def _with_linked(self, raw: list[tuple[str, float, frozenset]], limit: int) -> list[tuple[str, float, frozenset]]:
+        """Each of the best hits lends ``link_weight`` × its score to the entries it links to or
+        from (one hop of ``related``): the reply next to a matching question, the entry a
+        matching one points to. An entry keeps its own matched terms; one found only
+        through a link has none (coverage 0), so it never decides a tier on its own."""
+        w = self.settings.link_weight
+        own = {p: (s, m) for p, s, m in raw}
+        lent: dict[str, float] = {}
+        top = [p for p, _, _ in raw[:limit] if not p.endswith("/" + CONTEXT_FILE)]
+        for p, linked in self.catalog.neighbours(top).items():
+            for q in linked:
+                lent[q] = max(lent.get(q, 0.0), w * own[p][0])
+        scored = {p: own.get(p, (0.0, frozenset()))[0] + lent.get(p, 0.0) for p in own.keys() | lent.keys()}
+        order = sorted(scored, key=lambda p: (-scored[p], p))
+        return [(p, scored[p], own.get(p, (0.0, frozenset()))[1]) for p in order]
 
     def _engine_search(self, query: str, limit: int, expand: str = "none") -> list[tuple[str, float]]:
         try:
