@@ -24,7 +24,7 @@ For every conversation:
    default. Retrieved = the graph state's ``hits`` of kind "entry", in order;
    an entry's provenance = its ``sources`` (``<conv id>#<dia_id>``); its text =
    the entry file without the YAML frontmatter (``mem.tree.read_text``), i.e.
-   title heading, Raw Concept and Narrative, as a reader sees it.
+   its title heading and sections, as a reader sees it.
 2. **bm25-turns**: flat BM25 (``bm25s``, its defaults: Lucene BM25, k1 1.5,
    b 0.75) over single turns, each "<Speaker>: <text>" (with the photo caption),
    lower-cased ``\\w+`` tokens, no stemming, no stopwords. Item = one turn.
@@ -749,8 +749,8 @@ def render_markdown(report: dict[str, Any]) -> str:
              + (f", query overrides {v['query']}" if v["query"] else "")
              + (f", tree overrides {v['tree']}" if v["tree"] else "")
              + ", all other settings default, no LLM in the query graph; `Memory.open(..., durable=False)`. "
-             "Retrieved = the graph's entry hits in order; text = the entry file without frontmatter (title heading, "
-             "Raw Concept, Narrative). **bm25-turns** / **bm25-sessions** = `bm25s` defaults over "
+             "Retrieved = the graph's entry hits in order; text = the entry file without frontmatter (its title "
+             "heading and sections, as a reader sees it). **bm25-turns** / **bm25-sessions** = `bm25s` defaults over "
              "speaker-prefixed turns / whole sessions, lower-cased `\\w+` tokens. Recall: fraction of a question's "
              "evidence dia_ids (raw LoCoMo evidence, normalised) among the retrieved items' provenance; at k items, "
              "and at a word budget (whole turns only, in rank order, stop at the first that does not fit). "
@@ -924,6 +924,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS), help="memgrove variant")
     ap.add_argument("--window", type=int, default=None, help="override the variant's curation window")
+    ap.add_argument("--tree", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a [tree] setting for an ablation, e.g. --tree link_weight=0 (repeatable)")
     ap.add_argument("--prefetch-limit", type=int, default=DEFAULT_PREFETCH,
                     help=f"query graph prefetch_limit (hits per question; default {DEFAULT_PREFETCH})")
     ap.add_argument("--out", type=Path, default=RESULTS, help="directory for locomo*.json/.md")
@@ -961,6 +963,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     samples = load_samples(data_path)
     chosen = samples[:a.conversations] if a.conversations else samples
     variant = VARIANTS[a.variant]
+    if a.tree:
+        extra = {}
+        for kv in a.tree:
+            key, _, value = kv.partition("=")
+            extra[key.strip()] = json.loads(value) if value.strip()[:1] in "0123456789-tf[{\"" else value
+        variant = dataclasses.replace(variant, tree={**(variant.tree or {}), **extra},
+                                      name=variant.name + "".join(f"+{k}={v}" for k, v in extra.items()))
     if a.window is not None:
         variant = dataclasses.replace(variant, window=a.window, name=f"{variant.name}@window{a.window}")
     if a.llm_curator:
