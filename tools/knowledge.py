@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from memgrove.tree.errors import MemgroveError
+from memgrove.tree.paths import normalize_entry_path
 
 from .runtime import MemoryRef
 
@@ -82,7 +83,8 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
             links, backlinks = tree.links(path) if not path.endswith("context.md") else ([], [])
         except MemgroveError as exc:
             return fix(exc, "Use a path exactly as search_knowledge or list_tree returned it.")
-        tree.record_delivery([path] if not path.endswith("context.md") else [])
+        if not path.endswith("context.md"):
+            tree.record_delivery([normalize_entry_path(path)])
         if len(text) > max_chars:
             text = text[:max_chars] + f"\n… (truncated at {max_chars} characters)"
         out = text

@@ -165,11 +165,12 @@ class Catalog:
     def neighbours(self, paths: list[str]) -> dict[str, list[str]]:
         """Forward links and backlinks of many entries in one query."""
         out: dict[str, list[str]] = {p: [] for p in paths}
-        if not paths:
-            return out
-        marks = ",".join("?" * len(paths))
-        rows = self._db().execute(f"SELECT src, dst FROM links WHERE src IN ({marks}) OR dst IN ({marks})",
-                                  (*paths, *paths))
+        rows: list[tuple[str, str]] = []
+        for i in range(0, len(paths), 400):   # well under SQLite's limit on bound parameters
+            part = paths[i:i + 400]
+            marks = ",".join("?" * len(part))
+            rows += self._db().execute(f"SELECT src, dst FROM links WHERE src IN ({marks}) OR dst IN ({marks})",
+                                       (*part, *part)).fetchall()
         for src, dst in rows:
             if src in out and dst not in out[src]:
                 out[src].append(dst)
