@@ -4,6 +4,18 @@
     python benchmarks/scale.py                       # sizes 1000 10000, seed 0
     python benchmarks/scale.py --sizes 1000          # smoke run (well under a minute)
     python benchmarks/scale.py --quick --out /tmp/s  # 300 entries, few queries (for tests)
+    python benchmarks/scale.py --curve               # scale curve, 1k 5k 25k 100k: ~40 min
+    python benchmarks/scale.py --curve --sizes 1000 5000   # quick curve (`make bench`): ~1.5-2 min
+
+``--curve`` measures, per size N (each in a child process, the same seeded corpus):
+build time of ``mem.curate`` in batches, the disk size of ``.memgrove/``, peak RSS,
+warm ``Memory.query`` latency per realized tier (0 exact cache, 1 fuzzy cache, 2 BM25
+direct answer; the questions are benchmarks/tiers.py's: fresh ones from an entry's rarest
+title words, their repeats and rewordings) and cold ``memgrove query`` processes; then the
+growth exponent of every metric (least-squares slope of log(metric) against log(N)) and a
+log-log plot. Results: ``benchmarks/results/scale_curve.{json,md,png}`` for the default
+sizes, ``scale_curve_<sizes>.*`` otherwise (``--out`` to choose). The detailed mode below
+is the default.
 
 For every size N, in a fresh child process (so peak memory is per size) and a
 fresh temp dir, it:
@@ -703,7 +715,7 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     try:
         # 1. build: curate in batches, generation of the ops not timed ------------------------------
         mem = Memory.open(tmp, create=True, durable=False)
-        batch = cfg["batch"]
+        batch = int(cfg.get("size_batch", {}).get(str(n), cfg["batch"]))
         batch_t: list[float] = []
         gen_s = 0.0
         every = max(1, (n // batch) // 10)
@@ -995,6 +1007,12 @@ def render_markdown(report: dict[str, Any]) -> str:
 _MB = 1024 * 1024
 
 
+def _batch_note(runs: list[dict[str, Any]], c: dict[str, Any]) -> str:
+    """" (100,000 in batches of 1000)" when --size-batch changed the batch of some size."""
+    other = [(r["size"], r["build"]["batch"]) for r in runs if r["build"]["batch"] != c["batch"]]
+    return (" (" + ", ".join(f"{s:,} in batches of {b}" for s, b in other) + ")") if other else ""
+
+
 def _tier_p(r: dict[str, Any], tier: str, p: str = "p50") -> float | None:
     v = r.get("by_tier", {}).get(tier, {}).get("wall_ms", {})
     return v.get(p) if v.get("n") else None
@@ -1085,7 +1103,8 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
              f"({report['wall_s'] / 60:.1f} min)")
     L.append("")
     L.append(f"Each size in its own child process and temp dir. Build: `Memory.open(tmp, create=True, "
-             f"durable=False)` + `mem.curate` in batches of {c['batch']} ADDs (seeded synthetic corpus, entry *i* "
+             f"durable=False)` + `mem.curate` in batches of {c['batch']} ADDs{_batch_note(runs, c)} (seeded "
+             f"synthetic corpus, entry *i* "
              f"the same at every size; generating the ops is not timed). Warm: a fresh `Memory.open(tmp, "
              f"durable=False)` (default settings, no LLM) answers `Memory.query` in {c['per_tier']} interleaved "
              f"rounds after {c['warmup']} warm-up rounds: a fresh question from an entry's rarest title words "
@@ -1200,7 +1219,7 @@ def plot_curve(report: dict[str, Any], path: Path) -> None:
     ax = axes[1]
     line(ax, "build_s", "-", "build: curate in batches (s)")
     ref(ax, "build_s")
-    ax.set_title(f"build time (s), batches of {report['config']['batch']}")
+    ax.set_title(f"build time (s), batches of {report['config']['batch']}{_batch_note(report['runs'], report['config'])}")
     ax = axes[2]
     line(ax, "disk_mb", "-", ".memgrove/ on disk (MB)")
     line(ax, "peak_rss_mb", "-", "peak RSS (MB)")
@@ -1272,7 +1291,13 @@ def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:
         return report
     q = a.quick
     pick = lambda v, quick, full: v if v is not None else (quick if q else full)  # noqa: E731
-    cfg = {"mode": "curve", "seed": a.seed, "batch": a.batch, "keep": a.keep,
+    size_batch = {}
+    for spec in a.size_batch or []:
+        size, _, b = spec.partition("=")
+        if not (size.isdigit() and b.isdigit() and int(b) > 0):
+            raise SystemExit(f"--size-batch wants SIZE=BATCH, e.g. 100000=1000, not {spec!r}")
+        size_batch[size] = int(b)
+    cfg = {"mode": "curve", "seed": a.seed, "batch": a.batch, "size_batch": size_batch, "keep": a.keep,
            "per_tier": pick(a.per_tier, 20, 200), "lag": pick(a.lag, 3, 10), "warmup": pick(a.warmup, 3, 10),
            "cold_runs": pick(a.cold_runs, 2, 10)}
     sizes = a.sizes or ([200, 400] if q else CURVE_SIZES)
@@ -1318,6 +1343,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="--curve: fresh tier-2 questions, each repeated (tier 0) and reworded (tier 1) (default 200)")
     ap.add_argument("--lag", type=int, default=None, help="--curve: rounds between a question and its repeat (10)")
     ap.add_argument("--no-plot", action="store_true", help="--curve: no PNG")
+    ap.add_argument("--size-batch", nargs="+", default=None, metavar="SIZE=BATCH",
+                    help="--curve: build this size in batches of BATCH instead of --batch (still `mem.curate`; "
+                         "e.g. 100000=1000 builds 100k about twice as fast, but its build time is then not on the "
+                         "same curve)")
     ap.add_argument("--from-json", type=Path, default=None,
                     help="--curve: re-render OUT.md and OUT.png from a curve JSON (no measuring)")
     ap.add_argument("--seed", type=int, default=0)

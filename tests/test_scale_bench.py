@@ -1,0 +1,91 @@
+"""benchmarks/scale.py: the scale curve (--curve) on tiny trees, its growth exponents, and the detailed mode."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "scale.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("memgrove_bench_scale", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+scale = _load()
+
+
+def test_growth_exponent_is_the_log_log_slope() -> None:
+    g = scale.growth_exponent([10, 100, 1000], [3.0, 30.0, 300.0])
+    assert g["slope"] == pytest.approx(1.0) and g["r2"] == pytest.approx(1.0) and g["points"] == 3
+    assert g["local"] == [pytest.approx(1.0), pytest.approx(1.0)]
+    g = scale.growth_exponent([1000, 4000], [5.0, 10.0])                 # ×4 entries, ×2 time: √N
+    assert g["slope"] == pytest.approx(0.5)
+    g = scale.growth_exponent([1000, 5000, 25000], [2.0, None, 2.0])     # a missing point is left out; flat
+    assert g["slope"] == pytest.approx(0.0) and g["points"] == 2
+    assert scale.growth_exponent([1000], [1.0])["slope"] is None
+    assert scale.growth_exponent([1000, 2000], [0.0, 1.0])["slope"] is None  # log(0): no fit from one point
+
+
+def test_curve_on_tiny_trees(tmp_path: Path) -> None:
+    out = tmp_path / "curve"
+    per = 12
+    report = scale.main(["--curve", "--sizes", "200", "400", "--per-tier", str(per), "--lag", "3", "--warmup", "3",
+                         "--cold-runs", "2", "--out", str(out)])
+
+    for ext in ("json", "md", "png"):
+        assert out.with_suffix(f".{ext}").exists(), ext
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads(out.with_suffix(".json").read_text())
+    assert saved["curve"] == json.loads(json.dumps(report["curve"]))
+    md = out.with_suffix(".md").read_text()
+    assert "| size | build s | build ops/s | disk MB | peak RSS MB |" in md
+    assert "**growth exponent**" in md and "(curve.png)" in md
+    assert "Load average" in md and saved["machine"]["loadavg"] and saved["machine"]["loadavg_end"]
+
+    cv = report["curve"]
+    assert cv["sizes"] == [200, 400] == [r["size"] for r in report["runs"]]
+    assert set(cv["exponents"]) == set(scale.CURVE_METRICS) == set(cv["metrics"])
+    for key, e in cv["exponents"].items():  # every metric measured at both sizes: a finite slope
+        assert e["points"] == 2 and isinstance(e["slope"], float) and math.isfinite(e["slope"]), key
+        assert all(v is not None and v > 0 for v in cv["metrics"][key]["values"]), key
+    v = {k: m["values"] for k, m in cv["metrics"].items()}
+    assert v["disk_mb"][1] > v["disk_mb"][0] and cv["exponents"]["disk_mb"]["slope"] > 0.5
+    assert v["build_s"][1] > v["build_s"][0]
+
+    for r in report["runs"]:
+        n = r["size"]
+        assert r["build"]["seconds"] > 0 and r["build"]["ops_per_s"] == pytest.approx(n / r["build"]["seconds"], 0.01)
+        assert r["disk"]["tree"]["files"] > n                          # entries + context.md files
+        assert r["rss_peak_mb"] >= r["rss_after_build_mb"] >= r["rss_baseline_mb"] > 10
+        assert r["watcher_active"]
+        t = r["by_tier"]
+        # every fresh question, repeat and rewording answered at (nearly always) its intended tier
+        assert t["0"]["wall_ms"]["n"] >= per - 1 and t["1"]["wall_ms"]["n"] >= per - 2 and t["2"]["wall_ms"]["n"] >= per - 2
+        assert r["by_kind"]["tier2"]["right_entry_first"] >= per - 2
+        p50 = {k: t[k]["wall_ms"]["p50"] for k in ("0", "1", "2")}
+        assert 0 < p50["0"] < p50["2"] and 0 < p50["1"] < p50["2"]
+        assert t["2"]["wall_ms"]["p95"] >= p50["2"]
+        cold = r["cold"]
+        assert cold["cli_tier0"]["tiers"] == {"0": 2} and cold["cli_tier2"]["tiers"] == {"2": 2}
+        assert cold["cli_tier2"]["p50"] > cold["python_pass"]["p50"] > 0
+        assert cold["cli_tier2"]["p50"] > p50["2"]                     # a fresh process pays imports and a scan
+        assert r["loadavg"]["start"] and r["loadavg"]["end"]
+
+
+def test_detailed_mode_still_runs(tmp_path: Path) -> None:
+    report = scale.main(["--quick", "--sizes", "150", "--queries", "10", "--warmup", "2", "--single-adds", "3",
+                         "--cold-runs", "1", "--breakdown-queries", "5", "--out", str(tmp_path / "s")])
+    (r,) = report["runs"]
+    assert (tmp_path / "s.json").exists() and (tmp_path / "s.md").exists()
+    assert r["size"] == 150 and r["build"]["ops_per_s"] > 0 and r["reindex"]["docs"] > 150
+    assert r["search"]["engine"]["n"] == 10 and r["cold"]["runs"] == 1
