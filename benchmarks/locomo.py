@@ -728,17 +728,21 @@ def _x(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}×"
 
 
+def machine_line(report: dict[str, Any]) -> str:
+    """The report header's machine, versions, commit and load (shared with longmemeval.py)."""
+    m = report["machine"]
+    return (f"{m['date']} · seed {m['seed']} (deterministic: no sampling) · {m['cores']} cores ({m['cpu']}) · "
+            f"{m['ram_gb']} GB RAM · Python {m['python']} · whoosh-reloaded {m['whoosh']} · "
+            f"bm25s {report['versions'].get('bm25s')} · langgraph {report['versions'].get('langgraph')} · "
+            f"memgrove {m['memgrove']} @ {m['commit']}"
+            + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
+            + f" · load average at start {m['loadavg']}, at the end {m.get('loadavg_end')}")
+
+
 def render_markdown(report: dict[str, Any]) -> str:
-    m, c = report["machine"], report["config"]
+    c = report["config"]
     syst, ratios, mg, data = report["systems"], report["ratios"], report["memgrove"], report["data"]
-    L = ["# memgrove LoCoMo retrieval benchmark", ""]
-    L.append(f"{m['date']} · seed {m['seed']} (deterministic: no sampling) · {m['cores']} cores ({m['cpu']}) · "
-             f"{m['ram_gb']} GB RAM · Python {m['python']} · whoosh-reloaded {m['whoosh']} · "
-             f"bm25s {report['versions'].get('bm25s')} · langgraph {report['versions'].get('langgraph')} · "
-             f"memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-             + f" · load average at start {m['loadavg']}, at the end {m.get('loadavg_end')}")
-    L.append("")
+    L = ["# memgrove LoCoMo retrieval benchmark", "", machine_line(report), ""]
     L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` "
              f"(sha256 {c['data_sha256'][:12]}…, {len(data['conversations'])} conversations, {data['turns']:,} turns, "
              f"{data['questions']:,} questions)")

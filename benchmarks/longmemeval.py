@@ -663,16 +663,9 @@ def _budget_table(report: dict[str, Any], group: str) -> list[str]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    m, c, d, mg = report["machine"], report["config"], report["data"], report["memgrove"]
+    c, d, mg = report["config"], report["data"], report["memgrove"]
     syst = report["systems"]
-    L = ["# memgrove LongMemEval retrieval benchmark", ""]
-    L.append(f"{m['date']} · seed {m['seed']} (deterministic: no sampling) · {m['cores']} cores ({m['cpu']}) · "
-             f"{m['ram_gb']} GB RAM · Python {m['python']} · whoosh-reloaded {m['whoosh']} · "
-             f"bm25s {report['versions'].get('bm25s')} · langgraph {report['versions'].get('langgraph')} · "
-             f"memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-             + f" · load average at start {m['loadavg']}, at the end {m.get('loadavg_end')}")
-    L.append("")
+    L = ["# memgrove LongMemEval retrieval benchmark", "", locomo.machine_line(report), ""]
     L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` "
              f"(sha256 {c['data_sha256'][:12]}…, {c['file_questions']} questions in the file; run: {d['questions']} "
              f"questions"
