@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "curate_cost.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("memgrove_bench_curate_cost", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # pydantic resolves the model's annotations through the module
-    spec.loader.exec_module(mod)
-    return mod
-
+from helpers.benchmarks import load_benchmark
 
 def _sample() -> list[dict]:
     s1 = [("Ana", "Hi Ben! I just adopted a greyhound named Pepper from the shelter."),
@@ -39,7 +27,7 @@ def _sample() -> list[dict]:
 
 
 def test_curate_cost_report_is_consistent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bench = _load()
+    bench = load_benchmark("curate_cost")
     data = tmp_path / "locomo_tiny.json"
     data.write_text(json.dumps(_sample()), encoding="utf-8")
     out = tmp_path / "out"

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+from helpers.benchmarks import load_benchmark
 
 pytest.importorskip("bm25s", reason="the LoCoMo benchmark's baselines need bm25s (the bench extra)")
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"memgrove_bench_{name}", BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-rm = _load("retrieval_metrics")
-locomo = _load("locomo")
+rm = load_benchmark("retrieval_metrics")
+locomo = load_benchmark("locomo")
 
 
 def _sample() -> dict:

@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.benchmarks import load_benchmark
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 TINY = Path(__file__).resolve().parent / "data" / "longmemeval_tiny.json"
 
 pytest.importorskip("bm25s", reason="the LongMemEval benchmark's baselines need bm25s (the bench extra)")
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"memgrove_bench_{name}", BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-rm = _load("retrieval_metrics")
-lme = _load("longmemeval")
+rm = load_benchmark("retrieval_metrics")
+lme = load_benchmark("longmemeval")
 
 
 def _questions() -> dict[str, dict]:

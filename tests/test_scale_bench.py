@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.benchmarks import load_benchmark
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "scale.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("memgrove_bench_scale", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-scale = _load()
+scale = load_benchmark("scale")
 
 
 def test_growth_exponent_is_the_log_log_slope() -> None:
