@@ -1192,7 +1192,7 @@ def plot_curve(report: dict[str, Any], path: Path) -> None:
 
     cv = report["curve"]
     sizes, M, E = cv["sizes"], cv["metrics"], cv["exponents"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(16, 6), constrained_layout=True)
 
     def line(ax, key: str, style: str, label: str | None = None) -> None:
         pts = [(s, v) for s, v in zip(sizes, M[key]["values"]) if v is not None and v > 0]
@@ -1233,7 +1233,7 @@ def plot_curve(report: dict[str, Any], path: Path) -> None:
         ax.set_xticklabels([f"{s:,}" for s in sizes])
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     m = report["machine"]
     fig.suptitle(f"memgrove scale curve · {m['cores']} cores · load avg {m['loadavg'][0]:.1f} → "
                  f"{m['loadavg_end'][0]:.1f} · k = growth exponent (log-log slope)", fontsize=10)
