@@ -728,6 +728,16 @@ def _x(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}×"
 
 
+def uncommitted_files() -> list[str] | None:
+    """Tracked files changed since the last commit (the report says so), or None without git."""
+    try:
+        return [ln[3:] for ln in subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE, capture_output=True, text=True,
+            timeout=5).stdout.splitlines() if ln.strip()]
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def machine_line(report: dict[str, Any]) -> str:
     """The report header's machine, versions, commit and load (shared with longmemeval.py)."""
     m = report["machine"]
@@ -981,12 +991,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     command = "python benchmarks/locomo.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(a.seed)
-    try:
-        machine["uncommitted"] = [ln[3:] for ln in subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE, capture_output=True, text=True,
-            timeout=5).stdout.splitlines() if ln.strip()]
-    except (OSError, subprocess.SubprocessError):
-        machine["uncommitted"] = None
+    machine["uncommitted"] = uncommitted_files()
     log(f"memgrove LoCoMo benchmark: {len(chosen)} conversations, variant {variant.name}, "
         f"prefetch_limit {a.prefetch_limit}, load avg {machine['loadavg']}")
     t0 = time.perf_counter()

@@ -88,7 +88,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -840,12 +839,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     command = "python benchmarks/longmemeval.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(a.seed)
-    try:
-        machine["uncommitted"] = [ln[3:] for ln in subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE, capture_output=True, text=True,
-            timeout=5).stdout.splitlines() if ln.strip()]
-    except (OSError, subprocess.SubprocessError):
-        machine["uncommitted"] = None
+    machine["uncommitted"] = locomo.uncommitted_files()
     log(f"memgrove LongMemEval benchmark: {len(chosen)} questions ({abstention} abstention left out), variant "
         f"{variant.name}, prefetch_limit {a.prefetch_limit}, cache {cache_root}"
         + (" (not read: --no-cache)" if a.no_cache else "") + f", load avg {machine['loadavg']}")
