@@ -62,26 +62,71 @@ def test_conversation_becomes_entries_with_provenance(mem) -> None:
     ]
     e = mem.read("conversations/conv_26/session_2023_05_08/d1_1.md")
     assert e.sources == [{"kind": "conversation", "ref": "conv-26#D1:1", "at": "2023-05-08T13:56:00Z"}]
-    assert e.title == "Ana, 2023-05-08T13:56:00Z"
+    assert e.title == "Ana, 8 May 2023"           # the day; the exact time stays in the sources
     assert e.summary == "I adopted a greyhound named Pixel."
     assert e.tags == ["Ana"]
     # the exact words; speaker and time once, in the title; nothing said twice
     assert e.sections == {"Narrative": "I adopted a greyhound named Pixel. She is three."}
     text = mem.tree.read_text("conversations/conv_26/session_2023_05_08/d1_1.md")
-    assert text.split("---\n", 2)[2] == ("# Ana, 2023-05-08T13:56:00Z\n\n## Narrative\n\n"
+    assert text.split("---\n", 2)[2] == ("# Ana, 8 May 2023\n\n## Narrative\n\n"
                                          "I adopted a greyhound named Pixel. She is three.\n")
     assert all(r.id for r in results)
     assert {r.actor for r in mem.history()} == {"verbatim-curator"}
 
 
-def test_a_window_of_messages_names_each_speaker_and_a_different_time(mem) -> None:
-    mem.ingest(conversation=conversation(), window=3)
-    e = mem.read("conversations/conv_26/session_2023_05_08/d1_1.md")
-    assert e.title.startswith("Ana and Ben, 2023-05-08T13:56:00Z")
-    lines = e.sections["Narrative"].split("\n\n")
-    assert lines[0] == "**Ana**: I adopted a greyhound named Pixel. She is three."
-    assert lines[1].startswith("**Ben** (") and len(lines) == 3
+def test_a_window_of_messages_names_each_speaker_and_a_different_day(mem) -> None:
+    conv = conversation()
+    for m in conv["messages"]:
+        m["session"] = "s1"
+    conv["messages"][2]["time"] = "2023-05-09T07:00:00Z"     # the next morning, same session
+    mem.ingest(conversation=conv, window=3)
+    e = mem.read("conversations/conv_26/s1/d1_1.md")
+    assert e.title == "Ana and Ben, 8 May 2023"
+    assert e.sections["Narrative"].split("\n\n") == [
+        "**Ana**: I adopted a greyhound named Pixel. She is three.",
+        "**Ben**: Congratulations! Does Pixel like long walks?",              # same day: said once, in the title
+        "**Ana** (9 May 2023): She prefers short sprints in the park."]
     assert [s["ref"] for s in e.sources] == ["conv-26#D1:1", "conv-26#D1:2", "conv-26#D1:3"]
+    assert [s["at"] for s in e.sources][2] == "2023-05-09T07:00:00Z"
+
+
+@pytest.mark.parametrize("when, day", [
+    ("1:56 pm on 8 May, 2023", "8 May 2023"), ("2023-05-08T13:56:00Z", "8 May 2023"), ("2023-05-08", "8 May 2023"),
+    ("May 8, 2023", "8 May 2023"), ("Sep 3rd 2024", "3 September 2024"), ("the 1st of March 2022", "1 March 2022"),
+    ("31 February, 2023", None), ("yesterday", None), ("8 May", None), ("", None), ("Monday 12 Smarch 2023", None)])
+def test_day_of_a_message_time(when, day) -> None:
+    assert curator.day_of(when) == day
+
+
+def test_a_time_without_a_day_is_kept_as_given(mem) -> None:
+    conv = {"id": "c", "messages": [{"id": "1", "speaker": "Ana", "text": "hi", "time": "yesterday evening"}]}
+    [r] = mem.ingest(conversation=conv)
+    assert mem.read(r.path).title == "Ana, yesterday evening"
+
+
+def test_a_reply_keeps_the_question_it_answers_as_keywords(mem) -> None:
+    mem.ingest(conversation=conversation())
+    s1, s2 = "conversations/conv_26/session_2023_05_08/", "conversations/conv_26/session_2023_06_01/"
+    # D1:3 answers "Does Pixel like long walks?"; D1:2 follows a message that asks nothing;
+    # D2:1 opens a session, so what came before it in D1 is not what it answers
+    assert mem.read(s1 + "d1_3.md").keywords == ["does", "pixel", "like", "long", "walks"]
+    assert mem.read(s1 + "d1_2.md").keywords == []
+    assert mem.read(s2 + "d2_1.md").keywords == []
+    assert mem.read(s2 + "d2_2.md").keywords == ["how", "the", "marathon", "training", "going"]
+    # the keywords are searchable, not text: the answer that shares no word with the question is found
+    body = mem.tree.read_text(s2 + "d2_2.md").split("---\n", 2)[2]
+    assert "marathon" not in body
+    hits = mem.search("How is Ana's marathon training going?")
+    assert {h.path for h in hits[:2]} == {s2 + "d2_1.md", s2 + "d2_2.md"}
+    answer = next(h for h in hits if h.path == s2 + "d2_2.md")
+    assert {"marathon", "train"} <= set(answer.matched)        # matched through its keywords
+
+
+def test_question_words_take_only_the_questions() -> None:
+    assert curator.question_words("Wow, great! How did you get into watercolor painting? I love it.") == [
+        "how", "did", "you", "get", "into", "watercolor", "painting"]
+    assert curator.question_words("No question here.") == []
+    assert len(curator.question_words("Why " + " ".join(f"w{i}x" for i in range(100)) + "?")) == 40
 
 
 def test_messages_link_to_the_next_one_of_their_session(mem) -> None:

@@ -11,10 +11,11 @@ words and its provenance. Placement is by source and session:
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import os
 import re
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,60 @@ def _session_of(msg: dict[str, Any]) -> str:
     return f"session_{m.group(1)}_{m.group(2)}_{m.group(3)}" if m else "session_1"
 
 
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def question_words(text: str, limit: int = 40) -> list[str]:
+    """The words of the questions in ``text`` (lower-cased, once each, in order).
+
+    They become the keywords of the reply: an answer seldom repeats what it
+    answers ("My friend got me into it" to "How did you get into watercolor
+    painting?"), and a question asked of the memory is worded like the question
+    that was asked in the conversation. Keywords are indexed in their own field,
+    not shown as the entry's text. On LoCoMo this lifted evidence recall at 200
+    words by 2.8 points (benchmarks/README.md); the whole previous message
+    instead of its questions did less (+2.6, and 1.0 more noise at k = 5).
+    """
+    asked = " ".join(_QUESTION.findall(" ".join(text.split())))
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if len(w) > 2))[:limit]
+
+
+_MONTHS = {name.lower(): n for n in range(1, 13)
+           for name in (calendar.month_name[n], calendar.month_abbr[n])}
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([A-Za-z]{3,9})\.?,?\s+(\d{4})\b")
+_MONTH_DAY_YEAR = re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+
+
+def day_of(when: str) -> str | None:
+    """``"8 May 2023"`` for a time that names a whole date ("1:56 pm on 8 May, 2023",
+    "2023-05-08T13:56:00Z", "May 8, 2023"); None if it names none."""
+    found = None
+    if m := _ISO_DAY.search(when):
+        found = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    elif (m := _DAY_MONTH_YEAR.search(when)) and m.group(2).lower() in _MONTHS:
+        found = (int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
+    elif (m := _MONTH_DAY_YEAR.search(when)) and m.group(1).lower() in _MONTHS:
+        found = (int(m.group(3)), _MONTHS[m.group(1).lower()], int(m.group(2)))
+    if found is None:
+        return None
+    try:
+        d = date(*found)
+    except ValueError:
+        return None
+    return f"{d.day} {calendar.month_name[d.month]} {d.year}"
+
+
+def when_label(msg: dict[str, Any]) -> str:
+    """How an entry's title and lines say when a message was written: its day when
+    the time names one (the clock time stays in the entry's sources), else the
+    time as given. Three words fewer per message: what a reader needs to place a
+    message ("yesterday" = the day before) in less of a context budget."""
+    when = str(msg.get("time") or "")
+    return day_of(when) or when
+
+
 def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
     if not isinstance(conv, dict):
         raise InvalidInput('a conversation is an object: {"id": ..., "messages": [{"id", "speaker", "text", "time"}]}')
@@ -229,6 +284,7 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
         else:
             groups.append((session, [m]))
     ops, seen_sessions = [], set()
+    before: dict[str, Any] | None = None        # the message before this group, if in the same session
     for session, group in groups:
         first = group[0]
         who = list(dict.fromkeys(str(m["speaker"]) for m in group))
@@ -237,12 +293,12 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
         lines = []
         for m in group:
             text = " ".join(str(m["text"]).split())
-            when = f" ({m['time']})" if m.get("time") and m.get("time") != first.get("time") else ""
+            when = f" ({when_label(m)})" if m.get("time") and when_label(m) != when_label(first) else ""
             lines.append(text if len(group) == 1 else f"**{m['speaker']}**{when}: {text}")
         op: dict[str, Any] = {
             "op": "UPSERT",
             "path": f"conversations/{conv_slug}/{session}/{snake_case(str(first['id'])) or 'message'}.md",
-            "title": " and ".join(who) + (f", {first['time']}" if first.get("time") else ""),
+            "title": " and ".join(who) + (f", {when_label(first)}" if first.get("time") else ""),
             "summary": _first_sentence(str(first["text"])),
             "tags": who,
             "content": {"narrative": "\n\n".join(lines)},
@@ -250,6 +306,11 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
                         for m in group],
             "reason": f"verbatim curator: message {first['id']} of conversation {cid}",
         }
+        if before is not None and _session_of(before) == session and str(before["speaker"]) != str(first["speaker"]):
+            asked = question_words(str(before["text"]))
+            if asked:
+                op["keywords"] = asked
+        before = group[-1]
         if session not in seen_sessions:
             seen_sessions.add(session)
             op["context"] = {

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Protocol, Sequence
 
-FIELDS = ("title", "content", "path_text", "tags")
+FIELDS = ("title", "content", "path_text", "tags", "keywords")
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,11 @@ class IndexDoc:
     content: str
     path_text: str
     tags: str
+    keywords: str = ""
 
     def digest(self) -> str:
         """Changes exactly when what the engine would index changes."""
-        raw = "\0".join((self.kind, self.title, self.content, self.path_text, self.tags))
+        raw = "\0".join((self.kind, self.title, self.content, self.path_text, self.tags, self.keywords))
         return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 

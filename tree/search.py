@@ -66,6 +66,32 @@ def gap_filter(scored: list[tuple[str, float]], ratio: float) -> list[tuple[str,
     return [(p, s) for p, s in scored if s >= floor]
 
 
+def folder_of(path: str) -> str:
+    return path.rsplit("/", 1)[0]
+
+
+def with_folder_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str, float],
+                         weight: float) -> list[tuple[str, float, frozenset]]:
+    """Each candidate gains ``weight`` × the top score × its folder's coverage of the query.
+
+    A folder's coverage is the IDF-weighted share of the query's terms that its
+    candidates match between them: the session (or topic) where one message
+    names the hike and another the road trip is the likely place for "the hike
+    after the road trip", even when no single entry holds both words. The
+    tree's folders are its topics, so this ranks by where an entry sits, not
+    only by what it says. ``raw`` is ``(path, score, matched terms)``, best first.
+    """
+    if not raw or weight <= 0:
+        return raw
+    matched: dict[str, set[str]] = {}
+    for p, _s, m in raw:
+        matched.setdefault(folder_of(p), set()).update(m)
+    cover = {f: coverage(m, idf) for f, m in matched.items()}
+    top = max(s for _p, s, _m in raw)
+    rescored = [(p, s + weight * top * cover[folder_of(p)], m) for p, s, m in raw]
+    return sorted(rescored, key=lambda r: -r[1])
+
+
 def excerpt(text: str, terms: list[str], width: int) -> str:
     """A window of ``width`` characters around the first place a query term occurs."""
     flat = " ".join(text.split())

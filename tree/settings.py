@@ -23,9 +23,11 @@ class TreeSettings:
     content_boost: float = 1.0
     path_boost: float = 1.5
     tags_boost: float = 2.0
+    keywords_boost: float = 1.0
     content_cap: int = 8000          # characters of body indexed per entry
     gap_ratio: float = 0.75          # drop results below this fraction of the top score
     link_weight: float = 0.3         # an entry linked to a hit scores this share of the hit's score too
+    folder_weight: float = 0.5       # a hit gains this × the top score × its folder's coverage of the query
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -39,7 +41,8 @@ class TreeSettings:
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
-                "path_text": self.path_boost, "tags": self.tags_boost}
+                "path_text": self.path_boost, "tags": self.tags_boost,
+                "keywords": self.keywords_boost}
 
     def replace(self, **changes) -> "TreeSettings":
         return validated(dataclasses.replace(self, **changes))
@@ -50,6 +53,8 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"unknown ranking profile {s.profile!r}; use one of {', '.join(PROFILES)}")
     if not 0 <= s.link_weight <= 1:
         raise MemgroveError(f"link_weight must be between 0 and 1, not {s.link_weight}")
+    if not 0 <= s.folder_weight <= 2:
+        raise MemgroveError(f"folder_weight must be between 0 and 2, not {s.folder_weight}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s

@@ -27,7 +27,7 @@ from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
 from .paths import CONTEXT_FILE, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
-from .search import Hit, coverage, excerpt, gap_filter, normalize
+from .search import Hit, coverage, excerpt, gap_filter, normalize, with_folder_coverage
 from .settings import TreeSettings, load_settings
 from .signals import Signals
 from .watch import TreeWatcher
@@ -37,7 +37,7 @@ HOME_NAME = ".memgrove"
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-3"
+INDEX_FORMAT = "whoosh-4"
 
 
 def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
@@ -323,7 +323,7 @@ class ContextTree:
         words = rel[:-3].replace("/", " ").replace("_", " ")
         links = [l for l in e.links() if l != rel]
         doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,
-                       tags=" ".join(e.tags + e.keywords))
+                       tags=" ".join(e.tags), keywords=" ".join(e.keywords))
         return doc, e.title, links
 
     def _index_paths(self, paths: list[str]) -> None:
@@ -582,6 +582,11 @@ class ContextTree:
             kept = {p for p, _ in scored}
             raw = self._with_linked([r for r in raw if r[0] in kept], limit)
             scored = [(p, normalize(sc)) for p, sc, _ in raw]
+        terms = self.engine.terms(query)
+        idf = self.engine.idf(terms) if scored else {}
+        if self.settings.folder_weight > 0 and len(scored) > 1:
+            raw = with_folder_coverage(raw, idf, self.settings.folder_weight)
+            scored = [(p, normalize(sc)) for p, sc, _ in raw]
         raw_by_path = {p: (s, m) for p, s, m in raw}
         if scored and (prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values())):
             sig = self.signals.get_many([p for p, _ in scored])
@@ -593,8 +598,6 @@ class ContextTree:
                 ranked.append((p, rank_score(raw_by_path[p][0] / top, sig[p].importance, days, sig[p].maturity,
                                              prof)))
             scored = sorted(ranked, key=lambda x: -x[1])
-        terms = self.engine.terms(query)
-        idf = self.engine.idf(terms) if scored else {}
         hits: list[Hit] = []
         for p, s in scored:
             text = self._read_disk(p)

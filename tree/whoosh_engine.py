@@ -78,6 +78,7 @@ def _schema() -> Schema:
         content=TEXT(analyzer=ana),
         path_text=TEXT(analyzer=ana),
         tags=TEXT(analyzer=ana),
+        keywords=TEXT(analyzer=ana),
     )
 
 
@@ -178,7 +179,8 @@ class WhooshEngine:
     @staticmethod
     def _fields(doc: IndexDoc) -> dict:
         return {"path": doc.path, "kind": doc.kind, "title": doc.title, "content": doc.content,
-                "path_text": doc.path_text, "tags": doc.tags}
+                "path_text": doc.path_text, "tags": doc.tags,
+                "keywords": doc.keywords}
 
     def write(self, replace: Sequence[IndexDoc] = (), delete: Sequence[str] = ()) -> None:
         if not replace and not delete:
