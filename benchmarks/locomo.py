@@ -511,6 +511,47 @@ def lost_evidence(records: list[dict[str, Any]], system: str) -> dict[str, int]:
     return dict(c)
 
 
+def lexical_reach(sample: dict[str, Any], turns: list[Turn], qs: list[Question]) -> dict[int, list[tuple[float, float]]]:
+    """How much of each question's evidence a lexical retriever can find by its words at all.
+
+    Per question with evidence: the share of its evidence turns that share an analyzed term
+    (memgrove's analyzer: stop words out, Porter stems; the two speakers' names not counted,
+    since every turn is somebody's) with the question, (1) in the turn's own words and (2) also
+    counting the words of the question the turn answers (the verbatim curator's reply keywords).
+    The rest can only be reached through links, folders or the speaker: a ceiling, not a score.
+    """
+    from memgrove.tree.curator import question_words
+    from memgrove.tree.whoosh_engine import analyzer
+
+    ana = analyzer()
+
+    def terms(text: str) -> set[str]:
+        return {t.text for t in ana(text)}
+
+    conv = sample["conversation"]
+    names = terms(f"{conv.get('speaker_a', '')} {conv.get('speaker_b', '')}")
+    asked = {b.id: a.text for a, b in zip(turns, turns[1:]) if a.session == b.session and a.speaker != b.speaker}
+    by_id = {t.id: t for t in turns}
+    out: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for q in qs:
+        if not q.evidence:
+            continue
+        wanted = terms(q.question) - names
+        own = [bool(wanted & terms(by_id[e].text)) for e in q.evidence]
+        keyed = [o or bool(wanted & set(terms(" ".join(question_words(asked.get(e, "")))))) for e, o in
+                 zip(q.evidence, own)]
+        out[q.category].append((sum(own) / len(own), sum(keyed) / len(keyed)))
+    return out
+
+
+def reach_summary(reach: dict[int, list[tuple[float, float]]]) -> dict[str, dict[str, Any]]:
+    groups = {str(c): v for c, v in sorted(reach.items())}
+    groups[OVERALL] = [x for c in POOLED for x in reach.get(c, [])]
+    return {g: {"questions": len(v), "own_words": round(sum(a for a, _ in v) / len(v), 4) if v else None,
+                "with_reply_keywords": round(sum(b for _, b in v) / len(v), 4) if v else None}
+            for g, v in groups.items()}
+
+
 def lost_vs(records: list[dict[str, Any]], system: str, other: str) -> dict[str, int]:
     """Evidence ids ``other`` has within 1,000 words and ``system`` does not: where ``system`` has them."""
     c: Counter = Counter()
@@ -592,6 +633,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
     segmenting: Counter = Counter()
     body_words, n_bodies, n_segs = 0, 0, 0
     hits_hist: Counter = Counter()
+    reach: dict[int, list[tuple[float, float]]] = defaultdict(list)
     dropped = {"malformed": [], "unknown": []}
     llm_rows: list[dict[str, Any]] = []
     for sample in samples:
@@ -601,6 +643,8 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
         for q in qs:
             for kind in ("malformed", "unknown"):
                 dropped[kind] += [{"conv": cid, "question": q.index, "id": x} for x in q.dropped[kind]]
+        for c, v in lexical_reach(sample, turns, qs).items():
+            reach[c] += v
         conv = to_conversation(sample)
         log(f"{cid}: {len(turns)} turns, {len(qs)} questions; curating ({variant.name}) ...")
         mg = memgrove_system(conv, window=variant.window, curator=variant.curator, prefetch_limit=prefetch_limit,
@@ -676,6 +720,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
             "lost_vs_bm25_turns_1000w": lost_vs(records, "memgrove", "bm25-turns"),
         },
         "order_effect": order_effect(records),
+        "lexical_reach": reach_summary(reach),
         "data": {
             "conversations": conv_rows,
             "turns": n_turns,
@@ -779,6 +824,13 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append("Baseline check (bm25-turns, categories 1–4, expected from the issue): " + ", ".join(
         f"@{b}w {_pct(x['measured'])} vs {x['expected'] * 100:.1f}" for b, x in bc.items()) + ".")
     L.append("")
+    lr = report.get("lexical_reach", {}).get(OVERALL)
+    if lr and lr["own_words"] is not None:
+        L.append(f"Lexical reach (categories 1–4): {_pct(lr['own_words'])}% of a question's evidence turns (mean per "
+                 f"question) share a word with it (memgrove's analyzer, the speakers' names not counted), "
+                 f"{_pct(lr['with_reply_keywords'])}% counting the question each turn answers; the rest only links, "
+                 "folders or the speaker can reach. Per category in the JSON (`lexical_reach`).")
+        L.append("")
     L.append("## Per category")
     L.append("")
     for cat in [str(k) for k in CATEGORIES]:

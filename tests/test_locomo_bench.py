@@ -171,6 +171,12 @@ def test_end_to_end(tmp_path, monkeypatch):
     assert len(report["data"]["evidence_dropped"]["malformed"]) == 2
     assert report["memgrove"]["entries_total"] == 10 and report["memgrove"]["segmenting"].get("even", 0) == 0
     assert sum(report["memgrove"]["tiers"].values()) == 6
+    # "How old is Pepper?" -> "She is four, ..." shares no word with it, but answers "How old is Pepper?"
+    reach = report["lexical_reach"]
+    assert reach["2"] == {"questions": 1, "own_words": 0.0, "with_reply_keywords": 1.0}
+    assert reach["4"]["own_words"] == 1.0                         # "adopted a greyhound"
+    assert reach["1-4"]["questions"] == 4 and 0 < reach["1-4"]["own_words"] < reach["1-4"]["with_reply_keywords"]
+    assert "Lexical reach" in (out / "locomo.md").read_text()
     assert "llm" not in report and "accuracy" not in (out / "locomo.md").read_text().lower().replace(
         "no answer accuracy is reported", "")
 
