@@ -774,11 +774,12 @@ def _x(v: float | None) -> str:
 
 
 def uncommitted_files() -> list[str] | None:
-    """Tracked files changed since the last commit (the report says so), or None without git."""
+    """Tracked files changed since the last commit (the report says so), or None without git.
+    Earlier reports in ``benchmarks/results/`` do not count: they are what a run rewrites."""
     try:
         return [ln[3:] for ln in subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE, capture_output=True, text=True,
-            timeout=5).stdout.splitlines() if ln.strip()]
+            timeout=5).stdout.splitlines() if ln.strip() and not ln[3:].startswith("benchmarks/results/")]
     except (OSError, subprocess.SubprocessError):
         return None
 
