@@ -784,6 +784,16 @@ def uncommitted_files() -> list[str] | None:
         return None
 
 
+def latency_table(latency_ms: dict[str, dict[str, Any]], systems: Sequence[str]) -> list[str]:
+    """The report's latency table, one row per system (shared with longmemeval.py)."""
+    rows = ["| latency (ms) | n | p50 | p95 | p99 | mean | max |", "|---|---|---|---|---|---|---|"]
+    for s in systems:
+        lat = latency_ms[s]
+        label = "memgrove `graph.invoke` (wall, harness)" if s == "memgrove" else f"{s} (bm25s scoring + sort)"
+        rows.append(f"| {label} | {lat['n']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['mean']} | {lat['max']} |")
+    return rows
+
+
 def machine_line(report: dict[str, Any]) -> str:
     """The report header's machine, versions, commit and load (shared with longmemeval.py)."""
     m = report["machine"]
@@ -867,12 +877,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"tier {t}: {n} ({n / total_q * 100:.1f}%)" for t, n in mg["tiers"].items()) + ". By category: " + "; ".join(
         f"{cat}: " + ", ".join(f"t{t} {n}" for t, n in d.items()) for cat, d in mg["tiers_by_category"].items()) + ".")
     L.append("")
-    L.append("| latency (ms) | n | p50 | p95 | p99 | mean | max |")
-    L.append("|---|---|---|---|---|---|---|")
-    for s in SYSTEMS:
-        lat = report["latency_ms"][s]
-        label = "memgrove `graph.invoke` (wall, harness)" if s == "memgrove" else f"{s} (bm25s scoring + sort)"
-        L.append(f"| {label} | {lat['n']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['mean']} | {lat['max']} |")
+    L.extend(latency_table(report["latency_ms"], SYSTEMS))
     lat = mg["reported_latency_ms"]
     L.append(f"| memgrove answer[\"latency_ms\"] (self-reported) | {lat['n']} | {lat['p50']} | {lat['p95']} | "
              f"{lat['p99']} | {lat['mean']} | {lat['max']} |")

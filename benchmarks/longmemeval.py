@@ -747,12 +747,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"tier {t}: {n} ({n / total_q * 100:.1f}%)" for t, n in mg["tiers"].items()) + ". Entry hits per question: "
              + ", ".join(f"{k}: {n}" for k, n in mg["entries_hist"].items()) + ".")
     L.append("")
-    L.append("| latency (ms) | n | p50 | p95 | p99 | mean | max |")
-    L.append("|---|---|---|---|---|---|---|")
-    for s in SYSTEMS:
-        lat = report["latency_ms"][s]
-        label = "memgrove `graph.invoke` (wall, harness)" if s == "memgrove" else f"{s} (bm25s scoring + sort)"
-        L.append(f"| {label} | {lat['n']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['mean']} | {lat['max']} |")
+    L.extend(locomo.latency_table(report["latency_ms"], SYSTEMS))
     L.append("")
     L.append("Where the evidence is at 4,000 words (evidence turns): " + "; ".join(
         f"{s}: " + ", ".join(f"{k} {n}" for k, n in dd.items()) for s, dd in mg["lost_evidence_4000w"].items()) + ".")
