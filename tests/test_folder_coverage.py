@@ -75,3 +75,30 @@ def test_keywords_are_searchable_but_not_text(tmp_path):
         # changing only the keywords re-indexes the entry
         m.curate([{"op": "UPDATE", "path": "chat/s1/b.md", "keywords": ["swimming"], "reason": "r"}])
         assert [p for p, _ in entries(m.search("swimming"))] == ["chat/s1/b.md"]
+
+
+def test_signals_still_order_near_ties_under_a_folder_lift(tmp_path):
+    # two identical entries in one folder, one of them important: the folder lifts both alike,
+    # and importance moves them apart by the same amount (on the 0..1 scale) with or without the lift
+    same = "Numbat habitat in the eucalyptus woodland."
+    ops = [{"op": "ADD", "path": "wild/life/first.md", "title": "Notes one", "content": same, "reason": "r"},
+           {"op": "ADD", "path": "wild/life/second.md", "title": "Notes two", "content": same, "reason": "r"},
+           {"op": "ADD", "path": "wild/life/third.md", "title": "Notes three", "content": "Termite mounds.",
+            "reason": "r"}]
+    gaps, third = {}, {}
+    for weight in (0.0, 0.5):
+        with Memory.open(tmp_path / str(weight), create=True, durable=False, profile="product", link_weight=0.0,
+                         folder_weight=weight) as m:
+            m.curate(ops)
+            for _ in range(7):
+                m.tree.signals.record_update(["wild/life/second.md"])
+            hits = entries(m.search("numbat habitat termite"))
+            order = [p for p, _ in hits]
+            assert order[:2] == ["wild/life/second.md", "wild/life/first.md"]
+            scores = dict(hits)
+            gaps[weight] = scores["wild/life/second.md"] - scores["wild/life/first.md"]
+            third[weight] = scores["wild/life/third.md"]
+    # scores are divided by 1 + weight to stay on the 0..1 scale; the gap is otherwise unchanged
+    assert gaps[0.5] * 1.5 == pytest.approx(gaps[0.0]) and gaps[0.0] > 0
+    # the folder covers the whole question: the weak hit is lifted toward the others
+    assert third[0.5] > third[0.0]
