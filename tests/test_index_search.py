@@ -177,6 +177,15 @@ def test_stemming_and_prefix_fallback(bmem) -> None:
     assert paths(bmem.search("postgr"))[0] == "ops/db/postgres.md"      # prefix, as a fallback
 
 
+def test_possessives_and_contractions_leave_no_stray_terms(bmem) -> None:
+    assert bmem.tree.engine.terms("What is Dave's car? It's red, isn't it, and he'll say he didn't") == [
+        "dave", "car", "red", "sai"]
+    bmem.curate([op("ADD", "chat/s1/a.md", title="Ana", content="It's lovely, that's what it's like."),
+                 op("ADD", "chat/s1/b.md", title="Ben", content="Dave restores a car.")])
+    # "Dave's" no longer matches every "it's" and "that's"
+    assert paths(bmem.search("Dave's car")) == ["chat/s1/b.md"]
+
+
 def test_fuzzy_fallback_only_when_exact_finds_nothing(bmem) -> None:
     bmem.curate([op("ADD", "ops/k8s/cluster.md", title="Cluster notes", content="kubernetes cluster upgrade steps"),
                  op("ADD", "ops/release/steps.md", title="Release notes", content="deployment happens on tuesdays")])
