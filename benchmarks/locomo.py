@@ -538,7 +538,7 @@ def lexical_reach(sample: dict[str, Any], turns: list[Turn], qs: list[Question])
             continue
         wanted = terms(q.question) - names
         own = [bool(wanted & terms(by_id[e].text)) for e in q.evidence]
-        keyed = [o or bool(wanted & set(terms(" ".join(question_words(asked.get(e, "")))))) for e, o in
+        keyed = [o or bool(wanted & terms(" ".join(question_words(asked.get(e, ""))))) for e, o in
                  zip(q.evidence, own)]
         out[q.category].append((sum(own) / len(own), sum(keyed) / len(keyed)))
     return out

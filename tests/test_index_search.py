@@ -180,6 +180,7 @@ def test_stemming_and_prefix_fallback(bmem) -> None:
 def test_possessives_and_contractions_leave_no_stray_terms(bmem) -> None:
     assert bmem.tree.engine.terms("What is Dave's car? It's red, isn't it, and he'll say he didn't") == [
         "dave", "car", "red", "sai"]
+    assert bmem.tree.engine.terms("Don won the race") == ["don", "won", "race"]   # a name and a verb
     bmem.curate([op("ADD", "chat/s1/a.md", title="Ana", content="It's lovely, that's what it's like."),
                  op("ADD", "chat/s1/b.md", title="Ben", content="Dave restores a car.")])
     # "Dave's" no longer matches every "it's" and "that's"

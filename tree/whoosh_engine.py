@@ -55,7 +55,7 @@ def _close_leaked(exc: BaseException) -> None:
 # then match every message that asks something; this is a standard English list,
 # with the pieces the tokenizer cuts from contractions and possessives ("Dave's"
 # -> "dave" "s", "didn't" -> "didn" "t"): kept, "s" matched every "it's" (LoCoMo
-# R@200w +0.5 without it).
+# R@200w +0.5 without it). Not "won" and "don" (won't, don't): a verb and a name.
 STOP_WORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
 but by can could did do does doing down during each few for from further had has have having he her here hers
@@ -63,7 +63,7 @@ herself him himself his how i if in into is it its itself just me more most my m
 once only or other our ours ourselves out over own same she should so some such than that the their theirs them
 themselves then there these they this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves tell know please also us let yet may might
-s t d ll m re ve don didn doesn isn wasn aren weren hasn haven hadn won wouldn couldn shouldn
+s t d ll m re ve didn doesn isn wasn aren weren hasn haven hadn wouldn couldn shouldn
 """.split())
 
 
