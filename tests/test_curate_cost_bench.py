@@ -6,24 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.benchmarks import load_benchmark
+from helpers.benchmarks import load_benchmark, tiny_locomo_conversation
 
 def _sample() -> list[dict]:
-    s1 = [("Ana", "Hi Ben! I just adopted a greyhound named Pepper from the shelter."),
-          ("Ben", "Congratulations Ana! How old is Pepper?"),
-          ("Ana", "She is four, and she loves long walks along the riverside."),
-          ("Ben", "I started learning the cello last month, my teacher is very patient.")]
-    s2 = [("Ben", "My cello recital is next Saturday at the community hall."),
-          ("Ana", "Wonderful! Pepper and I will come and cheer for you."),
-          ("Ben", "Thanks! I will play a suite by Bach, the first one."),
-          ("Ana", "I painted a watercolour of the lake for my mother's birthday.")]
-    conv = {"speaker_a": "Ana", "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023", "session_2_date_time": "10:00 am on 20 May, 2023",
-            "session_3_date_time": "a date with no session (as in conv-26)"}
-    for n, turns in ((1, s1), (2, s2)):
-        conv[f"session_{n}"] = [{"speaker": sp, "dia_id": f"D{n}:{i}", "text": t} for i, (sp, t) in enumerate(turns, 1)]
-    conv["session_2"][3]["blip_caption"] = "a photo of a watercolour painting of a lake"
-    return [{"sample_id": "conv-t1", "conversation": conv, "qa": []}]
+    return [{"sample_id": "conv-t1", "conversation": tiny_locomo_conversation(4), "qa": []}]
 
 
 def test_curate_cost_report_is_consistent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

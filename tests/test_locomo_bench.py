@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.benchmarks import load_benchmark
+from helpers.benchmarks import load_benchmark, tiny_locomo_conversation
 
 pytest.importorskip("bm25s", reason="the LoCoMo benchmark's baselines need bm25s (the bench extra)")
 
@@ -15,22 +15,7 @@ locomo = load_benchmark("locomo")
 
 
 def _sample() -> dict:
-    s1 = [("Ana", "Hi Ben! I just adopted a greyhound named Pepper from the shelter."),
-          ("Ben", "Congratulations Ana! How old is Pepper?"),
-          ("Ana", "She is four, and she loves long walks along the riverside."),
-          ("Ben", "I started learning the cello last month, my teacher is very patient."),
-          ("Ana", "That sounds lovely, music is good for the soul.")]
-    s2 = [("Ben", "My cello recital is next Saturday at the community hall."),
-          ("Ana", "Wonderful! Pepper and I will come and cheer for you."),
-          ("Ben", "Thanks! I will play a suite by Bach, the first one."),
-          ("Ana", "I painted a watercolour of the lake for my mother's birthday."),
-          ("Ben", "Your mother must have loved the painting.")]
-    conv = {"speaker_a": "Ana", "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023", "session_2_date_time": "10:00 am on 20 May, 2023",
-            "session_3_date_time": "a date with no session (as in conv-26)"}
-    for n, turns in ((1, s1), (2, s2)):
-        conv[f"session_{n}"] = [{"speaker": sp, "dia_id": f"D{n}:{i}", "text": t} for i, (sp, t) in enumerate(turns, 1)]
-    conv["session_2"][3]["blip_caption"] = "a photo of a watercolour painting of a lake"
+    conv = tiny_locomo_conversation()
     qa = [
         {"question": "What is the name of the greyhound Ana adopted?", "answer": "Pepper", "evidence": ["D1:1"],
          "category": 4},
