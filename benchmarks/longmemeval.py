@@ -120,7 +120,10 @@ LEVEL_BASELINES = {"session": ("bm25-sessions", "bm25-turns"), "turn": ("bm25-tu
 BUDGET_BASELINES = ("bm25-turns", "bm25-sessions")
 METRICS = [f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any") for k in KS]
 BUDGET_KEYS = [f"R@{b}w" for b in BUDGETS]
-DEFAULT_PREFETCH = 50
+# enough entries to fill the largest budget: 4,000 words is ~150 message entries (LoCoMo-like turns of
+# ~25 words); with 50, memgrove ran out at ~1,750 words while the BM25 baselines return every match,
+# so its R@2000w and R@4000w measured the hit limit, not the ranking (seen on a LoCoMo-built haystack)
+DEFAULT_PREFETCH = 200
 DEFAULT_VARIANT = locomo.DEFAULT_VARIANT
 CACHE_FORMAT = 1
 REQUIRED = ("question_id", "question_type", "question", "haystack_session_ids", "haystack_dates",
@@ -706,6 +709,10 @@ def render_markdown(report: dict[str, Any]) -> str:
              "words)")
     L.append("")
     L.extend(_budget_table(report, OVERALL))
+    L.append("")
+    L.append("Budget filled at 4,000 words (the system returned at least that much text): "
+             + ", ".join(f"{s} {_pct(syst[s]['budget'][OVERALL]['filled_4000w'])}%" for s in SYSTEMS)
+             + f"; memgrove returns at most `prefetch_limit` = {c['prefetch_limit']} entries.")
     L.append("")
     L.append("bm25-turns returns user turns only, so evidence in assistant turns (single-session-assistant) is out "
              "of its reach at any budget; memgrove and bm25-sessions return assistant turns too.")

@@ -167,7 +167,11 @@ def test_end_to_end_and_cache(tmp_path, monkeypatch):
 
     first = lme.main(args)
     saved = json.loads((out / "longmemeval_tiny.json").read_text())
-    assert (out / "longmemeval_tiny.md").read_text().startswith("# memgrove LongMemEval retrieval benchmark")
+    md = (out / "longmemeval_tiny.md").read_text()
+    assert md.startswith("# memgrove LongMemEval retrieval benchmark")
+    # the tiny haystacks hold far less than 4,000 words: no system can fill that budget, and the report says so
+    assert "Budget filled at 4,000 words" in md and "memgrove 0.0%" in md
+    assert saved["systems"]["memgrove"]["budget"]["overall"]["filled_4000w"] == 0.0
     assert len(calls) == 3 and first["memgrove"]["cache"]["curated"] == 3 and first["memgrove"]["cache"]["hits"] == 0
     assert len(list(cache.iterdir())) == 3
     assert not any((p / "memory" / ".memgrove" / "journal").exists() for p in cache.iterdir())
@@ -229,7 +233,7 @@ def test_bad_input(tmp_path):
 
 def test_output_stem():
     stem = lme.output_stem
-    assert stem(Path("longmemeval_s.json"), lme.DEFAULT_VARIANT, 50, None, None, 470) == "longmemeval"
-    assert stem(Path("longmemeval_s_cleaned.json"), lme.DEFAULT_VARIANT, 50, None, 470, 470) == "longmemeval"
+    assert stem(Path("longmemeval_s.json"), lme.DEFAULT_VARIANT, lme.DEFAULT_PREFETCH, None, None, 470) == "longmemeval"
+    assert stem(Path("longmemeval_s_cleaned.json"), lme.DEFAULT_VARIANT, lme.DEFAULT_PREFETCH, None, 470, 470) == "longmemeval"
     assert stem(Path("longmemeval_oracle.json"), "verbatim-w3", 20, ["multi-session", "knowledge-update"], 10,
                 470) == "longmemeval_oracle_verbatim-w3_p20_ms-ku_n10"
