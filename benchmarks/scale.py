@@ -282,6 +282,20 @@ def disk_usage(folder: Path) -> dict[str, int]:
     return {"bytes": apparent, "allocated": allocated, "files": files}
 
 
+@contextlib.contextmanager
+def scratch_dir(prefix: str, cfg: dict[str, Any], out: dict[str, Any]) -> Iterator[Path]:
+    """A temp folder for one size's run: removed afterwards, or kept (and named in ``out``) with
+    ``cfg["keep"]``. Shared by this file's and benchmarks/tiers.py's per-size workers."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    if cfg.get("keep"):
+        out["kept_at"] = str(tmp)
+    try:
+        yield tmp
+    finally:
+        if not cfg.get("keep"):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def maxrss_mb(who: int = resource.RUSAGE_SELF) -> float:
     return round(resource.getrusage(who).ru_maxrss / 1024, 1)  # KiB on Linux
 
@@ -378,8 +392,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     log = functools.partial(print, file=sys.stderr, flush=True)
     corpus = Corpus(cfg["seed"])
     out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
-    tmp = Path(tempfile.mkdtemp(prefix=f"memgrove-scale-{n}-"))
-    try:
+    with scratch_dir(f"memgrove-scale-{n}-", cfg, out) as tmp:
         phases: dict[str, float] = {}
         mark = [time.perf_counter()]
 
@@ -652,12 +665,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         phase("disk")
         out["phase_s"] = phases
         out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-        if cfg.get("keep"):
-            out["kept_at"] = str(tmp)
         return out
-    finally:
-        if not cfg.get("keep"):
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 # -- scale curves (--curve): one size, in a child process ------------------------------------
@@ -711,8 +719,7 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     corpus = Corpus(cfg["seed"])
     ops = LazyOps(corpus, n)
     out["rss_baseline_mb"] = maxrss_mb()  # interpreter + imports + the corpus's vocabulary
-    tmp = Path(tempfile.mkdtemp(prefix=f"memgrove-curve-{n}-"))
-    try:
+    with scratch_dir(f"memgrove-curve-{n}-", cfg, out) as tmp:
         # 1. build: curate in batches, generation of the ops not timed ------------------------------
         mem = Memory.open(tmp, create=True, durable=False)
         batch = int(cfg.get("size_batch", {}).get(str(n), cfg["batch"]))
@@ -815,12 +822,7 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         c = out["cold"]
         log(f"  [{n}] cold p50 ms: tier 0 {c['cli_tier0']['p50']:.0f}, tier 2 {c['cli_tier2']['p50']:.0f}")
         out["loadavg"]["end"] = _loadavg()
-        if cfg.get("keep"):
-            out["kept_at"] = str(tmp)
         return out
-    finally:
-        if not cfg.get("keep"):
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 # -- reporting -------------------------------------------------------------------------

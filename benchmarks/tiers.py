@@ -67,7 +67,7 @@ if str(HERE) not in sys.path:  # `import scale` however this file is run
     sys.path.insert(0, str(HERE))
 
 import scale  # noqa: E402  (benchmarks/scale.py: the corpus, statistics and machine info)
-from scale import Corpus, Profiler, machine_info, maxrss_mb, pct, summary_ms  # noqa: E402
+from scale import Corpus, Profiler, machine_info, maxrss_mb, pct, scratch_dir, summary_ms  # noqa: E402
 
 # Issue 3 targets, 25,000 entries, 2 cores, warm in-process unless noted.
 TARGET_SIZE = 25_000
@@ -195,8 +195,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
 
     corpus = Corpus(cfg["seed"])
     out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
-    tmp = Path(tempfile.mkdtemp(prefix=f"memgrove-tiers-{n}-"))
-    try:
+    with scratch_dir(f"memgrove-tiers-{n}-", cfg, out) as tmp:
         # 1. build ------------------------------------------------------------------------
         ops = [corpus.op(i) for i in range(n)]
         mem = Memory.open(tmp, create=True, durable=False)
@@ -322,12 +321,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         log(f"  [{n}] cold p50 ms: pass {c['python_pass']['p50']:.0f}, import {c['import_cli']['p50']:.0f}, "
             f"tier 0 {c['cli_tier0']['p50']:.0f}, tier 2 {c['cli_tier2']['p50']:.0f}")
         out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-        if cfg.get("keep"):
-            out["kept_at"] = str(tmp)
         return out
-    finally:
-        if not cfg.get("keep"):
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[str, Any]) -> dict[str, Any]:
