@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidInput
-from .paths import snake_case
+from .paths import folder_of, snake_case
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
@@ -323,6 +323,6 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
     # each message entry links to the next one of its session: the search lends a hit's
     # score to its neighbours (``link_weight``) and readers can follow the thread
     for a, b in zip(ops, ops[1:]):
-        if a["path"].rsplit("/", 1)[0] == b["path"].rsplit("/", 1)[0]:
+        if folder_of(a["path"]) == folder_of(b["path"]):
             a["related"] = [b["path"]]
     return ops

@@ -10,7 +10,7 @@ from typing import Any
 from . import entry as entry_mod
 from .catalog import digest_of, scan
 from .errors import InvalidEntry
-from .paths import CONTEXT_FILE, is_entry_file
+from .paths import CONTEXT_FILE, folder_of, is_entry_file
 
 
 @dataclass
@@ -61,7 +61,7 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         else:
             rep.entries += 1
     # every folder with entries has a context.md
-    folders = {rel.rsplit("/", 1)[0] for rel in current}
+    folders = {folder_of(rel) for rel in current}
     all_folders = set()
     for f in folders:
         parts = f.split("/")

@@ -126,6 +126,11 @@ def is_entry_file(rel: str) -> bool:
     )
 
 
+def folder_of(rel: str) -> str:
+    """``a/b/c/x.md`` -> ``a/b/c``: the folder a file sits in."""
+    return rel.rsplit("/", 1)[0]
+
+
 def parent_folders(rel: str) -> list[str]:
     """``a/b/c/x.md`` -> ``["a", "a/b", "a/b/c"]``."""
     parts = rel.split("/")[:-1]

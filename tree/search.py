@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .paths import folder_of
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -64,10 +66,6 @@ def gap_filter(scored: list[tuple[str, float]], ratio: float) -> list[tuple[str,
         return []
     floor = scored[0][1] * ratio
     return [(p, s) for p, s in scored if s >= floor]
-
-
-def folder_of(path: str) -> str:
-    return path.rsplit("/", 1)[0]
 
 
 def with_folder_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str, float],

@@ -26,7 +26,7 @@ from .fsio import TEMP_PREFIX, WriterLock, atomic_write
 from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
-from .paths import CONTEXT_FILE, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
+from .paths import CONTEXT_FILE, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
 from .search import Hit, coverage, excerpt, gap_filter, normalize, with_folder_coverage
 from .settings import TreeSettings, load_settings
 from .signals import Signals
@@ -125,7 +125,7 @@ class ContextTree:
             raise InvalidEntry(f"{rel}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
     def read_text(self, path: str) -> str:
-        rel = normalize_entry_path(path) if not path.endswith(CONTEXT_FILE) else normalize_folder(path.rsplit("/", 1)[0]) + "/" + CONTEXT_FILE
+        rel = normalize_entry_path(path) if not path.endswith(CONTEXT_FILE) else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE
         text = self._read_disk(rel)
         if text is None:
             raise InvalidPath(f"no entry at {rel}")
