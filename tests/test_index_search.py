@@ -122,8 +122,9 @@ def test_gap_filter_drops_weak_results(tmp_path) -> None:
         assert paths(hits) == ["a/b/strong.md"]
         top = hits[0].score
         assert all(h.score >= 0.75 * top for h in hits)
-    # folder coverage off: both share a folder, which would lift the weak one toward the strong one
-    with Memory.open(tmp_path / "g1", durable=False, profile="benchmark", gap_ratio=0.0, folder_weight=0.0) as m:
+    # folder and neighbourhood coverage off: they lift the weak one toward the strong one (after the filter)
+    with Memory.open(tmp_path / "g1", durable=False, profile="benchmark", gap_ratio=0.0, folder_weight=0.0,
+                     near_weight=0.0) as m:
         hits = m.search("alpha beta gamma")
         assert paths(hits)[:2] == ["a/b/strong.md", "a/b/weak.md"]
         assert hits[1].score < 0.75 * hits[0].score

@@ -3,7 +3,9 @@
 ``index/catalog.db`` (SQLite) is derived like the full-text index and lives
 beside it. ``files`` holds ``(mtime_ns, size)`` of every indexed file, so a
 scan of the tree tells exactly which files were edited by hand since;
-``links`` holds forward links, so backlinks are one indexed query.
+``links`` holds forward links, so backlinks are one indexed query; ``times``
+holds the day each entry is about and whether its text says when (for search
+to favour them when a question names a date or asks "when").
 
 The digest is an order-independent sum of per-file hashes, so a writer can
 update it for the files it changed without rescanning the tree.
@@ -15,7 +17,9 @@ import hashlib
 import os
 import sqlite3
 import threading
+from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
 from .sqlite import connect
@@ -26,10 +30,24 @@ CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
+CREATE TABLE IF NOT EXISTS times (path TEXT PRIMARY KEY, day TEXT, timely INTEGER);
 """
 _MASK = (1 << 64) - 1
 
 Stat = tuple[int, int]  # (mtime_ns, size)
+
+
+class Upsert(NamedTuple):
+    """What the catalog records of one indexed file."""
+
+    path: str
+    kind: str            # "entry", "context" or "invalid"
+    stat: Stat
+    title: str
+    links: list[str]
+    doc_hash: str        # of the IndexDoc (``""`` for an invalid file)
+    day: date | None = None   # the day the entry is about (its sources' time, else its creation)
+    timely: bool = False      # its text says when something happened
 
 
 def item_hash(path: str, stat: Stat) -> int:
@@ -103,9 +121,10 @@ class Catalog:
             db.execute("SELECT src, dst FROM links LIMIT 1")
             db.execute("SELECT key, value FROM meta LIMIT 1")
             db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
+            db.execute("SELECT path, day, timely FROM times LIMIT 1")
             db.execute("BEGIN IMMEDIATE")
             try:
-                for table in ("files", "links", "meta", "doc_hashes"):
+                for table in ("files", "links", "meta", "doc_hashes", "times"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute("COMMIT")
             except BaseException:
@@ -190,22 +209,34 @@ class Catalog:
             out.update(dict(self._db().execute(q, chunk).fetchall()))
         return out
 
-    def apply(self, upserts: list[tuple[str, str, Stat, str, list[str], str]], deletes: list[str],
+    def times_of(self, paths: list[str]) -> dict[str, tuple[date | None, bool]]:
+        """``{path: (day the entry is about or None, whether its text says when)}``."""
+        out: dict[str, tuple[date | None, bool]] = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i:i + 500]
+            q = "SELECT path, day, timely FROM times WHERE path IN (%s)" % ",".join("?" * len(chunk))
+            for p, day, timely in self._db().execute(q, chunk):
+                out[p] = (date.fromisoformat(day) if day else None, bool(timely))
+        return out
+
+    def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
-        """Record files now in the index: ``(path, kind, stat, title, links, doc hash)``; one transaction."""
+        """Record files now in the index (``Upsert`` rows); one transaction."""
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
             if replace_all:
-                for table in ("files", "links", "doc_hashes"):
+                for table in ("files", "links", "doc_hashes", "times"):
                     db.execute(f"DELETE FROM {table}")
             for p in deletes:
                 db.execute("DELETE FROM files WHERE path=?", (p,))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
-            for p, kind, (m, s), title, links, doc_hash in upserts:
+                db.execute("DELETE FROM times WHERE path=?", (p,))
+            for p, kind, (m, s), title, links, doc_hash, day, timely in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (p, kind, m, s, title))
                 db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
+                db.execute("INSERT OR REPLACE INTO times VALUES (?,?,?)", (p, day.isoformat() if day else None, int(timely)))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))

@@ -11,14 +11,14 @@ words and its provenance. Placement is by source and session:
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import os
 import re
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from . import dates
 from .errors import InvalidInput
 from .paths import folder_of, snake_case
 
@@ -212,30 +212,11 @@ def question_words(text: str, limit: int = 40) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if len(w) > 2))[:limit]
 
 
-_MONTHS = {name.lower(): n for n in range(1, 13)
-           for name in (calendar.month_name[n], calendar.month_abbr[n])}
-_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([A-Za-z]{3,9})\.?,?\s+(\d{4})\b")
-_MONTH_DAY_YEAR = re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-
-
 def day_of(when: str) -> str | None:
     """``"8 May 2023"`` for a time that names a whole date ("1:56 pm on 8 May, 2023",
     "2023-05-08T13:56:00Z", "May 8, 2023"); None if it names none."""
-    found = None
-    if m := _ISO_DAY.search(when):
-        found = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    elif (m := _DAY_MONTH_YEAR.search(when)) and m.group(2).lower() in _MONTHS:
-        found = (int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
-    elif (m := _MONTH_DAY_YEAR.search(when)) and m.group(1).lower() in _MONTHS:
-        found = (int(m.group(3)), _MONTHS[m.group(1).lower()], int(m.group(2)))
-    if found is None:
-        return None
-    try:
-        d = date(*found)
-    except ValueError:
-        return None
-    return f"{d.day} {calendar.month_name[d.month]} {d.year}"
+    d = dates.day_of(when)
+    return dates.day_label(d) if d else None
 
 
 def when_label(msg: dict[str, Any]) -> str:

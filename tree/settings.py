@@ -28,6 +28,10 @@ class TreeSettings:
     gap_ratio: float = 0.75          # drop results below this fraction of the top score
     link_weight: float = 0.3         # an entry linked to a hit scores this share of the hit's score too
     folder_weight: float = 0.5       # a hit gains this × the top score × its folder's coverage of the query
+    near_weight: float = 0.5         # ... and this × the top score × its neighbourhood's coverage of it
+    near_hops: int = 3               # the neighbourhood: entries up to this many links away
+    date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
+    when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -55,6 +59,11 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"link_weight must be between 0 and 1, not {s.link_weight}")
     if not 0 <= s.folder_weight <= 2:
         raise MemgroveError(f"folder_weight must be between 0 and 2, not {s.folder_weight}")
+    for name in ("near_weight", "date_weight", "when_weight"):
+        if not 0 <= getattr(s, name) <= 2:
+            raise MemgroveError(f"{name} must be between 0 and 2, not {getattr(s, name)}")
+    if not 0 <= s.near_hops <= 10:
+        raise MemgroveError(f"near_hops must be between 0 and 10, not {s.near_hops}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s

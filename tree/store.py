@@ -17,8 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import contexts, entry as entry_mod
-from .catalog import Catalog, digest_of, item_hash, scan
+from . import contexts, dates, entry as entry_mod
+from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
 from .errors import InvalidEntry, InvalidPath, MemgroveError, OperationConflict, TreeNotFound
@@ -27,7 +27,8 @@ from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
 from .paths import CONTEXT_FILE, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
-from .search import Hit, coverage, excerpt, gap_filter, normalize, with_folder_coverage
+from .search import (Hit, coverage, excerpt, gap_filter, normalize, with_folder_coverage, with_lift,
+                     with_neighbourhood_coverage)
 from .settings import TreeSettings, load_settings
 from .signals import Signals
 from .watch import TreeWatcher
@@ -37,7 +38,7 @@ HOME_NAME = ".memgrove"
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-5"
+INDEX_FORMAT = "whoosh-6"
 
 
 def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
@@ -308,13 +309,14 @@ class ContextTree:
             self._bump_generation()
 
     # -- the index ----------------------------------------------------------
-    def _doc_for(self, rel: str) -> tuple[IndexDoc | None, str, list[str]]:
-        """Index document, title and links of a file; ``(None, reason, [])`` if it cannot be parsed."""
+    def _doc_for(self, rel: str, stat: Stat) -> tuple[IndexDoc | None, Upsert]:
+        """Index document of a file and what the catalog records of it; ``(None, invalid row)``
+        if it cannot be parsed (the reason goes nowhere: ``doctor`` reports it)."""
         try:
             text = (self.root / rel).read_text(encoding="utf-8")
             e = entry_mod.parse(text, where=rel)
-        except (OSError, UnicodeDecodeError, InvalidEntry) as exc:
-            return None, str(exc), []
+        except (OSError, UnicodeDecodeError, InvalidEntry):
+            return None, Upsert(rel, "invalid", stat, "", [], "")
         kind = "context" if rel.endswith("/" + CONTEXT_FILE) else "entry"
         # A context file's listing repeats its children's titles and summaries;
         # indexing it would make every folder compete with its own entries.
@@ -324,7 +326,10 @@ class ContextTree:
         links = [l for l in e.links() if l != rel]
         doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,
                        tags=" ".join(e.tags), keywords=" ".join(e.keywords))
-        return doc, e.title, links
+        # the day it is about: when its sources happened, else when it was written
+        day = next((d for src in e.sources if isinstance(src, dict) and (d := dates.day_of(str(src.get("at") or "")))),
+                   None) or dates.day_of(e.created_at)
+        return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content))
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""
@@ -345,17 +350,14 @@ class ContextTree:
                 continue
             stat = (st.st_mtime_ns, st.st_size)
             digest += item_hash(rel, stat)
-            doc, title, links = self._doc_for(rel)
+            doc, row = self._doc_for(rel, stat)
             if doc is None:
                 deletes.append(rel)
-                upserts.append((rel, "invalid", stat, "", [], ""))
-            else:
-                h = doc.digest()
-                if old_hashes.get(rel) != h:
-                    # a context.md whose listing changed has the same indexed text: rewriting
-                    # it anyway left thousands of deleted documents in fragmented segments
-                    docs.append(doc)
-                upserts.append((rel, doc.kind, stat, title, links, h))
+            elif old_hashes.get(rel) != row.doc_hash:
+                # a context.md whose listing changed has the same indexed text: rewriting
+                # it anyway left thousands of deleted documents in fragmented segments
+                docs.append(doc)
+            upserts.append(row)
         try:
             self.engine.write(replace=docs, delete=deletes)
         except IndexBroken:
@@ -498,12 +500,10 @@ class ContextTree:
 
         def docs() -> Iterable[IndexDoc]:
             for rel, stat in sorted(current.items()):
-                doc, title, links = self._doc_for(rel)
-                if doc is None:
-                    upserts.append((rel, "invalid", stat, "", [], ""))
-                    continue
-                upserts.append((rel, doc.kind, stat, title, links, doc.digest()))
-                yield doc
+                doc, row = self._doc_for(rel, stat)
+                upserts.append(row)
+                if doc is not None:
+                    yield doc
 
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
         try:
@@ -576,14 +576,17 @@ class ContextTree:
         if not self.settings.include_context_hits:
             raw = [r for r in raw if not r[0].endswith("/" + CONTEXT_FILE)]
         own_score = {p: sc for p, sc, _ in raw}   # each entry's own match, for relevance and routing
-        scored = gap_filter([(p, normalize(s)) for p, s, _ in raw], self.settings.gap_ratio)
+        terms = self.engine.terms(query)
+        idf = self.engine.idf(terms) if raw else {}
+        # the gap filter judges each entry's own match; the lifts below only reorder what passed
+        kept = {p for p, _ in gap_filter([(p, normalize(s)) for p, s, _ in raw], self.settings.gap_ratio)}
+        raw = [r for r in self._where_and_when(query, raw, idf) if r[0] in kept]
+        scored = [(p, normalize(s)) for p, s, _ in raw]
         if self.settings.link_weight > 0 and scored:
             # hits that passed the gap filter lend to their links, which need not pass it themselves
             kept = {p for p, _ in scored}
             raw = self._with_linked([r for r in raw if r[0] in kept], limit)
             scored = [(p, normalize(sc)) for p, sc, _ in raw]
-        terms = self.engine.terms(query)
-        idf = self.engine.idf(terms) if scored else {}
         unlifted = {p: sc for p, sc, _ in raw}   # before folder coverage: what the signals weigh
         lift_weight = 0.0
         if self.settings.folder_weight > 0 and len(scored) > 1:
@@ -626,6 +629,47 @@ class ContextTree:
         if record_access:
             self.record_delivery([h.path for h in hits if h.kind == "entry"], profile=profile)
         return hits
+
+    def _where_and_when(self, query: str, raw: list[tuple[str, float, frozenset]],
+                        idf: dict[str, float]) -> list[tuple[str, float, frozenset]]:
+        """The candidates re-scored by what sits near them and by time: the coverage of
+        the query by each one's neighbourhood (``near_weight``), closeness to a date the
+        question names (``date_weight``), and, for a question asking when, whether the
+        entry's text says when (``when_weight``). Each lift is a share of the top score."""
+        st = self.settings
+        if len(raw) < 2:
+            return raw
+        if st.near_weight > 0 and st.near_hops > 0:
+            raw = with_neighbourhood_coverage(raw, idf, st.near_weight, self._neighbourhoods([p for p, _, _ in raw]))
+        asked = dates.dates_asked(query) if st.date_weight > 0 else []
+        when = st.when_weight > 0 and dates.asks_when(query)
+        if asked or when:
+            times = self.catalog.times_of([p for p, _, _ in raw])
+            lift = {}
+            for p, (day, timely) in times.items():
+                lift[p] = st.date_weight * dates.date_closeness(asked, day) + (st.when_weight if when and timely else 0.0)
+            raw = with_lift(raw, lift)
+        return raw
+
+    def _neighbourhoods(self, paths: list[str]) -> dict[str, set[str]]:
+        """For each path, the entries within ``near_hops`` links of it (either direction),
+        found one hop at a time for all paths together."""
+        reach: dict[str, set[str]] = {p: set() for p in paths}
+        frontier: dict[str, set[str]] = {p: {p} for p in paths}
+        known: dict[str, list[str]] = {}
+        for _ in range(self.settings.near_hops):
+            todo = sorted({q for f in frontier.values() for q in f} - known.keys())
+            known.update(self.catalog.neighbours(todo) if todo else {})
+            nxt: dict[str, set[str]] = {}
+            for p, f in frontier.items():
+                step = {n for q in f for n in known.get(q, ())} - reach[p] - {p}
+                if step:
+                    reach[p] |= step
+                    nxt[p] = step
+            if not nxt:
+                break
+            frontier = nxt
+        return reach
 
     def record_delivery(self, paths: list[str], *, profile: str | None = None) -> None:
         """Entries given to a user or an agent as evidence gain importance (product profile)."""
