@@ -100,7 +100,7 @@ def with_neighbourhood_coverage(raw: list[tuple[str, float, frozenset]], idf: di
     the place in it: "Why did Maria sit with the little girl at the shelter event?"
     is answered by the message about the girl, two messages after the one about
     the shelter, not by a message about the shelter in another part of the session.
-    On LoCoMo +0.8 evidence recall at 500 words over folder coverage alone.
+    On LoCoMo, evidence recall at 500 words 77.6 without it, 78.9 with it (query graph).
     """
     if not raw or weight <= 0:
         return raw
