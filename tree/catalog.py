@@ -156,19 +156,21 @@ class Catalog:
     def files(self) -> dict[str, Stat]:
         return {p: (m, s) for p, m, s in self._db().execute("SELECT path, mtime_ns, size FROM files")}
 
-    def stats_of(self, paths: list[str]) -> dict[str, Stat]:
-        out: dict[str, Stat] = {}
+    def _rows_of(self, columns: str, table: str, paths: list[str]) -> list[tuple]:
+        """``SELECT path, <columns> FROM <table>`` for these paths, 500 at a time (well under
+        SQLite's limit on bound parameters)."""
+        rows: list[tuple] = []
         for i in range(0, len(paths), 500):
             chunk = paths[i:i + 500]
-            q = "SELECT path, mtime_ns, size FROM files WHERE path IN (%s)" % ",".join("?" * len(chunk))
-            out.update({p: (m, s) for p, m, s in self._db().execute(q, chunk)})
-        return out
+            marks = ",".join("?" * len(chunk))
+            rows += self._db().execute(f"SELECT path, {columns} FROM {table} WHERE path IN ({marks})", chunk).fetchall()
+        return rows
+
+    def stats_of(self, paths: list[str]) -> dict[str, Stat]:
+        return {p: (m, s) for p, m, s in self._rows_of("mtime_ns, size", "files", paths)}
 
     def titles(self, paths: list[str]) -> dict[str, str]:
-        if not paths:
-            return {}
-        q = "SELECT path, title FROM files WHERE path IN (%s)" % ",".join("?" * len(paths))
-        return dict(self._db().execute(q, paths).fetchall())
+        return dict(self._rows_of("title", "files", paths))
 
     def count(self, kind: str | None = None) -> int:
         if kind is None:
@@ -202,22 +204,12 @@ class Catalog:
 
     def doc_hashes_of(self, paths: list[str]) -> dict[str, str]:
         """Hash of the document each path has in the index (to skip rewriting an unchanged one)."""
-        out: dict[str, str] = {}
-        for i in range(0, len(paths), 500):
-            chunk = paths[i:i + 500]
-            q = "SELECT path, hash FROM doc_hashes WHERE path IN (%s)" % ",".join("?" * len(chunk))
-            out.update(dict(self._db().execute(q, chunk).fetchall()))
-        return out
+        return dict(self._rows_of("hash", "doc_hashes", paths))
 
     def times_of(self, paths: list[str]) -> dict[str, tuple[date | None, bool]]:
         """``{path: (day the entry is about or None, whether its text says when)}``."""
-        out: dict[str, tuple[date | None, bool]] = {}
-        for i in range(0, len(paths), 500):
-            chunk = paths[i:i + 500]
-            q = "SELECT path, day, timely FROM times WHERE path IN (%s)" % ",".join("?" * len(chunk))
-            for p, day, timely in self._db().execute(q, chunk):
-                out[p] = (date.fromisoformat(day) if day else None, bool(timely))
-        return out
+        return {p: (date.fromisoformat(day) if day else None, bool(timely))
+                for p, day, timely in self._rows_of("day, timely", "times", paths)}
 
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
