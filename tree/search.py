@@ -85,9 +85,7 @@ def with_folder_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str,
     for p, _s, m in raw:
         matched.setdefault(folder_of(p), set()).update(m)
     cover = {f: coverage(m, idf) for f, m in matched.items()}
-    top = max(s for _p, s, _m in raw)
-    rescored = [(p, s + weight * top * cover[folder_of(p)], m) for p, s, m in raw]
-    return sorted(rescored, key=lambda r: -r[1])
+    return with_lift(raw, {p: weight * cover[folder_of(p)] for p, _s, _m in raw})
 
 
 def with_neighbourhood_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str, float], weight: float,
@@ -105,18 +103,18 @@ def with_neighbourhood_coverage(raw: list[tuple[str, float, frozenset]], idf: di
     if not raw or weight <= 0:
         return raw
     matched = {p: m for p, _s, m in raw}
-    top = max(s for _p, s, _m in raw)
-    rescored = []
-    for p, s, m in raw:
+    lift = {}
+    for p, _s, m in raw:
         terms = set(m)
         for q in near.get(p, ()):
             terms.update(matched.get(q, ()))
-        rescored.append((p, s + weight * top * coverage(terms, idf), m))
-    return sorted(rescored, key=lambda r: -r[1])
+        lift[p] = weight * coverage(terms, idf)
+    return with_lift(raw, lift)
 
 
 def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float]) -> list[tuple[str, float, frozenset]]:
-    """Each candidate gains ``lift[path]`` × the top score (a share of the best match)."""
+    """Each candidate gains ``lift[path]`` × the top score (a share of the best match), best
+    first again. The folder, neighbourhood and time lifts are all of this form."""
     if not raw or not any(lift.values()):
         return raw
     top = max(s for _p, s, _m in raw)

@@ -584,8 +584,7 @@ class ContextTree:
         scored = [(p, normalize(s)) for p, s, _ in raw]
         if self.settings.link_weight > 0 and scored:
             # hits that passed the gap filter lend to their links, which need not pass it themselves
-            kept = {p for p, _ in scored}
-            raw = self._with_linked([r for r in raw if r[0] in kept], limit)
+            raw = self._with_linked(raw, limit)
             scored = [(p, normalize(sc)) for p, sc, _ in raw]
         unlifted = {p: sc for p, sc, _ in raw}   # before folder coverage: what the signals weigh
         lift_weight = 0.0
