@@ -271,6 +271,7 @@ def bm25_sessions(turns: list[Turn]) -> BM25Retriever:
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _NARRATIVE = re.compile(r"^## Narrative[ \t]*\n", re.M)
 _NEXT_SECTION = re.compile(r"^## ", re.M)
+_TITLE = re.compile(r"\A# [^\n]*\n+|\A")
 _MESSAGE = re.compile(r"^\*\*[^*\n]+\*\*")
 
 
@@ -296,8 +297,8 @@ def entry_segments(body: str, ids: list[str]) -> tuple[tuple[rm.Segment, ...], s
         return (rm.Segment("", rm.word_count(body), body),), "none"
     if len(ids) == 1:  # one message: the whole entry is its segment
         return (rm.Segment(ids[0], rm.word_count(body), body),), "split"
-    m = _NARRATIVE.search(body)
-    if m:
+    m = _NARRATIVE.search(body) or (None if _NEXT_SECTION.search(body) else _TITLE.match(body))
+    if m:  # the Narrative section, or a body of prose alone (written without its heading)
         start = m.end()
         nxt = _NEXT_SECTION.search(body, start)
         end = nxt.start() if nxt else len(body)

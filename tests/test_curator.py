@@ -68,7 +68,7 @@ def test_conversation_becomes_entries_with_provenance(mem) -> None:
     # the exact words; speaker and time once, in the title; nothing said twice
     assert e.sections == {"Narrative": "I adopted a greyhound named Pixel. She is three."}
     text = mem.tree.read_text("conversations/conv_26/session_2023_05_08/d1_1.md")
-    assert text.split("---\n", 2)[2] == ("# Ana, 8 May 2023\n\n## Narrative\n\n"
+    assert text.split("---\n", 2)[2] == ("# Ana, 8 May 2023\n\n"
                                          "I adopted a greyhound named Pixel. She is three.\n")
     assert all(r.id for r in results)
     assert {r.actor for r in mem.history()} == {"verbatim-curator"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -105,7 +106,7 @@ def test_serialize_fixed_key_order_and_heading() -> None:
     assert frontmatter_keys(text) == [*FIELD_ORDER, "zzz", "aaa"]
     body = text.split("---\n", 2)[2]
     assert body.startswith("# Zed\n")
-    assert "## Narrative\n\nn\n" in body
+    assert "## Narrative\n\nn\n" in serialize(replace(e, sections={"Narrative": "n", "Facts": "- f"}))
     # lists are written in flow style, as in the design
     assert "tags: [b, a]\n" in text
 
@@ -194,7 +195,7 @@ def test_frontmatter_without_title_uses_heading() -> None:
 def test_no_frontmatter_no_heading() -> None:
     e = parse("just some text\n")
     assert e.title == ""
-    assert e.sections == {"": "just some text"}
+    assert e.sections == {"Narrative": "just some text"}
     # serializing such an entry still produces a heading
     assert "\n# Untitled\n" in serialize(e)
 
@@ -202,7 +203,7 @@ def test_no_frontmatter_no_heading() -> None:
 def test_crlf_and_bom_are_tolerated() -> None:
     e = parse("\ufeff---\r\ntitle: t\r\n---\r\n# t\r\n\r\nbody\r\n")
     assert e.title == "t"
-    assert e.sections == {"": "body"}
+    assert e.sections == {"Narrative": "body"}
 
 
 def test_legacy_body_links_show_up_in_links() -> None:
@@ -266,3 +267,18 @@ def test_odd_characters_survive_a_round_trip(text: str) -> None:
     back = parse(serialize(e))
     assert (back.title, back.summary, back.tags, back.sources, back.extra) == (
         e.title, e.summary, e.tags, e.sources, e.extra)
+
+
+def test_prose_alone_is_written_without_its_heading_and_read_back_as_the_narrative() -> None:
+    e = Entry(title="Ana, 8 May 2023", sections={"Narrative": "I adopted a greyhound.\n\n### Why\n\nShe ran."})
+    text = serialize(e)
+    assert text.split("---\n", 2)[2] == "# Ana, 8 May 2023\n\nI adopted a greyhound.\n\n### Why\n\nShe ran.\n"
+    assert parse(text).sections == e.sections
+    # a hand-written body without headings is prose too; with other sections it keeps its heading
+    assert parse("# t\n\nJust prose.\n").sections == {"Narrative": "Just prose."}
+    both = serialize(replace(e, sections={"Narrative": "n", "Facts": "- f"}))
+    assert "## Narrative\n\nn\n\n## Facts\n\n- f" in both
+    assert parse(both).sections == {"Narrative": "n", "Facts": "- f"}
+    # a fenced "## line" in the prose stays prose
+    fenced = replace(e, sections={"Narrative": "```\n## not a heading\n```"})
+    assert parse(serialize(fenced)).sections == fenced.sections

@@ -120,7 +120,18 @@ def split_sections(body: str) -> dict[str, str]:
     return out
 
 
+def body_sections(body: str) -> dict[str, str]:
+    """The sections of a body; prose without any ``##`` heading is the Narrative."""
+    secs = split_sections(body)
+    return {"Narrative": secs[""]} if list(secs) == [""] else secs
+
+
 def render_sections(sections: dict[str, str]) -> str:
+    if list(sections) == ["Narrative"]:
+        # prose alone is written without its heading: "## Narrative" would be two of the
+        # thirty words a one-message entry gives a reader's context, and body_sections
+        # reads a body without headings back as the Narrative
+        return sections["Narrative"].strip("\n")
     parts = []
     if sections.get("", "").strip():
         parts.append(sections[""].strip("\n"))
@@ -172,7 +183,7 @@ def parse(text: str, *, where: str = "entry") -> Entry:
             created_at="" if meta.get("createdAt") is None else str(meta.pop("createdAt")),
             updated_at="" if meta.get("updatedAt") is None else str(meta.pop("updatedAt")),
             sources=_sources(meta.pop("sources", None)),
-            sections=split_sections(body),
+            sections=body_sections(body),
         )
     except InvalidEntry as exc:
         raise InvalidEntry(f"{where}: {exc}") from None
@@ -256,10 +267,7 @@ def sections_from_content(content: Any) -> dict[str, str]:
         lines = text.split("\n")
         if lines and lines[0].startswith("# "):  # a leading title heading is not body
             text = "\n".join(lines[1:]).strip("\n")
-        secs = split_sections(text)
-        if list(secs) == [""]:
-            return {"Narrative": secs[""]}
-        return secs
+        return body_sections(text)
     if not isinstance(content, dict):
         raise InvalidEntry("content must be a markdown string or a dict of sections")
     out: dict[str, str] = {}
