@@ -188,6 +188,18 @@ def test_possessives_and_contractions_leave_no_stray_terms(bmem) -> None:
     assert paths(bmem.search("Dave's car")) == ["chat/s1/b.md"]
 
 
+def test_irregular_and_informal_forms_meet_their_base_form(bmem) -> None:
+    terms = bmem.tree.engine.terms
+    assert terms("Jon went to Paris and bought shoes") == terms("Did Jon go to Paris and buy shoes?")
+    assert terms("my mom took the kids' pics") == terms("my mother take the children photos")
+    assert terms("her favourite colour") == terms("her fave color") == terms("her favorite color")
+    assert terms("we won't stay") == ["won", "stai"]   # "won" is left alone: "won't" is not "win"
+    bmem.curate([op("ADD", "chat/s1/a.md", title="Jon, 8 May 2023", content="I went to Lisbon with my mom."),
+                 op("ADD", "chat/s1/b.md", title="Ana, 8 May 2023", content="Lisbon sounds lovely, I hope to go.")])
+    # without the forms only "go" would match, and only b
+    assert paths(bmem.search("Where did they go with their mother?"))[0] == "chat/s1/a.md"
+
+
 def test_fuzzy_fallback_only_when_exact_finds_nothing(bmem) -> None:
     bmem.curate([op("ADD", "ops/k8s/cluster.md", title="Cluster notes", content="kubernetes cluster upgrade steps"),
                  op("ADD", "ops/release/steps.md", title="Release notes", content="deployment happens on tuesdays")])

@@ -20,13 +20,14 @@ from typing import Iterable, Mapping, Sequence
 
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.compound import CompoundStorage
 from whoosh.filedb.structfile import StructFile
 from whoosh.scoring import BM25F
 
 from .engine import FIELDS, IndexDoc
+from .word_forms import BASE_OF
 
 # A corrupt or half-removed index can fail in any way on open or search: the table
 # of contents is a pickle, and unpickling garbage raises almost anything
@@ -67,10 +68,26 @@ s t d ll m re ve didn doesn isn wasn aren weren hasn haven hadn wouldn couldn sh
 """.split())
 
 
+class BaseFormFilter(Filter):
+    """Irregular inflections to their base form ("went" -> "go", and informal spellings to one form, see word_forms.py)."""
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __call__(self, tokens):
+        for t in tokens:
+            base = BASE_OF.get(t.text)
+            if base is not None:
+                t.text = base
+            yield t
+
+
 def analyzer():
-    """Tokenize, lowercase, drop stop words, Porter-stem (the same for documents and queries)."""
+    """Tokenize, lowercase, drop stop words, irregular forms to their base, Porter-stem (the same
+    for documents and queries)."""
     # words split at underscores too, so `pool_size` matches "pool size"; `v2.4.0` stays one token
-    return RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1) | StemFilter()
+    return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1)
+            | BaseFormFilter() | StemFilter())
 
 
 def _schema() -> Schema:
