@@ -1,4 +1,5 @@
-"""Search lifts by neighbourhood and time (``near_weight``, ``date_weight``, ``when_weight``).
+"""Search lifts by neighbourhood and time (``near_weight``, ``date_weight``, ``when_weight``) and the
+lower rank of an entry that mostly asks (``ask_penalty``).
 
 Each compares two entries with the same words, so their own BM25 scores tie and
 only the lift can order them; with the weight at 0 they tie again.
@@ -14,11 +15,17 @@ from memgrove import Memory, MemgroveError
 from memgrove.tree.search import with_lift, with_neighbourhood_coverage
 
 GIRL = "I noticed a little girl sitting all alone, so I sat with her."
-ONLY_THESE = {"folder_weight": 0.0, "link_weight": 0.0, "near_weight": 0.0, "date_weight": 0.0, "when_weight": 0.0}
+ONLY_THESE = {"folder_weight": 0.0, "link_weight": 0.0, "near_weight": 0.0, "date_weight": 0.0, "when_weight": 0.0,
+              "ask_penalty": 0.0}
 
 
 def scores(m, question):
     return {h.path: h.score for h in m.search(question, 20) if h.kind == "entry"}
+
+
+def raw_scores(m, question):
+    """BM25F with the lifts, before normalization (``Hit.bm25``)."""
+    return {h.path: h.bm25 for h in m.search(question, 20) if h.kind == "entry"}
 
 
 def chain_ops():
@@ -72,8 +79,8 @@ def test_a_question_naming_a_date_prefers_entries_of_that_day_then_week_then_mon
     with Memory.open(tmp_path, create=True, durable=False, **ONLY_THESE) as m:
         m.curate([dated("c/t/a.md", "1:56 pm on 8 May, 2023"), dated("c/t/b.md", "2023-05-12T09:00:00Z"),
                   dated("c/t/c.md", "8:00 pm on 30 May, 2023"), dated("c/t/d.md", "10 am on 8 June, 2023")])
-        assert m.tree.catalog.times_of(["c/t/a.md", "c/t/d.md"]) == {"c/t/a.md": (date(2023, 5, 8), False),
-                                                                  "c/t/d.md": (date(2023, 6, 8), False)}
+        assert m.tree.catalog.traits_of(["c/t/a.md", "c/t/d.md"]) == {"c/t/a.md": (date(2023, 5, 8), False, False),
+                                                                    "c/t/d.md": (date(2023, 6, 8), False, False)}
         q = "Where did Mel go hiking on 8 May 2023?"
         s = scores(m, q)
         assert max(s.values()) == pytest.approx(min(s.values())) and len(s) == 4   # the same words, no lift
@@ -88,7 +95,7 @@ def test_a_question_naming_a_date_prefers_entries_of_that_day_then_week_then_mon
 def test_an_entry_without_sources_is_dated_by_its_creation(tmp_path):
     with Memory.open(tmp_path, create=True, durable=False) as m:
         m.curate([{"op": "ADD", "path": "c/t/a.md", "title": "Mel", "content": "Hiking.", "reason": "r"}])
-        day, _ = m.tree.catalog.times_of(["c/t/a.md"])["c/t/a.md"]
+        day = m.tree.catalog.traits_of(["c/t/a.md"])["c/t/a.md"].day
         assert day == date.fromisoformat(m.read("c/t/a.md").created_at[:10])
 
 
@@ -98,7 +105,7 @@ def test_a_when_question_prefers_entries_that_say_when(tmp_path):
                    "reason": "r"},
                   {"op": "ADD", "path": "c/t/b.md", "title": "Cal", "content": "I had a car accident last Friday.",
                    "reason": "r"}])
-        assert m.tree.catalog.times_of(["c/t/a.md", "c/t/b.md"])["c/t/b.md"][1] is True
+        assert m.tree.catalog.traits_of(["c/t/a.md", "c/t/b.md"])["c/t/b.md"].timely is True
         m.tree.settings = m.tree.settings.replace(when_weight=0.2)
         s = scores(m, "When did Cal have a car accident?")
         assert s["c/t/b.md"] > s["c/t/a.md"]
@@ -109,7 +116,25 @@ def test_a_when_question_prefers_entries_that_say_when(tmp_path):
         assert (s["c/t/a.md"], s["c/t/b.md"]) == pytest.approx((a, b))
         # the catalog follows an edit: the first entry now says when too
         m.curate([{"op": "UPDATE", "path": "c/t/a.md", "content": "I had a car accident two weeks ago.", "reason": "r"}])
-        assert m.tree.catalog.times_of(["c/t/a.md"])["c/t/a.md"][1] is True
+        assert m.tree.catalog.traits_of(["c/t/a.md"])["c/t/a.md"].timely is True
+
+
+def test_an_entry_that_mostly_asks_ranks_below_one_that_says(tmp_path):
+    with Memory.open(tmp_path, create=True, durable=False, **ONLY_THESE) as m:
+        m.curate([{"op": "ADD", "path": "c/t/q.md", "title": "Jon", "content": "Wow! How did the coconut ice cream turn out?",
+                   "reason": "r"},
+                  {"op": "ADD", "path": "c/t/a.md", "title": "Nate", "content": "The coconut ice cream turned out creamy. "
+                   "Do you want some?", "reason": "r"}])
+        traits = m.tree.catalog.traits_of(["c/t/q.md", "c/t/a.md"])
+        assert (traits["c/t/q.md"].asks, traits["c/t/a.md"].asks) == (True, False)   # 8 of 9 words ask; 4 of 11
+        q = "What did Nate think of the coconut ice cream?"
+        plain = raw_scores(m, q)
+        m.tree.settings = m.tree.settings.replace(ask_penalty=0.1)
+        s = raw_scores(m, q)
+        assert s["c/t/q.md"] == pytest.approx(0.9 * plain["c/t/q.md"]) and s["c/t/a.md"] == pytest.approx(plain["c/t/a.md"])
+        # the catalog follows an edit: the question becomes a statement
+        m.curate([{"op": "UPDATE", "path": "c/t/q.md", "content": "The coconut ice cream was a hit.", "reason": "r"}])
+        assert m.tree.catalog.traits_of(["c/t/q.md"])["c/t/q.md"].asks is False
 
 
 @pytest.mark.parametrize("name, value, message", [
@@ -117,6 +142,7 @@ def test_a_when_question_prefers_entries_that_say_when(tmp_path):
     ("date_weight", -1, "date_weight must be between 0 and 2"),
     ("when_weight", 3, "when_weight must be between 0 and 2"),
     ("near_hops", 11, "near_hops must be between 0 and 10"),
+    ("ask_penalty", 1.5, "ask_penalty must be between 0 and 1"),
 ])
 def test_settings_are_checked(tmp_path, name, value, message):
     with pytest.raises(MemgroveError, match=message):

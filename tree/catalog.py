@@ -3,9 +3,10 @@
 ``index/catalog.db`` (SQLite) is derived like the full-text index and lives
 beside it. ``files`` holds ``(mtime_ns, size)`` of every indexed file, so a
 scan of the tree tells exactly which files were edited by hand since;
-``links`` holds forward links, so backlinks are one indexed query; ``times``
-holds the day each entry is about and whether its text says when (for search
-to favour them when a question names a date or asks "when").
+``links`` holds forward links, so backlinks are one indexed query; ``traits``
+holds what search weighs besides the words: the day each entry is about,
+whether its text says when (for a question that names a date or asks "when")
+and whether it mostly asks (a question holds no answer).
 
 The digest is an order-independent sum of per-file hashes, so a writer can
 update it for the files it changed without rescanning the tree.
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
-CREATE TABLE IF NOT EXISTS times (path TEXT PRIMARY KEY, day TEXT, timely INTEGER);
+CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER);
 """
 _MASK = (1 << 64) - 1
 
@@ -48,6 +49,15 @@ class Upsert(NamedTuple):
     doc_hash: str        # of the IndexDoc (``""`` for an invalid file)
     day: date | None = None   # the day the entry is about (its sources' time, else its creation)
     timely: bool = False      # its text says when something happened
+    asks: bool = False        # its text is mostly questions
+
+
+class Traits(NamedTuple):
+    """What search weighs of an entry besides its words."""
+
+    day: date | None          # the day it is about
+    timely: bool              # its text says when
+    asks: bool                # its text is mostly questions
 
 
 def item_hash(path: str, stat: Stat) -> int:
@@ -121,10 +131,10 @@ class Catalog:
             db.execute("SELECT src, dst FROM links LIMIT 1")
             db.execute("SELECT key, value FROM meta LIMIT 1")
             db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
-            db.execute("SELECT path, day, timely FROM times LIMIT 1")
+            db.execute("SELECT path, day, timely, asks FROM traits LIMIT 1")
             db.execute("BEGIN IMMEDIATE")
             try:
-                for table in ("files", "links", "meta", "doc_hashes", "times"):
+                for table in ("files", "links", "meta", "doc_hashes", "traits"):
                     db.execute(f"DELETE FROM {table}")
                 db.execute("COMMIT")
             except BaseException:
@@ -206,10 +216,10 @@ class Catalog:
         """Hash of the document each path has in the index (to skip rewriting an unchanged one)."""
         return dict(self._rows_of("hash", "doc_hashes", paths))
 
-    def times_of(self, paths: list[str]) -> dict[str, tuple[date | None, bool]]:
-        """``{path: (day the entry is about or None, whether its text says when)}``."""
-        return {p: (date.fromisoformat(day) if day else None, bool(timely))
-                for p, day, timely in self._rows_of("day, timely", "times", paths)}
+    def traits_of(self, paths: list[str]) -> dict[str, Traits]:
+        """``{path: Traits}`` for the indexed paths among ``paths``."""
+        return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks))
+                for p, day, timely, asks in self._rows_of("day, timely, asks", "traits", paths)}
 
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
@@ -218,17 +228,18 @@ class Catalog:
         db.execute("BEGIN IMMEDIATE")
         try:
             if replace_all:
-                for table in ("files", "links", "doc_hashes", "times"):
+                for table in ("files", "links", "doc_hashes", "traits"):
                     db.execute(f"DELETE FROM {table}")
             for p in deletes:
                 db.execute("DELETE FROM files WHERE path=?", (p,))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
-                db.execute("DELETE FROM times WHERE path=?", (p,))
-            for p, kind, (m, s), title, links, doc_hash, day, timely in upserts:
+                db.execute("DELETE FROM traits WHERE path=?", (p,))
+            for p, kind, (m, s), title, links, doc_hash, day, timely, asks in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (p, kind, m, s, title))
                 db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
-                db.execute("INSERT OR REPLACE INTO times VALUES (?,?,?)", (p, day.isoformat() if day else None, int(timely)))
+                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?)",
+                           (p, day.isoformat() if day else None, int(timely), int(asks)))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))

@@ -21,6 +21,7 @@ from typing import Any
 from . import dates
 from .errors import InvalidInput
 from .paths import folder_of, snake_case
+from .questions import question_words
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
@@ -191,25 +192,6 @@ def _session_of(msg: dict[str, Any]) -> str:
     t = str(msg.get("time") or "")
     m = re.match(r"(\d{4})-(\d{2})-(\d{2})", t)
     return f"session_{m.group(1)}_{m.group(2)}_{m.group(3)}" if m else "session_1"
-
-
-_QUESTION = re.compile(r"[^.!?\n]*\?")
-_WORD = re.compile(r"[^\W_]+")
-
-
-def question_words(text: str, limit: int = 40) -> list[str]:
-    """The words of the questions in ``text`` (lower-cased, once each, in order).
-
-    They become the keywords of the reply: an answer seldom repeats what it
-    answers ("My friend got me into it" to "How did you get into watercolor
-    painting?"), and a question asked of the memory is worded like the question
-    that was asked in the conversation. Keywords are indexed in their own field,
-    not shown as the entry's text. On LoCoMo this lifted evidence recall at 200
-    words by 2.8 points (benchmarks/README.md); the whole previous message
-    instead of its questions did less (+2.6, and 1.0 more noise at k = 5).
-    """
-    asked = " ".join(_QUESTION.findall(" ".join(text.split())))
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if len(w) > 2))[:limit]
 
 
 def day_of(when: str) -> str | None:

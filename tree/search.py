@@ -121,6 +121,13 @@ def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float]) -
     return sorted(((p, s + lift.get(p, 0.0) * top, m) for p, s, m in raw), key=lambda r: -r[1])
 
 
+def with_factor(raw: list[tuple[str, float, frozenset]], factor: dict[str, float]) -> list[tuple[str, float, frozenset]]:
+    """Each candidate's score times ``factor[path]`` (1 if absent), best first again."""
+    if not factor:
+        return raw
+    return sorted(((p, s * factor.get(p, 1.0), m) for p, s, m in raw), key=lambda r: -r[1])
+
+
 def excerpt(text: str, terms: list[str], width: int) -> str:
     """A window of ``width`` characters around the first place a query term occurs."""
     flat = " ".join(text.split())

@@ -32,6 +32,7 @@ class TreeSettings:
     near_hops: int = 3               # the neighbourhood: entries up to this many links away
     date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
+    ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -62,6 +63,8 @@ def validated(s: TreeSettings) -> TreeSettings:
     for name in ("near_weight", "date_weight", "when_weight"):
         if not 0 <= getattr(s, name) <= 2:
             raise MemgroveError(f"{name} must be between 0 and 2, not {getattr(s, name)}")
+    if not 0 <= s.ask_penalty <= 1:
+        raise MemgroveError(f"ask_penalty must be between 0 and 1, not {s.ask_penalty}")
     if not 0 <= s.near_hops <= 10:
         raise MemgroveError(f"near_hops must be between 0 and 10, not {s.near_hops}")
     if not 0 <= s.gap_ratio <= 1:

@@ -1,0 +1,38 @@
+"""The questions in a text: the words they ask about, and whether a text mostly asks.
+
+A conversation answers its questions in the next message, so the verbatim
+curator gives a reply the words of the question it answers as keywords, and
+search ranks an entry that mostly asks a little lower than what it matches:
+"How did the ice cream turn out?" shares every word with "What did Nate
+think of the ice cream he made?" and holds none of the answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def question_words(text: str, limit: int = 40) -> list[str]:
+    """The words of the questions in ``text`` (lower-cased, once each, in order).
+
+    They become the keywords of the reply: an answer seldom repeats what it
+    answers ("My friend got me into it" to "How did you get into watercolor
+    painting?"), and a question asked of the memory is worded like the question
+    that was asked in the conversation. Keywords are indexed in their own field,
+    not shown as the entry's text. On LoCoMo this lifted evidence recall at 200
+    words by 2.8 points (benchmarks/README.md); the whole previous message
+    instead of its questions did less (+2.6, and 1.0 more noise at k = 5).
+    """
+    asked = " ".join(_QUESTION.findall(" ".join(text.split())))
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if len(w) > 2))[:limit]
+
+
+def mostly_asks(text: str) -> bool:
+    """More than half of the words of ``text`` are in questions ("Wow! Where was that?")."""
+    flat = " ".join(text.split())
+    total = len(_WORD.findall(flat))
+    asked = sum(len(_WORD.findall(q)) for q in _QUESTION.findall(flat))
+    return total > 0 and asked * 2 > total
