@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.metadata
 import itertools
 import json
 import math
@@ -83,7 +82,7 @@ DATA = HERE.parent.parent / "shared" / "datasets" / "locomo" / "locomo10.json"
 if str(HERE) not in sys.path:  # `import scale` however this file is run
     sys.path.insert(0, str(HERE))
 
-from scale import machine_info  # noqa: E402  (benchmarks/scale.py: machine/seed/date header)
+from scale import machine_info, versions  # noqa: E402  (benchmarks/scale.py: machine/seed/date header, versions)
 
 from langchain_core.callbacks import CallbackManagerForLLMRun  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
@@ -728,15 +727,6 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(L)
 
 
-def _versions() -> dict[str, str | None]:
-    def ver(d: str) -> str | None:
-        try:
-            return importlib.metadata.version(d)
-        except importlib.metadata.PackageNotFoundError:
-            return None
-    return {d: ver(d) for d in ("langchain", "langchain-core", "langgraph", "tiktoken")}
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -797,7 +787,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             log("  ! the curate calls differ between the two settings")
         rows.append(row)
     report: dict[str, Any] = {
-        "machine": machine, "versions": _versions(), "config": cfg, "command": command.strip(),
+        "machine": machine, "versions": versions("langchain", "langchain-core", "langgraph", "tiktoken"), "config": cfg,
+        "command": command.strip(),
         "token_method": count.method, "wall_s": round(time.perf_counter() - t0, 1),
         "system_prompt_chars": len(system), "system_prompt_tokens": count(system),
         "rows": rows, "summary": totals(rows),

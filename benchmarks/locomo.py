@@ -59,7 +59,6 @@ import argparse
 import contextlib
 import dataclasses
 import hashlib
-import importlib.metadata
 import json
 import os
 import re
@@ -81,7 +80,7 @@ if str(HERE) not in sys.path:  # `import scale`, `import retrieval_metrics` howe
     sys.path.insert(0, str(HERE))
 
 import retrieval_metrics as rm  # noqa: E402
-from scale import machine_info  # noqa: E402  (benchmarks/scale.py: machine/seed/date header)
+from scale import machine_info, versions  # noqa: E402  (benchmarks/scale.py: machine/seed/date header)
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 POOLED = (1, 2, 3, 4)
@@ -953,14 +952,9 @@ def _compare_table(syst: dict, ratios: dict, group: str) -> list[str]:
     return L
 
 
-def _versions() -> dict[str, str | None]:
-    out = {}
-    for d in ("bm25s", "langgraph", "langchain-core", "numpy"):
-        try:
-            out[d] = importlib.metadata.version(d)
-        except importlib.metadata.PackageNotFoundError:
-            out[d] = None
-    return out
+def report_versions() -> dict[str, str | None]:
+    """The versions the LoCoMo and LongMemEval reports record."""
+    return versions("bm25s", "langgraph", "langchain-core", "numpy")
 
 
 def dump_json(report: dict[str, Any]) -> str:
@@ -1060,7 +1054,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     report = {
         "benchmark": "locomo",
         "machine": machine,
-        "versions": _versions(),
+        "versions": report_versions(),
         "command": command.strip(),
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(data_path), "data_sha256": hashlib.sha256(raw).hexdigest(),

@@ -852,7 +852,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     report = {
         "benchmark": "longmemeval",
         "machine": machine,
-        "versions": locomo._versions(),
+        "versions": locomo.report_versions(),
         "command": command.strip(),
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(data_path), "data_sha256": hashlib.sha256(raw).hexdigest(),

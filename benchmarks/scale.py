@@ -827,13 +827,18 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
 
 # -- reporting -------------------------------------------------------------------------
 
-def machine_info(seed: int) -> dict[str, Any]:
-    def ver(dist: str) -> str | None:
+def versions(*dists: str) -> dict[str, str | None]:
+    """Installed version of each distribution (None if it is not installed); every report records them."""
+    out: dict[str, str | None] = {}
+    for d in dists:
         try:
-            return importlib.metadata.version(dist)
+            out[d] = importlib.metadata.version(d)
         except importlib.metadata.PackageNotFoundError:
-            return None
+            out[d] = None
+    return out
 
+
+def machine_info(seed: int) -> dict[str, Any]:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
                                 text=True, timeout=5).stdout.strip() or None
@@ -859,8 +864,8 @@ def machine_info(seed: int) -> dict[str, Any]:
         "ram_gb": mem_total,
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "whoosh": ver("Whoosh-Reloaded") or ver("whoosh"),
-        "memgrove": ver("memgrove"),
+        "whoosh": (v := versions("Whoosh-Reloaded", "whoosh", "memgrove"))["Whoosh-Reloaded"] or v["whoosh"],
+        "memgrove": v["memgrove"],
         "commit": commit,
         "loadavg": [round(x, 2) for x in os.getloadavg()],
     }

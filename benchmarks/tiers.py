@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
-import importlib.metadata
 import json
 import os
 import random
@@ -67,7 +66,7 @@ if str(HERE) not in sys.path:  # `import scale` however this file is run
     sys.path.insert(0, str(HERE))
 
 import scale  # noqa: E402  (benchmarks/scale.py: the corpus, statistics and machine info)
-from scale import Corpus, Profiler, machine_info, maxrss_mb, pct, scratch_dir, summary_ms  # noqa: E402
+from scale import Corpus, Profiler, machine_info, maxrss_mb, pct, scratch_dir, summary_ms, versions  # noqa: E402
 
 # Issue 3 targets, 25,000 entries, 2 cores, warm in-process unless noted.
 TARGET_SIZE = 25_000
@@ -690,15 +689,6 @@ def import_times(top: int = 14) -> dict[str, Any]:
 
 # -- reporting ---------------------------------------------------------------------------------
 
-def _versions() -> dict[str, str | None]:
-    def ver(d: str) -> str | None:
-        try:
-            return importlib.metadata.version(d)
-        except importlib.metadata.PackageNotFoundError:
-            return None
-    return {d: ver(d) for d in ("langgraph", "langchain-core", "diskcache", "click")}
-
-
 def _verdict(value: float, target: float) -> str:
     return "ok" if value <= target else "MISS"
 
@@ -999,7 +989,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         res["wall_s"] = round(time.perf_counter() - ts, 1)
         runs.append(res)
     machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    report = {"machine": machine, "versions": _versions(), "config": cfg, "sizes": sizes,
+    report = {"machine": machine, "versions": versions("langgraph", "langchain-core", "diskcache", "click"), "config": cfg,
+              "sizes": sizes,
               "targets_ms": {**TARGETS_MS, "size": TARGET_SIZE},
               "byterover_ms": {**BYTEROVER_MS, "docs": BYTEROVER_DOCS},
               "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
