@@ -274,6 +274,11 @@ _TITLE = re.compile(r"\A# [^\n]*\n+|\A")
 _MESSAGE = re.compile(r"^\*\*[^*\n]+\*\*")
 
 
+def approx_tokens(text: str) -> int:
+    """Tokens as ceil(chars / 4), as curate_cost.py counts them when tiktoken cannot load offline."""
+    return -(-len(text) // 4)
+
+
 def entry_body(text: str) -> str:
     """An entry file's text without its YAML frontmatter."""
     return _FRONTMATTER.sub("", text, count=1).strip("\n")
@@ -351,8 +356,9 @@ class MemgroveRetriever:
     """A memgrove memory over one conversation, queried through the query graph."""
 
     def __init__(self, mem: Any, graph: Any, conv_id: str, workdir: Path | None, curation: dict[str, Any],
-                 fresh_signals: bool = False):
+                 fresh_signals: bool = False, settings: Any = None):
         self.mem, self.graph, self.conv_id, self.workdir = mem, graph, conv_id, workdir
+        self.settings = settings          # the query graph's QuerySettings (for the tier-3 context)
         self.fresh_signals = fresh_signals
         self.curation = curation
         self.bodies: dict[str, tuple[tuple[rm.Segment, ...], str]] = {}
@@ -377,7 +383,19 @@ class MemgroveRetriever:
         ans = state.get("answer") or {}
         return Retrieved([self.item(h) for h in entries], ms,
                          {"tier": ans.get("tier"), "reported_ms": ans.get("latency_ms"), "cached": ans.get("cached"),
-                          "hits": len(hits), "entries": len(entries)})
+                          "hits": len(hits), "entries": len(entries), **self.llm_context_tokens(hits)})
+
+    def llm_context_tokens(self, hits: list[dict[str, Any]]) -> dict[str, int]:
+        """Untimed: the size of the entries tier 3 would send an LLM for these hits (``context_block``,
+        each entry's reader view), and of the same entries as whole files (what it sent before)."""
+        if self.settings is None or not hits:
+            return {}
+        from memgrove.graphs.llm_tiers import context_block
+        from memgrove.tree.search import hit_from_dict
+        sent, used = context_block(self.mem.tree, [hit_from_dict(h) for h in hits], self.settings)
+        files = "\n\n".join(f"=== {p} ===\n{self.mem.tree.read_text(p)[: self.settings.direct_max_chars]}"
+                             for p in used)
+        return {"context_tokens": approx_tokens(sent), "context_tokens_files": approx_tokens(files)}
 
     def close(self) -> None:
         self.mem.close()
@@ -425,7 +443,7 @@ def memgrove_system(conv: dict[str, Any], *, window: int = 1, curator: str = "ve
             shutil.rmtree(workdir, ignore_errors=True)
         raise
     curation = {"seconds": round(seconds, 3), "ops": ops, "entries": mem.tree.entry_count(), **extra}
-    return MemgroveRetriever(mem, graph, str(conv["id"]), workdir if own else None, curation, fresh_signals)
+    return MemgroveRetriever(mem, graph, str(conv["id"]), workdir if own else None, curation, fresh_signals, settings)
 
 
 @contextlib.contextmanager
@@ -629,6 +647,8 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
     tiers: Counter = Counter()
     tiers_by_cat: dict[int, Counter] = defaultdict(Counter)
     reported_ms: list[float] = []
+    context_tokens: dict[str, list[int]] = {"sent": [], "files": []}
+    context_entries = None
     curation, conv_rows = [], []
     segmenting: Counter = Counter()
     body_words, n_bodies, n_segs = 0, 0, 0
@@ -651,6 +671,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
                              query_overrides=variant.query, tree_overrides=variant.tree, model=model,
                              fresh_signals=variant.fresh_signals)
         curation.append({"conv": cid, **mg.curation})
+        context_entries = mg.settings.direct_max_entries
         systems: dict[str, Callable[[str], Retrieved]] = {"memgrove": mg, "bm25-turns": bm25_turns(turns),
                                                           "bm25-sessions": bm25_sessions(turns)}
         speakers = (str(sample["conversation"].get("speaker_a", "A")), str(sample["conversation"].get("speaker_b", "B")))
@@ -669,6 +690,9 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
                             tiers_by_cat[q.category][str(r.info["tier"])] += 1
                             if r.info.get("reported_ms") is not None:
                                 reported_ms.append(float(r.info["reported_ms"]))
+                            if "context_tokens" in r.info:
+                                context_tokens["sent"].append(r.info["context_tokens"])
+                                context_tokens["files"].append(r.info["context_tokens_files"])
                             rec["tier"] = r.info["tier"]
                             hits_hist[r.info["entries"]] += 1
                         if model is not None and name in llm_systems and q.category in POOLED and q.raw_answer is not None:
@@ -708,6 +732,8 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
             "tiers": dict(sorted(tiers.items())),
             "tiers_by_category": {str(c): dict(sorted(v.items())) for c, v in sorted(tiers_by_cat.items())},
             "reported_latency_ms": rm.latency_summary(reported_ms),
+            "llm_context_tokens": {"direct_max_entries": context_entries,
+                                   **{k: rm.latency_summary(v) for k, v in context_tokens.items()}},
             "curation": curation,
             "curation_seconds_total": round(sum(c["seconds"] for c in curation), 2),
             "entries_total": sum(c["entries"] for c in curation),
@@ -885,6 +911,15 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append(f"Latency is with `prefetch_limit={c['prefetch_limit']}` (each search parses that many entries), on a "
              "shared 2-core machine with the baselines' queries interleaved.")
     L.append("")
+    ctx = mg.get("llm_context_tokens") or {}
+    if ctx.get("sent", {}).get("n"):
+        sent, files = ctx["sent"], ctx["files"]
+        L.append(f"LLM context: the entries tier 3 would send a model for each question (its best "
+                 f"{ctx['direct_max_entries']} hits plus one hop of their links, each as its reader view: title, "
+                 f"sources, updated, body) are {sent['p50']:.0f} tokens p50, {sent['p95']:.0f} p95 (chars / 4); the "
+                 f"same entries as whole files with their frontmatter would be {files['p50']:.0f} / {files['p95']:.0f} "
+                 f"({files['p50'] / sent['p50']:.2f}× at p50). No model ran.")
+        L.append("")
     L.append("| conversation | sessions | turns | words | questions | curation s | ops | entries | query phase s |")
     L.append("|---|---|---|---|---|---|---|---|---|")
     for r in data["conversations"]:

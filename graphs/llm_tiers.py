@@ -18,6 +18,7 @@ from langgraph.prebuilt import ToolNode
 from typing_extensions import TypedDict
 
 from memgrove.tools.knowledge import knowledge_tools
+from memgrove.tree.entry import reader_text
 from memgrove.tree.search import Hit
 
 from . import tiers
@@ -28,7 +29,8 @@ _PATH = re.compile(r"[a-z0-9_]+(?:/[a-z0-9_]+){1,3}\.md")
 
 
 def context_block(tree, hits: list[Hit], s: QuerySettings) -> tuple[str, list[str]]:
-    """The entries an LLM answers from: the best hits, plus one hop of their links."""
+    """The entries an LLM answers from: the best hits, plus one hop of their links, each as
+    its reader view (``entry.reader_text``: title, sources, updated, body; not the frontmatter)."""
     paths = [h.path for h in hits if h.kind == "entry"][: s.direct_max_entries]
     if s.expand_relations:
         for p in list(paths):
@@ -42,8 +44,8 @@ def context_block(tree, hits: list[Hit], s: QuerySettings) -> tuple[str, list[st
     blocks, used = [], []
     for p in paths:
         try:
-            text = tree.read_text(p)
-        except Exception:  # noqa: BLE001
+            text = reader_text(tree.read(p))
+        except Exception:  # noqa: BLE001 - a vanished or unreadable entry is left out
             continue
         blocks.append(f"=== {p} ===\n{text[: s.direct_max_chars]}")
         used.append(p)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from memgrove import Entry, InvalidEntry
-from memgrove.tree.entry import FIELD_ORDER, parse, sections_from_content, serialize
+from memgrove.tree.entry import FIELD_ORDER, parse, reader_text, sections_from_content, serialize
 
 FULL = """\
 ---
@@ -282,3 +282,15 @@ def test_prose_alone_is_written_without_its_heading_and_read_back_as_the_narrati
     # a fenced "## line" in the prose stays prose
     fenced = replace(e, sections={"Narrative": "```\n## not a heading\n```"})
     assert parse(serialize(fenced)).sections == fenced.sections
+
+
+def test_reader_text_keeps_what_a_reader_needs() -> None:
+    e = Entry(title="Ana, 8 May 2023", summary="I adopted a greyhound.", tags=["Ana"], keywords=["what", "pet"],
+              related=["chat/s1/d1_2.md"], created_at="2026-01-01T00:00:00Z", updated_at="2026-01-02T00:00:00Z",
+              sources=[{"kind": "conversation", "ref": "c1#D1:1", "at": "1:56 pm on 8 May, 2023"}],
+              sections={"Narrative": "I adopted a greyhound. She is three."})
+    assert reader_text(e) == ("# Ana, 8 May 2023\nSources: c1#D1:1 (1:56 pm on 8 May, 2023)\n"
+                              "Updated: 2026-01-02T00:00:00Z\n\nI adopted a greyhound. She is three.\n")
+    # a summary the body does not hold is kept; an entry without sources or body still reads
+    e2 = replace(e, summary="Ana has a dog.", sources=[], updated_at="", sections={})
+    assert reader_text(e2) == "# Ana, 8 May 2023\nSummary: Ana has a dog.\n"

@@ -162,6 +162,11 @@ def test_end_to_end(tmp_path, monkeypatch):
     assert reach["4"]["own_words"] == 1.0                         # "adopted a greyhound"
     assert reach["1-4"]["questions"] == 4 and 0 < reach["1-4"]["own_words"] < reach["1-4"]["with_reply_keywords"]
     assert "Lexical reach" in (out / "locomo.md").read_text()
+    # the entries tier 3 would send a model, as reader views: fewer tokens than the whole files
+    ctx = report["memgrove"]["llm_context_tokens"]
+    assert ctx["direct_max_entries"] == 5 and 0 < ctx["sent"]["n"] == ctx["files"]["n"] <= 6
+    assert 0 < ctx["sent"]["p50"] < ctx["files"]["p50"]
+    assert "LLM context:" in (out / "locomo.md").read_text()
     assert "llm" not in report and "accuracy" not in (out / "locomo.md").read_text().lower().replace(
         "no answer accuracy is reported", "")
 

@@ -92,6 +92,8 @@ def test_real_client_tier3(tmp_path, llm_env, via):
         assert srv.headers[0].get("authorization") == "Bearer x"
         prompt = srv.request_text(0)
         assert ANA in prompt and "=== team/people/ana.md ===" in prompt and QUESTIONS["llm"] in prompt
+        # each entry as its reader view: title and body, not the frontmatter
+        assert "# Ana leads payments" in prompt and "createdAt" not in prompt and "keywords:" not in prompt
         assert "tools" not in req                                       # tier 3: one plain call
         # an LLM answer is cached: the same question again costs no request
         again = mem.query(QUESTIONS["llm"])

@@ -215,6 +215,26 @@ def serialize(entry: Entry) -> str:
     return text
 
 
+def reader_text(entry: Entry) -> str:
+    """An entry as a reader answering from it needs it: the title, where it came from and
+    when (to resolve "yesterday" and to cite), when it was last updated (to prefer the newer
+    of two facts), the summary if the body does not already hold it, and the body. Left out:
+    what serves search and the tree (tags, keywords, related paths, createdAt), which made up
+    most of a short entry's file."""
+    lines = [f"# {' '.join(entry.title.split()) or 'Untitled'}"]
+    sources = "; ".join(str(s.get("ref", "")) + (f" ({s['at']})" if s.get("at") else "")
+                        for s in entry.sources if s.get("ref") or s.get("at"))
+    if sources:
+        lines.append(f"Sources: {sources}")
+    if entry.updated_at:
+        lines.append(f"Updated: {entry.updated_at}")
+    body = entry.body.strip("\n")
+    summary = " ".join(entry.summary.split())
+    if summary and summary not in " ".join(body.split()):
+        lines.append(f"Summary: {summary}")
+    return "\n".join(lines) + (f"\n\n{body}\n" if body.strip() else "\n")
+
+
 # -- content given by a curate operation ------------------------------------
 
 def _subsections(value: Any, known: tuple[str, ...], bold: bool) -> str:
