@@ -17,7 +17,7 @@ For every conversation:
    time = that session's date_time string, text = the turn text plus
    " [shares a photo: <blip_caption>]" for image turns) and curated into a fresh
    temp memory with the verbatim curator (``Memory.ingest(conversation=conv,
-   window=W)``; ``--llm-curator``: ``Memory.learn``). Every question then goes
+   window=W)``; ``--llm`` and ``--llm-curator``: ``Memory.learn``). Every question then goes
    through the query graph, ``mem.graph("query", settings=...)`` with
    ``prefetch_limit`` raised (``--prefetch-limit``, default 50; the product
    default of 10 cannot fill a 1,000-word budget) and every other setting at its
@@ -1034,13 +1034,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
     ap.add_argument("--llm", action="store_true",
-                    help="also answer from the retrieved context with the model and grade with the LLM judge")
-    ap.add_argument("--llm-curator", action="store_true", help="curate with Memory.learn (the LLM curator)")
+                    help="LLM mode: curate with the LLM curator (Memory.learn), answer every question from the "
+                         "retrieved context with the model and grade it with the LLM judge")
+    ap.add_argument("--verbatim", action="store_true",
+                    help="with --llm: keep the verbatim curator (answers and judge only)")
+    ap.add_argument("--llm-curator", action="store_true",
+                    help="curate with the LLM curator only (recall, no answers or judge)")
     ap.add_argument("--llm-systems", default="memgrove",
                     help="comma-separated systems to answer with --llm (default: memgrove)")
     ap.add_argument("--llm-budget", type=int, default=1000, help="words of retrieved context given to the model")
     ap.add_argument("--seed", type=int, default=0, help="recorded only: nothing here is random")
     a = ap.parse_args(argv)
+    if a.verbatim and not a.llm:
+        raise SystemExit("--verbatim goes with --llm (without it the verbatim curator is the default)")
 
     model = None
     if a.llm or a.llm_curator:
@@ -1074,7 +1080,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                       name=variant.name + "".join(f"+{k}={v}" for k, v in extra.items()))
     if a.window is not None:
         variant = dataclasses.replace(variant, window=a.window, name=f"{variant.name}@window{a.window}")
-    if a.llm_curator:
+    llm_curator = a.llm_curator or (a.llm and not a.verbatim)
+    if llm_curator:
         variant = dataclasses.replace(variant, curator="llm", name=f"{variant.name}+llm-curator")
 
     command = "python benchmarks/locomo.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -1105,7 +1112,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not a.no_write:
         a.out.mkdir(parents=True, exist_ok=True)
         stem = output_stem(a.variant if a.window is None else f"{a.variant}-w{a.window}", len(chosen), len(samples),
-                           bool(llm_systems), a.llm_curator, a.prefetch_limit)
+                           bool(llm_systems), llm_curator, a.prefetch_limit)
         (a.out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
         log(f"wrote {a.out / stem}.json and .md")

@@ -185,10 +185,13 @@ def test_llm_needs_a_model(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("MEMGROVE_MODEL", raising=False)
     data = tmp_path / "locomo_tiny.json"
     data.write_text(json.dumps([_sample()]), encoding="utf-8")
-    for flag in ("--llm", "--llm-curator"):
+    for flags in (["--llm"], ["--llm", "--verbatim"], ["--llm-curator"]):
         with pytest.raises(SystemExit) as exc:
-            locomo.main(["--data", str(data), "--out", str(tmp_path / "o"), flag])
+            locomo.main(["--data", str(data), "--out", str(tmp_path / "o"), *flags])
         assert "MEMGROVE_MODEL" in str(exc.value.code)
+    with pytest.raises(SystemExit) as exc:            # the verbatim curator is already the default
+        locomo.main(["--data", str(data), "--out", str(tmp_path / "o"), "--verbatim"])
+    assert "--verbatim goes with --llm" in str(exc.value.code)
     assert not (tmp_path / "o").exists()
 
 
