@@ -69,10 +69,8 @@ s t d ll m re ve didn doesn isn wasn aren weren hasn haven hadn wouldn couldn sh
 
 
 class BaseFormFilter(Filter):
-    """Irregular inflections to their base form ("went" -> "go", and informal spellings to one form, see word_forms.py)."""
-
-    def __eq__(self, other):
-        return type(other) is type(self)
+    """Each word form to the form kept: irregular inflections ("went" -> "go") and informal or
+    British spellings ("mom" -> "mother", "colour" -> "color"); see word_forms.py."""
 
     def __call__(self, tokens):
         for t in tokens:
