@@ -12,6 +12,9 @@ Left out on purpose: forms that are mostly other words in conversation ("rose",
 "bit", "lay", "ground", "wound", "lit", "bore", "tore"), forms whose base is a
 stop word ("was", "did", "had", "done"), and "won": the tokenizer cuts "won't"
 into "won" and "t", so "won" would make every "won't" match "win".
+
+The tables decide what is indexed: a change to them needs a new INDEX_FORMAT
+(tree/store.py), so existing indexes are rebuilt.
 """
 
 from __future__ import annotations
