@@ -22,6 +22,17 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a model configured on the developer's machine must not reach the tests
     for name in ("MEMGROVE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+    # tiktoken downloads an encoding at its first use: the benchmarks' token counts fall back
+    # to characters / 4 instead of reaching the network
+    try:
+        import tiktoken
+    except ImportError:
+        return
+
+    def offline(name: str):
+        raise ConnectionError(f"tests are offline: tiktoken's {name!r} encoding is not downloaded")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", offline)
 
 
 @pytest.fixture
