@@ -274,11 +274,6 @@ _TITLE = re.compile(r"\A# [^\n]*\n+|\A")
 _MESSAGE = re.compile(r"^\*\*[^*\n]+\*\*")
 
 
-def approx_tokens(text: str) -> int:
-    """Tokens as ceil(chars / 4), as curate_cost.py counts them when tiktoken cannot load offline."""
-    return -(-len(text) // 4)
-
-
 def entry_body(text: str) -> str:
     """An entry file's text without its YAML frontmatter."""
     return _FRONTMATTER.sub("", text, count=1).strip("\n")
@@ -359,6 +354,7 @@ class MemgroveRetriever:
                  fresh_signals: bool = False, settings: Any = None):
         self.mem, self.graph, self.conv_id, self.workdir = mem, graph, conv_id, workdir
         self.settings = settings          # the query graph's QuerySettings (for the tier-3 context)
+        self.count_tokens: Any = None     # curate_cost.TokenCounter, made at the first question
         self.fresh_signals = fresh_signals
         self.curation = curation
         self.bodies: dict[str, tuple[tuple[rm.Segment, ...], str]] = {}
@@ -390,12 +386,15 @@ class MemgroveRetriever:
         each entry's reader view), and of the same entries as whole files (what it sent before)."""
         if self.settings is None or not hits:
             return {}
+        from curate_cost import TokenCounter
         from memgrove.graphs.llm_tiers import context_block
         from memgrove.tree.search import hit_from_dict
+        self.count_tokens = self.count_tokens or TokenCounter()
         sent, used = context_block(self.mem.tree, [hit_from_dict(h) for h in hits], self.settings)
         files = "\n\n".join(f"=== {p} ===\n{self.mem.tree.read_text(p)[: self.settings.direct_max_chars]}"
                              for p in used)
-        return {"context_tokens": approx_tokens(sent), "context_tokens_files": approx_tokens(files)}
+        return {"context_tokens": self.count_tokens(sent), "context_tokens_files": self.count_tokens(files),
+                "token_method": self.count_tokens.method}
 
     def close(self) -> None:
         self.mem.close()
@@ -648,7 +647,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
     tiers_by_cat: dict[int, Counter] = defaultdict(Counter)
     reported_ms: list[float] = []
     context_tokens: dict[str, list[int]] = {"sent": [], "files": []}
-    context_entries = None
+    context_entries, token_method = None, None
     curation, conv_rows = [], []
     segmenting: Counter = Counter()
     body_words, n_bodies, n_segs = 0, 0, 0
@@ -693,6 +692,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
                             if "context_tokens" in r.info:
                                 context_tokens["sent"].append(r.info["context_tokens"])
                                 context_tokens["files"].append(r.info["context_tokens_files"])
+                                token_method = r.info["token_method"]
                             rec["tier"] = r.info["tier"]
                             hits_hist[r.info["entries"]] += 1
                         if model is not None and name in llm_systems and q.category in POOLED and q.raw_answer is not None:
@@ -732,7 +732,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
             "tiers": dict(sorted(tiers.items())),
             "tiers_by_category": {str(c): dict(sorted(v.items())) for c, v in sorted(tiers_by_cat.items())},
             "reported_latency_ms": rm.latency_summary(reported_ms),
-            "llm_context_tokens": {"direct_max_entries": context_entries,
+            "llm_context_tokens": {"direct_max_entries": context_entries, "token_method": token_method,
                                    **{k: rm.latency_summary(v) for k, v in context_tokens.items()}},
             "curation": curation,
             "curation_seconds_total": round(sum(c["seconds"] for c in curation), 2),
@@ -916,7 +916,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         sent, files = ctx["sent"], ctx["files"]
         L.append(f"LLM context: the entries tier 3 would send a model for each question (its best "
                  f"{ctx['direct_max_entries']} hits plus one hop of their links, each as its reader view: title, "
-                 f"sources, updated, body) are {sent['p50']:.0f} tokens p50, {sent['p95']:.0f} p95 (chars / 4); the "
+                 f"sources, updated, body) are {sent['p50']:.0f} tokens p50, {sent['p95']:.0f} p95 "
+                 f"({ctx['token_method']}); the "
                  f"same entries as whole files with their frontmatter would be {files['p50']:.0f} / {files['p95']:.0f} "
                  f"({files['p50'] / sent['p50']:.2f}× at p50). No model ran.")
         L.append("")
