@@ -7,6 +7,8 @@
     <preamble>
     ## Raw Concept / ## Narrative / ## Facts / any other ## section
 
+An entry that is prose alone (only a Narrative) is written without the
+``## Narrative`` heading, and a body without ``##`` headings is its Narrative.
 Parsing is tolerant of hand edits (no frontmatter, no heading, odd types);
 what cannot be understood raises InvalidEntry with the reason.
 """
