@@ -81,8 +81,8 @@ class BaseFormFilter(Filter):
 
 
 def analyzer():
-    """Tokenize, lowercase, drop stop words, irregular forms to their base, Porter-stem (the same
-    for documents and queries)."""
+    """Tokenize, lowercase, drop stop words, map word forms to one form (BaseFormFilter), Porter-stem
+    (the same for documents and queries)."""
     # words split at underscores too, so `pool_size` matches "pool size"; `v2.4.0` stays one token
     return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1)
             | BaseFormFilter() | StemFilter())
