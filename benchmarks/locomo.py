@@ -532,7 +532,7 @@ def lexical_reach(sample: dict[str, Any], turns: list[Turn], qs: list[Question])
     """How much of each question's evidence a lexical retriever can find by its words at all.
 
     Per question with evidence: the share of its evidence turns that share an analyzed term
-    (memgrove's analyzer: stop words out, Porter stems; the two speakers' names not counted,
+    (memgrove's analyzer: stop words out, Porter2 stems; the two speakers' names not counted,
     since every turn is somebody's) with the question, (1) in the turn's own words and (2) also
     counting the words of the question the turn answers (the verbatim curator's reply keywords).
     The rest can only be reached through links, folders or the speaker: a ceiling, not a score.

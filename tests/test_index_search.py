@@ -178,9 +178,21 @@ def test_stemming_and_prefix_fallback(bmem) -> None:
     assert paths(bmem.search("postgr"))[0] == "ops/db/postgres.md"      # prefix, as a fallback
 
 
+def test_a_doubled_consonant_is_undone_before_ing_and_ed(bmem) -> None:
+    # Whoosh's own Porter stemmer left "running" as "runn" and "planned" as "plann"
+    terms = bmem.tree.engine.terms
+    assert terms("running runs ran") == ["run"]
+    assert terms("planned planning plans") == ["plan"]
+    assert terms("shopping") == terms("shop") and terms("swimming") == terms("swim")
+    assert terms("general") != terms("generous")
+    bmem.curate([op("ADD", "chat/s1/a.md", title="Jon, 8 May 2023", content="I've been running every morning."),
+                 op("ADD", "chat/s1/b.md", title="Ana, 8 May 2023", content="A morning walk sounds nice.")])
+    assert paths(bmem.search("Who runs in the morning?")) == ["chat/s1/a.md"]   # b only says "morning"
+
+
 def test_possessives_and_contractions_leave_no_stray_terms(bmem) -> None:
     assert bmem.tree.engine.terms("What is Dave's car? It's red, isn't it, and he'll say he didn't") == [
-        "dave", "car", "red", "sai"]
+        "dave", "car", "red", "say"]
     assert bmem.tree.engine.terms("Don won the race") == ["don", "won", "race"]   # a name and a verb
     bmem.curate([op("ADD", "chat/s1/a.md", title="Ana", content="It's lovely, that's what it's like."),
                  op("ADD", "chat/s1/b.md", title="Ben", content="Dave restores a car.")])
@@ -193,7 +205,7 @@ def test_irregular_and_informal_forms_meet_their_base_form(bmem) -> None:
     assert terms("Jon went to Paris and bought shoes") == terms("Did Jon go to Paris and buy shoes?")
     assert terms("my mom took the kids' pics") == terms("my mother take the children photos")
     assert terms("her favourite colour") == terms("her fave color") == terms("her favorite color")
-    assert terms("we won't stay") == ["won", "stai"]   # "won" is left alone: "won't" is not "win"
+    assert terms("we won't stay") == ["won", "stay"]   # "won" is left alone: "won't" is not "win"
     bmem.curate([op("ADD", "chat/s1/a.md", title="Jon, 8 May 2023", content="I went to Lisbon with my mom."),
                  op("ADD", "chat/s1/b.md", title="Ana, 8 May 2023", content="Lisbon sounds lovely, I hope to go.")])
     # without the forms only "go" would match, and only b

@@ -1,7 +1,7 @@
 """Word forms mapped to one form before stemming: English irregular inflections
 and informal or British spellings.
 
-The Porter stemmer joins "painted" to "paint" but leaves "went" apart from "go"
+The stemmer joins "painted" to "paint" but leaves "went" apart from "go"
 and "bought" apart from "buy", and questions ask in the base form ("Where did
 Jon go?", "What did Ana buy?") about messages told in the past ("I went to
 Paris", "I bought a kayak"). Each form here is mapped to its verb's (or noun's)
