@@ -22,9 +22,9 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, TEXT, Schema
-from whoosh.lang.porter2 import stem as english_stem
 from whoosh.filedb.compound import CompoundStorage
 from whoosh.filedb.structfile import StructFile
+from whoosh.lang.porter2 import stem as english_stem
 from whoosh.scoring import BM25F
 
 from .engine import FIELDS, IndexDoc
@@ -87,7 +87,7 @@ def analyzer():
     # Not Whoosh's default Porter stemmer: its step 1b tests "ends in a double consonant" with an
     # anchored re.match, so it never undoubles: "running" -> "runn", "planned" -> "plann",
     # "shopping" -> "shopp", and a search for "run" or "plan" missed them (whoosh-reloaded 2.7.5).
-    # Porter2 undoubles, and keeps "generous" apart from "general" and "play" from "plai".
+    # Porter2 undoubles, and over-stems less ("generous" and "general" were both "gener").
     # words split at underscores too, so `pool_size` matches "pool size"; `v2.4.0` stays one token
     return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1)
             | BaseFormFilter() | StemFilter(stemfn=english_stem))
