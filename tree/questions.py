@@ -15,6 +15,11 @@ _QUESTION = re.compile(r"[^.!?\n]*\?")
 _WORD = re.compile(r"[^\W_]+")
 
 
+def _questions(text: str) -> list[str]:
+    """The sentences of ``text`` that end in a question mark (line breaks read as spaces)."""
+    return _QUESTION.findall(" ".join(text.split()))
+
+
 def question_words(text: str, limit: int = 40) -> list[str]:
     """The words of the questions in ``text`` (lower-cased, once each, in order).
 
@@ -26,13 +31,12 @@ def question_words(text: str, limit: int = 40) -> list[str]:
     words by 2.8 points (benchmarks/README.md); the whole previous message
     instead of its questions did less (+2.6, and 1.0 more noise at k = 5).
     """
-    asked = " ".join(_QUESTION.findall(" ".join(text.split())))
+    asked = " ".join(_questions(text))
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if len(w) > 2))[:limit]
 
 
 def mostly_asks(text: str) -> bool:
     """More than half of the words of ``text`` are in questions ("Wow! Where was that?")."""
-    flat = " ".join(text.split())
-    total = len(_WORD.findall(flat))
-    asked = sum(len(_WORD.findall(q)) for q in _QUESTION.findall(flat))
+    total = len(_WORD.findall(text))
+    asked = sum(len(_WORD.findall(q)) for q in _questions(text))
     return total > 0 and asked * 2 > total
