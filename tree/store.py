@@ -86,7 +86,7 @@ class ContextTree:
         self._first_check = 0.0
         self._entry_count: tuple[tuple, int] = ((None, None), 0)
         self._in_step = False          # index matched the files at the last check
-        self._digest = 0               # digest of the files at the last check
+        self._digest = 0               # digest of what the index holds at the last check
         self._watcher: TreeWatcher | None = None
         self._watch_failed = False
         # threads of one process (the query graph's parallel branches) must not search while
@@ -380,6 +380,15 @@ class ContextTree:
         self.ensure_fresh()
         return f"{self._generation()}-{self._digest:016x}"
 
+    def _catalog_digest(self) -> int:
+        """Digest of the files as the index last saw them; a marker that no file state has
+        when the catalog cannot say (unreadable, or empty while a first build runs)."""
+        try:
+            d = self.catalog.digest()
+        except (sqlite3.DatabaseError, ValueError):
+            d = None
+        return _MASK if d is None else d
+
     def _index_usable(self) -> bool:
         try:
             return (self.engine.exists() and self.catalog.digest() is not None
@@ -426,6 +435,11 @@ class ContextTree:
                     synced = True
             if synced:
                 digest = self.catalog.digest() or 0
+            else:
+                # A writer holds the lock and the index lags the files: answers now come from
+                # the index as it is, so they are cached under what it holds, never under the
+                # files' state (which would make a stale answer valid once the index caught up).
+                digest = self._catalog_digest()
         # when a writer holds the lock, the index may lag the files: check again next time
         self._in_step = fresh or synced
         self._digest = digest
@@ -480,6 +494,10 @@ class ContextTree:
             self._rebuild_locked()
             return
         self._index_paths(changed + removed)
+        if changed or removed:
+            # hand edits now in the index: warm processes that skip scans between
+            # generations must see it, as they see a write
+            self._bump_generation()
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the index and catalog from the files; returns documents indexed."""
@@ -512,6 +530,7 @@ class ContextTree:
         except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
             self.catalog.reset(force=True)
             self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+        self._bump_generation()
         return sum(1 for u in upserts if u[1] != "invalid")
 
     def entry_count(self) -> int:
