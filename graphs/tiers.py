@@ -13,6 +13,7 @@ they live in ``graphs/llm_tiers.py``.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -55,13 +56,23 @@ class Answer:
 
 # -- tiers 0 and 1 -------------------------------------------------------------
 
+# The cache is derived: one that cannot be opened (a read-only or full disk) is a miss.
+_UNAVAILABLE = (OSError, sqlite3.OperationalError)
+
+
 def tier0_exact(cache: QueryCache, question: str, fingerprint: str) -> dict[str, Any] | None:
-    item = cache.get_exact(question, fingerprint)
+    try:
+        item = cache.get_exact(question, fingerprint)
+    except _UNAVAILABLE:
+        return None
     return None if item is None else item["answer"]
 
 
 def tier1_fuzzy(cache: QueryCache, question: str, fingerprint: str, s: QuerySettings) -> dict[str, Any] | None:
-    found = cache.get_fuzzy(question, fingerprint, threshold=s.fuzzy_threshold, min_tokens=s.fuzzy_min_tokens)
+    try:
+        found = cache.get_fuzzy(question, fingerprint, threshold=s.fuzzy_threshold, min_tokens=s.fuzzy_min_tokens)
+    except _UNAVAILABLE:
+        return None
     return None if found is None else found[0]["answer"]
 
 
@@ -184,9 +195,16 @@ def remember(cache: QueryCache, log_file: Path, answer: Answer, fingerprint: str
     Not cached: cache hits, errors, and tier 3–4 evidence given without an LLM
     (once a model is configured, the question deserves a real answer).
     """
+    # both are derived and best effort: a full or read-only disk must not cost the answer
     if not answer.cached and not answer.error and (answer.tier <= 2 or answer.llm):
-        cache.put(answer.question, fingerprint, answer.to_dict())
-    log_query(log_file, answer)
+        try:
+            cache.put(answer.question, fingerprint, answer.to_dict())
+        except _UNAVAILABLE:
+            pass
+    try:
+        log_query(log_file, answer)
+    except OSError:
+        pass
 
 
 def log_query(log_file: Path, a: Answer) -> None:

@@ -21,6 +21,7 @@ from memgrove.tree.errors import (
     JournalError,
     LockTimeout,
     MemgroveError,
+    NotWritable,
     OperationConflict,
     TreeNotFound,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "LockTimeout",
     "Memory",
     "MemgroveError",
+    "NotWritable",
     "OpResult",
     "OperationConflict",
     "TreeNotFound",

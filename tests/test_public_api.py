@@ -28,6 +28,7 @@ EXPECTED_ALL = [
     "LockTimeout",
     "Memory",
     "MemgroveError",
+    "NotWritable",
     "OpResult",
     "OperationConflict",
     "TreeNotFound",
@@ -36,7 +37,7 @@ EXPECTED_ALL = [
 ]
 
 ERRORS = ["BatchRejected", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
-          "OperationConflict", "TreeNotFound"]
+          "NotWritable", "OperationConflict", "TreeNotFound"]
 
 
 def test_all_is_pinned() -> None:

@@ -17,6 +17,7 @@ from .errors import (
     JournalError,
     LockTimeout,
     MemgroveError,
+    NotWritable,
     OperationConflict,
     TreeNotFound,
 )
@@ -29,7 +30,7 @@ from .store import ContextTree, locate_home
 
 __all__ = [
     "OPS", "BatchRejected", "Change", "ContextTree", "DoctorReport", "Entry", "Hit", "InvalidEntry", "InvalidInput",
-    "InvalidPath", "JournalError", "JournalRecord", "LockTimeout", "MemgroveError", "OpResult",
+    "InvalidPath", "JournalError", "JournalRecord", "LockTimeout", "MemgroveError", "NotWritable", "OpResult",
     "OperationConflict", "TreeNotFound", "TreeSettings", "diagnose", "locate_home", "normalize_entry_path",
     "normalize_folder", "parse", "serialize", "snake_case",
 ]

@@ -11,6 +11,7 @@ from . import entry as entry_mod
 from .catalog import digest_of, scan
 from .errors import InvalidEntry
 from .paths import CONTEXT_FILE, folder_of, is_entry_file
+from .writer_lock import LockState
 
 
 @dataclass
@@ -35,6 +36,11 @@ class DoctorReport:
 def diagnose(tree, *, fix: bool = False) -> DoctorReport:
     """Check the tree; with ``fix``, repair what is derived (index, contexts, temp files)."""
     rep = DoctorReport(notices=list(tree.notices))
+    orphan = lock_problem(tree.lock.inspect())
+    if orphan:
+        # every check below may need the writer lock; say what blocks it, in bounded time
+        rep.problems.append(orphan)
+        return rep
     if fix:
         tree.recover()
         n = tree.remove_stray_temp_files()
@@ -95,6 +101,19 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         rep.fixed.append(f"wrote {len(missing_ctx)} missing context file(s)")
         rep.problems = [p for p in rep.problems if not p.endswith(f"no {CONTEXT_FILE}")]
     return rep
+
+
+def lock_problem(state: LockState) -> str | None:
+    """A lock held by no live writer (a killed writer's surviving children, another program)."""
+    if not state.orphaned:
+        return None
+    who = f"its recorded writer, process {state.pid}, is dead" if state.pid else "no writer is recorded"
+    others = [p for p in state.openers if p != state.pid]
+    if others:
+        listed = ", ".join(str(p) for p in others)
+        return (f"the write lock is held but {who}; processes holding the lock file open: {listed} "
+                f"(stop them, e.g. `kill {others[0]}`, to let writers in)")
+    return f"the write lock is held but {who}; no process holding it could be found (check other programs using this tree)"
 
 
 def _symlinks(root: Path) -> list[Path]:

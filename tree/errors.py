@@ -12,7 +12,8 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     │                       (``.errors`` holds one message per invalid op)
     ├── OperationConflict   undo refused: the entry changed after the operation
     ├── JournalError        an unknown operation id, or an unreadable journal
-    └── LockTimeout         another writer held the tree's lock for too long
+    ├── LockTimeout         another writer held the tree's lock for too long
+    └── NotWritable         the disk is full, or the tree is read-only; nothing was written
 """
 
 from __future__ import annotations
@@ -60,3 +61,7 @@ class JournalError(MemgroveError):
 
 class LockTimeout(MemgroveError):
     """The tree's writer lock could not be taken in time."""
+
+
+class NotWritable(MemgroveError):
+    """A write failed because the file system is full, read-only or not ours; nothing was written."""

@@ -9,7 +9,9 @@ operation touched (relation rewrites, a deleted subtree) as
 A batch is written ahead to ``pending.json`` before any file changes; if the
 writer dies mid-batch, the next writer rolls the batch forward from it, so a
 batch is applied whole or (if the crash came before ``pending.json`` was
-complete) not at all.
+complete) not at all. A batch whose writer saw it fail (a full disk) and could
+not undo it on the spot is marked ``pending.failed``: the next writer rolls it
+back instead, so a write reported as failed never appears later.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class Journal:
         self.folder = folder
         self.file = folder / "journal.jsonl"
         self.pending_file = folder / "pending.json"
+        self.failed_mark = folder / "pending.failed"
         self.durable = durable
 
     # -- write-ahead for one batch ------------------------------------------
@@ -96,14 +99,54 @@ class Journal:
         return [JournalRecord.from_json(r) for r in data.get("records", [])]
 
     def clear_pending(self) -> None:
+        for f in (self.pending_file, self.failed_mark):
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
+
+    def mark_failed(self) -> None:
+        """The pending batch failed in front of its caller: roll it back, never forward.
+        An empty file: it needs no free space, only an inode."""
+        fd = os.open(self.failed_mark, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.close(fd)
+
+    def pending_failed(self) -> bool:
+        return self.failed_mark.exists()
+
+    def size(self) -> int:
         try:
-            os.unlink(self.pending_file)
+            return self.file.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def truncate(self, size: int) -> None:
+        """Drop what was appended after ``size`` (the records of a batch being rolled back)."""
+        try:
+            os.truncate(self.file, size)
         except FileNotFoundError:
             pass
 
+    def drop_trailing(self, ids: set[str]) -> None:
+        """Remove the journal's last lines while they are records with these ids (a batch
+        rolled back after its writer failed; its records, if any, are the last lines)."""
+        tail = tail_lines(self.file, len(ids))
+        n = 0
+        for line in reversed(tail):
+            if _record_id(line) not in ids:
+                break
+            n += 1
+        if n:
+            self.truncate(self.size() - sum(len(line) + 1 for line in tail[len(tail) - n:]))
+
     def append(self, records: list[JournalRecord], *, dedupe: bool = False) -> None:
-        """Append records; ``dedupe`` (used by crash recovery) skips ids already written."""
-        known = self._tail_ids(len(records) * 2 + 8) if dedupe and records else set()
+        """Append records; ``dedupe`` (used by crash recovery) skips ids already written.
+
+        A crashed batch's records, if any were appended, are the journal's last lines
+        (recovery runs before any other write), so the last ``len(records)`` lines are
+        all that need reading, however large they are.
+        """
+        known = self._tail_ids(len(records)) if dedupe and records else set()
         for r in records:
             if r.id not in known:
                 append_line(self.file, json.dumps(r.to_json(), ensure_ascii=False), durable=self.durable)
@@ -142,19 +185,32 @@ class Journal:
         raise JournalError(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
 
     def _tail_ids(self, n: int) -> set[str]:
-        try:
-            size = self.file.stat().st_size
-        except FileNotFoundError:
-            return set()
-        ids: set[str] = set()
-        with self.file.open("rb") as fh:
-            fh.seek(max(0, size - 4_000_000))
-            for line in fh.read().splitlines()[-n:]:
-                try:
-                    ids.add(json.loads(line)["id"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-        return ids
+        """Ids of the last ``n`` lines, read backwards in blocks (lines of any length)."""
+        return {i for line in tail_lines(self.file, n) if (i := _record_id(line)) is not None}
+
+
+def _record_id(line: bytes) -> str | None:
+    try:
+        return json.loads(line)["id"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def tail_lines(path: Path, n: int, block: int = 1 << 20) -> list[bytes]:
+    """The last ``n`` lines of a file, without reading more of it than they take."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return []
+    with fh:
+        end = fh.seek(0, os.SEEK_END)
+        pos, data = end, b""
+        while pos > 0 and data.count(b"\n") <= n:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            data = fh.read(step) + data
+    return data.splitlines()[-n:] if n > 0 else []
 
 
 def utc_now_iso(now: datetime | None = None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -15,8 +17,14 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     processes open a new file together), so those steps are retried until
     ``timeout``.
     """
-    file.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(file, timeout=timeout, isolation_level=None)
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(file, timeout=timeout, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")  # the first write: fails at once on a read-only disk
+    except (OSError, sqlite3.OperationalError) as exc:
+        if not _read_only(file, exc):
+            raise
+        return _connect_read_only(file)
     deadline = time.monotonic() + timeout
     delay = 0.005
     try:
@@ -33,6 +41,29 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
                 delay = min(delay * 2, 0.1)
     except BaseException as exc:
         db.close()
+        if isinstance(exc, sqlite3.OperationalError) and _read_only(file, exc):
+            return _connect_read_only(file)
         if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
             raise sqlite3.DatabaseError(f"{file} is unreadable: {exc}") from None
         raise
+
+
+def _read_only(file: Path, exc: BaseException) -> bool:
+    """The failure is a file system that takes no writes (not a damaged or busy file)."""
+    return (file.exists() and not os.access(file.parent, os.W_OK)) or "readonly" in str(exc) \
+        or (isinstance(exc, OSError) and exc.errno == errno.EROFS) or _fs_read_only(file.parent)
+
+
+def _fs_read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _connect_read_only(file: Path) -> sqlite3.Connection:
+    """Reading on a read-only file system: nobody can change the file, so SQLite may treat
+    it as immutable (a WAL database cannot otherwise be opened without its -shm file)."""
+    if not file.exists():
+        raise sqlite3.OperationalError(f"{file} does not exist and cannot be created (read-only file system)")
+    return sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None)

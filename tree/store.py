@@ -13,16 +13,17 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from . import contexts, dates, entry as entry_mod, questions
 from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
 from .errors import InvalidEntry, InvalidPath, MemgroveError, OperationConflict, TreeNotFound
-from .fsio import TEMP_PREFIX, WriterLock, atomic_write
+from .fsio import TEMP_PREFIX, as_not_writable, atomic_write, disk_errors_as_not_writable
 from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
@@ -33,6 +34,7 @@ from .settings import TreeSettings, load_settings
 from .signals import Signals
 from .watch import TreeWatcher
 from .whoosh_engine import IndexBroken, WhooshEngine
+from .writer_lock import WriterLock
 
 HOME_NAME = ".memgrove"
 
@@ -188,8 +190,7 @@ class ContextTree:
     def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
                allowed: tuple[str, ...] = OPS) -> list[OpResult]:
         """Validate and apply a batch of operations; all or nothing."""
-        with self.lock.hold():
-            self._recover_locked()
+        with self._writing():
             self._sync_before_write()
             overlay = Overlay(self._read_disk, self.entries_under, self.catalog.backlinks)
             planned = plan_batch(ops, overlay, self._clock(), actor=actor, allowed=allowed)
@@ -198,7 +199,7 @@ class ContextTree:
 
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> OpResult:
         """Restore the before-images of one operation (refused if the files changed since)."""
-        with self.lock.hold():
+        with self._writing():
             rec = self.journal.find(op_id)
             changes = rec.changes()
             final: dict[str, str | None] = {}
@@ -248,26 +249,75 @@ class ContextTree:
             resolve_inside(self.root, str(Path(rel).parent))
             atomic_write(target, text, durable=self.settings.durable)
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the writer lock, with any batch a dead or failed writer left settled first."""
+        with self.lock.hold():
+            self._recover_locked()
+            yield
+
     def _apply(self, planned: list[Planned]) -> None:
+        """Write a batch: ahead to ``pending.json``, then the files, then the journal (the
+        commit point). A failure before the commit point undoes what was written and raises
+        (``NotWritable`` for a full or read-only disk): the caller sees a failure, and the
+        batch never appears later. After it, what is derived (signals, context files, the
+        index) catches up later if it cannot now."""
         records = [p.record for p in planned if p.result.status != "unchanged"]
-        self.journal.write_pending(records)
+        with disk_errors_as_not_writable():
+            self.journal.write_pending(records)
+        journal_size = self.journal.size()
         touched: list[str] = []
-        for r in records:
-            for ch in r.changes():
-                self._write_file(ch.path, ch.after)
-                touched.append(ch.path)
-        self.journal.append(records)
+        try:
+            for r in records:
+                for ch in r.changes():
+                    touched.append(ch.path)
+                    self._write_file(ch.path, ch.after)
+            self.journal.append(records)
+        except BaseException as exc:
+            self._roll_back(records, journal_size)
+            translated = as_not_writable(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
         overrides: dict[str, str] = {}
-        for p in planned:
-            overrides.update(p.contexts)
-            if p.merged:
-                self.signals.merge(*p.merged)
-            self.signals.forget([x for x in p.removed if not (p.merged and x == p.merged[1])])
-            if p.updated:
-                self.signals.record_update(p.updated)
-        self._after_write(touched, overrides)
-        # only now: a crash before this line is rolled forward, context files included
+        try:
+            for p in planned:
+                overrides.update(p.contexts)
+                if p.merged:
+                    self.signals.merge(*p.merged)
+                self.signals.forget([x for x in p.removed if not (p.merged and x == p.merged[1])])
+                if p.updated:
+                    self.signals.record_update(p.updated)
+        except (OSError, sqlite3.Error) as exc:
+            self.notices.append(f"ranking signals not updated ({exc}); they are derived from use")
+        try:
+            self._after_write(touched, overrides)
+        except OSError as exc:
+            # the files and journal hold the batch; context files and the index are derived and
+            # are brought in step by the next write or search (doctor --fix does it at once)
+            self._in_step = False
+            self.notices.append(f"context files or index not brought up to date ({exc.strerror or exc}); "
+                                "run `memgrove doctor --fix` once there is space")
         self.journal.clear_pending()
+
+    def _roll_back(self, records: list[JournalRecord], journal_size: int) -> None:
+        """Undo a batch that failed before its commit point; if even that fails (the disk is
+        still full), mark it so the next writer rolls it back instead of forward."""
+        try:
+            self._restore_before(records)
+            self.journal.truncate(journal_size)
+            self.journal.clear_pending()
+        except Exception:  # noqa: BLE001 - the original failure is the one to report
+            try:
+                self.journal.mark_failed()
+            except OSError:
+                pass  # nothing more can be done here; pending.json is rolled forward then
+
+    def _restore_before(self, records: list[JournalRecord]) -> None:
+        for r in reversed(records):
+            for ch in reversed(r.changes()):
+                if self._read_disk(ch.path) != ch.before:
+                    self._write_file(ch.path, ch.before)
 
     def _after_write(self, touched: list[str], overrides: dict[str, str]) -> None:
         """Regenerate context files of touched folders, update the index, bump the generation."""
@@ -304,7 +354,7 @@ class ContextTree:
         return changed
 
     def repair_contexts(self, folders: Iterable[str]) -> None:
-        with self.lock.hold():
+        with self._writing():
             self._index_paths(self._refresh_contexts(folders, {}))
             self._bump_generation()
 
@@ -427,8 +477,7 @@ class ContextTree:
         if not fresh:
             with self.lock.try_hold() as got:
                 if got:
-                    self._sync_locked(scan(self.root))
-                    synced = True
+                    synced = self._try_sync()
                 elif not self._index_usable():
                     with self.lock.hold():  # no usable index at all: wait for the writer
                         self._sync_locked(scan(self.root))
@@ -445,6 +494,17 @@ class ContextTree:
         self._digest = digest
         self._checked_at, self._checked_gen = time.monotonic(), gen
         return synced
+
+    def _try_sync(self) -> bool:
+        """Bring the index in step for a reader; on a full disk it answers from the index as it is."""
+        try:
+            self._sync_locked(scan(self.root))
+            return True
+        except (OSError, sqlite3.OperationalError) as exc:
+            if not self._index_usable():
+                raise
+            self.notices.append(f"the index could not be brought up to date ({exc}); answers may lag the files")
+            return False
 
     def _nothing_changed(self) -> bool:
         """True when the index matched the files at the last check and the watcher
@@ -501,7 +561,7 @@ class ContextTree:
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the index and catalog from the files; returns documents indexed."""
-        with self.lock.hold():
+        with self._writing():
             return self._rebuild_locked(progress)
 
     def _rebuild_locked(self, progress: Callable[[int, int], None] | None = None) -> int:
@@ -510,8 +570,9 @@ class ContextTree:
         # swaps folders, apply(replace_all) swaps rows), so other processes go on searching
         # instead of waiting out the build for the writer lock; only an unreadable one goes now.
         try:
-            self.catalog.digest()
+            before = self.catalog.digest()
         except sqlite3.DatabaseError:
+            before = None
             self.catalog.reset()
         current = scan(self.root)
         upserts = []
@@ -530,7 +591,8 @@ class ContextTree:
         except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
             self.catalog.reset(force=True)
             self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
-        self._bump_generation()
+        if before != digest_of(current):
+            self._bump_generation()  # hand edits reached the index (see _sync_locked)
         return sum(1 for u in upserts if u[1] != "invalid")
 
     def entry_count(self) -> int:
@@ -561,14 +623,24 @@ class ContextTree:
         records = self.journal.read_pending()
         if records is None:
             return
+        if self.journal.pending_failed():
+            # its writer reported it failed: it must not appear now
+            with disk_errors_as_not_writable():
+                self._restore_before(records)
+                self.journal.drop_trailing({r.id for r in records})
+                self._after_write([c.path for r in records for c in r.changes()], {})
+                self.journal.clear_pending()
+            self.notices.append(f"rolled back a failed batch of {len(records)} operation(s)")
+            return
         touched = []
-        for r in records:
-            for ch in r.changes():
-                self._write_file(ch.path, ch.after)
-                touched.append(ch.path)
-        self.journal.append(records, dedupe=True)
-        self._after_write(touched, {})
-        self.journal.clear_pending()
+        with disk_errors_as_not_writable():
+            for r in records:
+                for ch in r.changes():
+                    self._write_file(ch.path, ch.after)
+                    touched.append(ch.path)
+            self.journal.append(records, dedupe=True)
+            self._after_write(touched, {})
+            self.journal.clear_pending()
         self.notices.append(f"completed an interrupted batch of {len(records)} operation(s)")
 
     # -- search -------------------------------------------------------------
