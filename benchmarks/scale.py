@@ -68,7 +68,7 @@ from typing import Any, Callable, Iterator
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
-# Targets of issue 2 / DESIGN.md §3 for 10,000 entries on the 2-core machine.
+# Targets of issue 2 for 10,000 entries on the 2-core machine.
 TARGETS = {"search_p95_ms": 25.0, "fingerprint_ms": 50.0, "reindex_s": 30.0}
 TARGET_SIZE = 10_000
 

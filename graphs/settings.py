@@ -1,4 +1,4 @@
-"""Settings of the query pipeline; every threshold of DESIGN.md §4 with its default.
+"""Settings of the query pipeline; every threshold of the five tiers with its default.
 
 Overridden by the ``[query]`` table of ``.memgrove/config.toml`` and by keyword
 arguments.

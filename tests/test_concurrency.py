@@ -1,6 +1,6 @@
 """Real processes against one tree: parallel writers and readers, SIGKILL mid-batch, the writer lock.
 
-DESIGN.md §2.4: every write goes through one writer at a time, readers never
+The storage contract: every write goes through one writer at a time, readers never
 block, and a crash at any instant leaves each entry old or new, never torn,
 with the journal and index reconciled at the next open. The children live in
 ``tests/helpers/concurrency_worker.py``.

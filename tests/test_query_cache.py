@@ -333,7 +333,7 @@ def test_hand_added_entry_is_found_by_the_next_graph_query(tmp_path, watch):
         mem.close()
 
 
-@pytest.mark.xfail(strict=True, reason="known limit of the stat-based fingerprint (DESIGN §3.2): an edit that keeps "
+@pytest.mark.xfail(strict=True, reason="known limit of the stat-based fingerprint: an edit that keeps "
                                        "size and mtime (a restored timestamp, or within the clock's granularity) "
                                        "is not seen, even when inotify reported it")
 def test_same_size_edit_with_restored_mtime(tmp_path):

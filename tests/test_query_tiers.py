@@ -1,4 +1,4 @@
-"""Routing of the query pipeline at each threshold edge (DESIGN.md §4), and the settings behind it.
+"""Routing of the query pipeline at each threshold edge, and the settings behind it.
 
 ``tiers.route`` is a pure function of the hits, the query terms and the entry
 count, so these tests hand-build ``Hit``s just below and exactly at every
