@@ -302,12 +302,13 @@ def history(state: _State, limit: int, path: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("op_id")
-@click.option("--force", is_flag=True, help="Undo even if the files changed after the operation.")
+@click.option("--force", is_flag=True,
+              help="Undo even if the files changed after the operation (what it overwrites stays in the journal).")
 @click.pass_obj
 def undo(state: _State, op_id: str, force: bool) -> None:
     """Restore what operation OP_ID changed (ids from `memgrove history`)."""
     result = state.memory().undo(op_id, force=force)
-    click.echo(f"{result.message} [{result.id}]")
+    click.echo(f"{result.message} [{result.id}]" if result.id else result.message)
 
 
 @cli.command()

@@ -246,3 +246,56 @@ def test_replaying_the_journal_rebuilds_the_tree(fixed) -> None:
     on_disk = {p: (fixed.home / "tree" / p).read_text() for p in scan(fixed.home / "tree")
                if not p.endswith("context.md")}
     assert {p: t for p, t in replay.items() if t is not None} == on_disk
+
+
+# -- what undo says ------------------------------------------------------------------
+
+def test_undo_after_a_hand_edit_says_so_and_names_force(fixed) -> None:
+    [res] = fixed.curate([op("UPDATE", "auth/jwt/lifetime.md", content="access tokens live 10 minutes")])
+    f = fixed.home / "tree/auth/jwt/lifetime.md"
+    f.write_text(f.read_text() + "\nhand edit\n")
+    with pytest.raises(OperationConflict) as err:
+        fixed.undo(res.id)
+    msg = str(err.value)
+    assert "edited by hand" in msg and "--force" in msg
+    assert "later operations" not in msg and "undo those" not in msg
+
+
+def test_undo_after_later_operations_names_them_newest_first(fixed) -> None:
+    [first] = fixed.curate([op("UPDATE", "auth/jwt/rotation.md", content="v2")])
+    [second] = fixed.curate([op("UPDATE", "auth/jwt/rotation.md", content="v3")])
+    fixed.curate([op("UPDATE", "ops/deploy/runbook.md", content="unrelated")])
+    [third] = fixed.curate([op("UPDATE", "auth/jwt/rotation.md", content="v4")])
+    with pytest.raises(OperationConflict) as err:
+        fixed.undo(first.id)
+    assert f"by {third.id}, {second.id};" in str(err.value)
+
+
+def test_forced_undo_keeps_what_it_discards_in_the_journal(fixed) -> None:
+    [res] = fixed.curate([op("UPDATE", "auth/jwt/lifetime.md", content="access tokens live 10 minutes")])
+    f = fixed.home / "tree/auth/jwt/lifetime.md"
+    hand = f.read_text() + "\nhand edit\n"
+    f.write_text(hand)
+    undone = fixed.undo(res.id, force=True)
+    assert "discarded" in undone.message and "auth/jwt/lifetime.md" in undone.message
+    assert undone.id in undone.message
+    assert "hand edit" not in f.read_text()
+    fixed.undo(undone.id)  # undoing the forced undo brings the hand edit back
+    assert f.read_text() == hand
+
+
+def test_undoing_twice_says_already_undone(fixed) -> None:
+    [res] = fixed.curate([op("UPDATE", "auth/jwt/lifetime.md", content="access tokens live 10 minutes")])
+    undone = fixed.undo(res.id)
+    journal = (fixed.home / "journal/journal.jsonl").read_text()
+    again = fixed.undo(res.id)
+    assert again.status == "unchanged"
+    assert again.message == f"{res.id} is already undone (by {undone.id}; undo {undone.id} to redo it)"
+    assert (fixed.home / "journal/journal.jsonl").read_text() == journal
+
+
+def test_undo_of_an_unchanged_result_says_there_is_nothing_to_undo(fixed) -> None:
+    [res] = fixed.curate([op("UPSERT", "ops/deploy/runbook.md", title="Deploy runbook", content="deploy on tuesdays")])
+    assert res.status == "unchanged" and res.id == ""
+    with pytest.raises(JournalError, match="nothing to undo: an operation that changed nothing"):
+        fixed.undo(res.id)

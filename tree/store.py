@@ -22,15 +22,16 @@ from . import contexts, dates, entry as entry_mod, questions
 from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
-from .errors import InvalidEntry, InvalidPath, MemgroveError, OperationConflict, TreeNotFound
+from .errors import InvalidEntry, InvalidPath, MemgroveError, TreeNotFound
 from .fsio import TEMP_PREFIX, as_not_writable, atomic_write, disk_errors_as_not_writable
-from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
+from .journal import Journal, JournalRecord, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
 from .paths import CONTEXT_FILE, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
 from .search import (Hit, coverage, excerpt, gap_filter, normalize, with_factor, with_folder_coverage,
                      with_lift, with_neighbourhood_coverage)
 from .settings import TreeSettings, load_settings
+from .undo import find_with_later, plan_undo
 from .signals import Signals
 from .watch import TreeWatcher
 from .whoosh_engine import IndexBroken, WhooshEngine
@@ -198,33 +199,14 @@ class ContextTree:
         return [p.result for p in planned]
 
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> OpResult:
-        """Restore the before-images of one operation (refused if the files changed since)."""
+        """Restore the before-images of one operation (refused, saying why, if the files changed
+        since; ``force`` undoes anyway and journals what it overwrites)."""
         with self._writing():
-            rec = self.journal.find(op_id)
-            changes = rec.changes()
-            final: dict[str, str | None] = {}
-            for ch in changes:
-                final[ch.path] = ch.after
-            if not force:
-                for path, after in final.items():
-                    if self._read_disk(path) != after:
-                        raise OperationConflict(
-                            f"cannot undo {op_id}: {path} changed after it; undo the later operations first "
-                            "(see `memgrove history`) or force it"
-                        )
-            now_dt = self._clock()
-            also = []
-            for ch in reversed(changes):
-                current = self._read_disk(ch.path)
-                if current != ch.before:
-                    also.append(Change(ch.path, current, ch.before))
-            new_id = new_op_id(now_dt)
-            record = JournalRecord(id=new_id, at=utc_now_iso(now_dt), op="UNDO", path=rec.path,
-                                   reason=f"undo {op_id} ({rec.op} {rec.path})", actor=actor,
-                                   before=None, after=None, also=tuple(also))
-            result = OpResult("UNDO", rec.path, "undone", f"undid {rec.op} {rec.path} ({op_id})", new_id)
-            self._apply([Planned(record=record, result=result)])
-        return result
+            rec, later = find_with_later(self.journal.records(), op_id)
+            planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor)
+            if planned.result.status != "unchanged":
+                self._apply([planned])
+        return planned.result
 
     def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
         """Journal records, newest first; ``path`` keeps those touching that entry or folder."""

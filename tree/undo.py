@@ -1,0 +1,72 @@
+"""Planning an undo: restore one operation's before-images, or say exactly why not.
+
+An operation can be undone while every file it wrote is still as it left it.
+Otherwise the message names what changed since: later operations (undo those
+first, newest first) or a hand edit. ``force`` undoes anyway; what it
+overwrites is the UNDO record's before-image, so undoing the UNDO brings it back.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable, Iterable
+
+from .errors import JournalError, OperationConflict
+from .journal import Change, JournalRecord, new_op_id, utc_now_iso
+from .operations import OpResult, Planned
+
+
+def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[JournalRecord, list[JournalRecord]]:
+    """The record ``op_id`` and every record journaled after it, oldest first."""
+    if not op_id:
+        raise JournalError("nothing to undo: an operation that changed nothing ('unchanged') has no id")
+    found: JournalRecord | None = None
+    later: list[JournalRecord] = []
+    for r in records:
+        if found is not None:
+            later.append(r)
+        elif r.id == op_id:
+            found = r
+    if found is None:
+        raise JournalError(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
+    return found, later
+
+
+def plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callable[[str], str | None],
+              now: datetime, *, force: bool = False, actor: str = "user") -> Planned:
+    """The UNDO of ``rec`` as a planned write (status ``unchanged`` when there is nothing to do)."""
+    changes = rec.changes()
+    final = {ch.path: ch.after for ch in changes}   # what the operation left in each file
+    first = {}
+    for ch in changes:
+        first.setdefault(ch.path, ch.before)          # what each file held before it
+    current = {p: read_disk(p) for p in final}
+    if all(current[p] == first[p] for p in final):
+        by = next((r.id for r in reversed(later) if r.op == "UNDO" and r.reason.startswith(f"undo {rec.id} ")), None)
+        message = (f"{rec.id} is already undone (by {by}; undo {by} to redo it)" if by
+                   else f"nothing to undo: the files are as they were before {rec.id}")
+        return Planned(record=rec, result=OpResult("UNDO", rec.path, "unchanged", message, ""))
+    changed = [p for p in final if current[p] != final[p]]
+    if changed and not force:
+        raise OperationConflict(_conflict_message(rec.id, changed, later))
+    also = tuple(Change(p, current[p], first[p]) for p in reversed(list(final)) if current[p] != first[p])
+    new_id = new_op_id(now)
+    record = JournalRecord(id=new_id, at=utc_now_iso(now), op="UNDO", path=rec.path,
+                           reason=f"undo {rec.id} ({rec.op} {rec.path})", actor=actor,
+                           before=None, after=None, also=also)
+    message = f"undid {rec.op} {rec.path} ({rec.id})"
+    if changed:
+        message += (f"; discarded what changed since in {', '.join(changed)} "
+                    f"(kept in the journal: undo {new_id} to get it back)")
+    return Planned(record=record, result=OpResult("UNDO", rec.path, "undone", message, new_id))
+
+
+def _conflict_message(op_id: str, changed: list[str], later: list[JournalRecord]) -> str:
+    touching = [r.id for r in later if any(ch.path in changed for ch in r.changes())]
+    where = ", ".join(changed)
+    if touching:
+        newest_first = ", ".join(reversed(touching))
+        return (f"cannot undo {op_id}: {where} changed after it, by {newest_first}; undo those first "
+                f"(newest first), or use --force to undo anyway (what it overwrites is kept in the journal)")
+    return (f"cannot undo {op_id}: {where} was edited by hand since; use --force to undo anyway "
+            "(the hand edit is kept in the journal, so undoing the undo brings it back)")
