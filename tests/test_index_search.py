@@ -212,6 +212,19 @@ def test_irregular_and_informal_forms_meet_their_base_form(bmem) -> None:
     assert paths(bmem.search("Where did they go with their mother?"))[0] == "chat/s1/a.md"
 
 
+def test_dotted_names_are_found_by_their_parts(bmem) -> None:
+    terms = bmem.tree.engine.terms
+    assert terms("Bunny.net") == ["bunny.net", "bunni", "net"]
+    assert terms("EUR 3.50 for v2.4.0") == ["eur", "3.50", "v2.4.0", "v2"]   # numbers stay values
+    bmem.curate([op("ADD", "infra/cdn/bunny.md", title="CDN", content="Static assets are served by Bunny.net."),
+                 op("ADD", "infra/env/staging.md", title="Staging", content="Staging runs at staging.kestrel.dev."),
+                 op("ADD", "infra/env/prices.md", title="Prices", content="The minimum payout is EUR 3.50 a job.")])
+    assert paths(bmem.search("Bunny"))[0] == "infra/cdn/bunny.md"
+    assert paths(bmem.search("kestrel.dev"))[0] == "infra/env/staging.md"
+    assert paths(bmem.search("bunny.net"))[0] == "infra/cdn/bunny.md"
+    assert "infra/env/prices.md" not in paths(bmem.search("3"))
+
+
 def test_fuzzy_fallback_only_when_exact_finds_nothing(bmem) -> None:
     bmem.curate([op("ADD", "ops/k8s/cluster.md", title="Cluster notes", content="kubernetes cluster upgrade steps"),
                  op("ADD", "ops/release/steps.md", title="Release notes", content="deployment happens on tuesdays")])

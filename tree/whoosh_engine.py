@@ -88,9 +88,26 @@ def analyzer():
     # anchored re.match, so it never undoubles: "running" -> "runn", "planned" -> "plann",
     # "shopping" -> "shopp", and a search for "run" or "plan" missed them (whoosh-reloaded 2.7.5).
     # Porter2 undoubles, and over-stems less ("generous" and "general" were both "gener").
-    # words split at underscores too, so `pool_size` matches "pool size"; `v2.4.0` stays one token
-    return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS, minsize=1)
-            | BaseFormFilter() | StemFilter(stemfn=english_stem))
+    # words split at underscores too, so `pool_size` matches "pool size"; a dotted name is kept
+    # whole and its named parts added (DottedPartsFilter), so "Bunny" finds "Bunny.net"
+    return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | DottedPartsFilter() | LowercaseFilter()
+            | StopFilter(stoplist=STOP_WORDS, minsize=1) | BaseFormFilter() | StemFilter(stemfn=english_stem))
+
+
+class DottedPartsFilter(Filter):
+    """A dotted name ("Bunny.net", "staging.kestrel.dev", "main.py") as itself and as each part
+    that holds a letter, the way hyphens and slashes already split words; a number ("3.50",
+    "2.4.0") is one value and stays whole."""
+
+    def __call__(self, tokens):
+        for t in tokens:
+            text = t.text  # read before yielding: the filters downstream rewrite t.text
+            yield t
+            if "." in text:
+                for part in text.split("."):
+                    if part and not part.isdigit() and any(c.isalpha() for c in part):
+                        t.text = part
+                        yield t
 
 
 def _schema() -> Schema:
