@@ -16,6 +16,7 @@ from . import entry as entry_mod
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
+from .nesting import MAX_DEPTH, too_deep
 from .paths import CONTEXT_FILE, normalize_entry_path, normalize_folder, parent_folders, snake_case
 
 OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
@@ -399,6 +400,8 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
                allowed: tuple[str, ...] = OPS) -> list[Planned]:
     if not isinstance(ops, list) or not ops:
         raise BatchRejected(["give a non-empty list of operations"])
+    if too_deep(ops):  # before anything walks or prints it: that would raise RecursionError
+        raise BatchRejected([f"the operations nest lists or objects more than {MAX_DEPTH} levels deep"])
     errors: list[str] = []
     planned: list[Planned] = []
     for i, d in enumerate(ops, 1):

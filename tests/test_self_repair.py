@@ -1,0 +1,116 @@
+"""Clear errors and self-repair: damaged derived state is rebuilt or reset (by ``doctor --fix``
+and, where safe, on the fly), hostile input gets one clear line, never "unexpected X"."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memgrove import BatchRejected, InvalidInput, Memory
+from memgrove.cli import cli
+
+SEED = [{"op": "ADD", "path": "auth/jwt/rotation.md", "title": "Refresh rotation",
+         "content": "Refresh tokens rotate on every use.", "reason": "seed"}]
+DEEP = 100_000
+
+
+@pytest.fixture
+def seeded(mem):
+    mem.curate(SEED)
+    return mem
+
+
+def deep_list(n: int = DEEP) -> list:
+    top: list = []
+    cur = top
+    for _ in range(n):
+        nxt: list = []
+        cur.append(nxt)
+        cur = nxt
+    return top
+
+
+def cli_run(home: Path, *args: str, input: str | bytes | None = None):
+    """The CLI as a user runs it: unexpected errors become one line (not re-raised)."""
+    env = {"MEMGROVE_HOME": str(home)}
+    return CliRunner(env=env).invoke(cli, list(args), input=input, env={"MEMGROVE_RAISE_ERRORS": None})
+
+
+# -- (e) deep JSON ----------------------------------------------------------------
+
+def test_deep_json_in_ops_file_and_conversation_is_a_clear_error(seeded, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * DEEP + "]" * DEEP)
+    for args in (["curate", "--ops", str(deep)], ["curate", "--verbatim", "--conversation", str(deep)]):
+        res = cli_run(tmp_path, *args)
+        assert res.exit_code == 1
+        assert "more than 32 levels deep" in res.output and "unexpected" not in res.output, res.output
+    with pytest.raises(InvalidInput, match="levels deep"):
+        seeded.ingest(conversation={"id": "c", "messages": [{"id": "m1", "role": "user", "content": deep_list()}]})
+
+
+def test_deep_values_in_operations_are_rejected_not_recursed(seeded):
+    for op in ({"extra": {"x": deep_list()}}, {"content": {"S": deep_list()}}, {"path": deep_list()}):
+        with pytest.raises(BatchRejected, match="levels deep"):
+            seeded.curate([{"op": "ADD", "path": "a/b/c.md", "reason": "r", "title": "t", **op}])
+    assert not seeded.tree.exists("a/b/c.md")
+
+
+def test_curate_tool_refuses_deep_arguments(seeded):
+    tool = {t.name: t for t in seeded.tools()}["curate"]
+    out = tool.invoke({"operations": [{"op": "ADD", "path": "a/b/d.md", "reason": "r", "content": {"S": deep_list()}}]})
+    assert out.startswith("Error: nothing was written") and "levels deep" in out
+    msg = tool.invoke({"type": "tool_call", "id": "c1", "name": "curate", "args": {"operations": deep_list()}})
+    assert msg.status == "error" and "levels deep" in msg.content
+    assert not seeded.tree.exists("a/b/d.md")
+
+
+# -- (f) broken pipe ----------------------------------------------------------------
+
+def test_output_to_a_closed_pipe_exits_quietly(seeded, tmp_path):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before the first byte: every write fails with EPIPE
+    env = {**os.environ, "MEMGROVE_HOME": str(seeded.home.parent)}
+    env.pop("MEMGROVE_RAISE_ERRORS", None)
+    try:
+        done = subprocess.run([sys.executable, "-m", "memgrove", "query", "how do refresh tokens rotate"],
+                              stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=60)
+    finally:
+        os.close(write_end)
+    assert done.stderr == b"", done.stderr.decode()
+    assert done.returncode == 0
+
+
+# -- (j) standard input bounded -------------------------------------------------------
+
+class EndlessInput(io.RawIOBase):
+    """A large standard input (2 MB here, 200 MB in the issue); counts what was read."""
+
+    def __init__(self) -> None:
+        self.read_bytes = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self.read_bytes >= 2_000_000:
+            return 0
+        b[:] = b"a" * len(b)
+        self.read_bytes += len(b)
+        return len(b)
+
+
+def test_curate_from_stdin_reads_at_most_the_limit(tmp_path):
+    Memory.open(tmp_path, create=True, durable=False).close()
+    (tmp_path / ".memgrove" / "config.toml").write_text("[tree]\nmax_input_bytes = 1000\n")
+    stdin = EndlessInput()
+    res = cli_run(tmp_path, "curate", "--verbatim", "-", input=stdin)
+    assert res.exit_code == 1 and "larger than 1,000 bytes" in res.output, res.output
+    assert stdin.read_bytes <= 1001 + 8192   # the limit, plus at most one buffer of read-ahead
