@@ -114,3 +114,47 @@ def test_curate_from_stdin_reads_at_most_the_limit(tmp_path):
     res = cli_run(tmp_path, "curate", "--verbatim", "-", input=stdin)
     assert res.exit_code == 1 and "larger than 1,000 bytes" in res.output, res.output
     assert stdin.read_bytes <= 1001 + 8192   # the limit, plus at most one buffer of read-ahead
+
+
+# -- (g) wrong-typed settings -----------------------------------------------------------
+
+@pytest.mark.parametrize("table, line, fragment", [
+    ("tree", 'lock_timeout = "x"', "setting lock_timeout in [tree] of {cfg} must be a number, not a string ('x')"),
+    ("tree", "gap_ratio = [1]", "setting gap_ratio in [tree] of {cfg} must be a number, not a list ([1])"),
+    ("tree", 'durable = "no"', "setting durable in [tree] of {cfg} must be true or false"),
+    ("tree", "index_procs = 2.5", "setting index_procs in [tree] of {cfg} must be a whole number"),
+    ("query", 'fuzzy_threshold = "x"', "setting fuzzy_threshold in [query] of {cfg} must be a number"),
+    ("curate", "max_ops = true", "setting max_ops in [curate] of {cfg} must be a whole number, not a boolean"),
+])
+def test_wrong_typed_setting_names_setting_file_and_type(tmp_path, table, line, fragment):
+    from memgrove.graphs.settings import load_curate_settings, load_query_settings
+    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.settings import load_settings
+
+    home = tmp_path / ".memgrove"
+    home.mkdir()
+    cfg = home / "config.toml"
+    cfg.write_text(f"[{table}]\n{line}\n")
+    load = {"tree": load_settings, "query": load_query_settings, "curate": load_curate_settings}[table]
+    with pytest.raises(MemgroveError) as info:
+        load(home)
+    assert fragment.format(cfg=cfg) in str(info.value)
+
+
+def test_settings_of_the_right_type_still_load(tmp_path):
+    from memgrove.tree.settings import load_settings
+
+    home = tmp_path / ".memgrove"
+    home.mkdir()
+    (home / "config.toml").write_text("[tree]\nlock_timeout = 5\ngap_ratio = 0.5\ndurable = false\n")
+    s = load_settings(home, index_procs=1)
+    assert (s.lock_timeout, s.gap_ratio, s.durable, s.index_procs) == (5.0, 0.5, False, 1)
+    assert isinstance(s.lock_timeout, float)
+
+
+def test_wrong_typed_setting_through_the_cli_is_one_line(tmp_path):
+    Memory.open(tmp_path, create=True, durable=False).close()
+    (tmp_path / ".memgrove" / "config.toml").write_text('[tree]\nlock_timeout = "x"\n')
+    res = cli_run(tmp_path, "search", "anything")
+    assert res.exit_code == 1 and "unexpected" not in res.output
+    assert res.output.strip().endswith("must be a number, not a string ('x')")
