@@ -227,6 +227,8 @@ def stats(state: _State, as_json: bool) -> None:
     if as_json:
         _emit_json(data)
         return
+    if data["damaged_lines"]:
+        click.echo(f"skipped {data['damaged_lines']} damaged line(s) of the query log", err=True)
     if not data["queries"]:
         click.echo("no queries logged yet (ask with `memgrove query`)")
         return

@@ -158,3 +158,20 @@ def test_wrong_typed_setting_through_the_cli_is_one_line(tmp_path):
     res = cli_run(tmp_path, "search", "anything")
     assert res.exit_code == 1 and "unexpected" not in res.output
     assert res.output.strip().endswith("must be a number, not a string ('x')")
+
+
+# -- (h) damaged query log ----------------------------------------------------------------
+
+def test_stats_skips_damaged_log_lines_and_counts_them(qmem):
+    qmem.query("How do refresh tokens rotate?")
+    qmem.query("How do refresh tokens rotate?")
+    log = qmem.home / "query-log.jsonl"
+    with log.open("ab") as fh:
+        fh.write(b'{"tier": "x"}\n[1]\n"s"\n{"tier": 2, "latency_ms": "fast"}\ngarbage\n\xff\xfe\n'
+                 b'{"tier": 0, "latency_ms": 1e999}\n' + b"[" * 100_000 + b"\n" + b'{"tier": 1, "lat')
+    stats = qmem.stats()
+    assert stats["queries"] == 2 and stats["damaged_lines"] == 9
+    assert sorted(t["tier"] for t in stats["tiers"]) == [0, 2]
+    res = cli_run(qmem.home.parent, "stats")
+    assert res.exit_code == 0, res.output
+    assert "skipped 9 damaged line(s) of the query log" in res.output
