@@ -27,6 +27,12 @@ from memgrove.tree.nesting import parse_json
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            return self._invoke(ctx)
+        finally:
+            _notices(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
+        try:
             return super().invoke(ctx)
         except MemgroveError as exc:
             raise click.ClickException(str(exc)) from None
@@ -39,6 +45,20 @@ class _Group(click.Group):
             if os.environ.get("MEMGROVE_RAISE_ERRORS"):
                 raise
             raise click.ClickException(f"unexpected {type(exc).__name__}: {exc}") from None
+
+
+def _notices(ctx: click.Context) -> None:
+    """What the command had to repair on the way (a damaged cache reset, a stale lock), on
+    stderr; ``doctor`` lists them itself."""
+    state = ctx.obj
+    mem = getattr(state, "_memory", None)
+    if mem is None or ctx.invoked_subcommand == "doctor":
+        return
+    for note in mem.tree.notices:
+        try:
+            click.echo(f"notice: {note}", err=True)
+        except OSError:
+            return
 
 
 def _reader_left() -> None:

@@ -175,3 +175,161 @@ def test_stats_skips_damaged_log_lines_and_counts_them(qmem):
     res = cli_run(qmem.home.parent, "stats")
     assert res.exit_code == 0, res.output
     assert "skipped 9 damaged line(s) of the query log" in res.output
+
+
+# -- (a) damaged signals.db and query cache ---------------------------------------------------
+
+def garble(path: Path, size: int = 8192) -> None:
+    path.write_bytes(b"this is not a database, just garbage " * (size // 37 + 1))
+
+
+def test_damaged_signals_are_reset_with_a_notice_and_search_carries_on(seeded):
+    home = seeded.home
+    seeded.close()
+    garble(home / "signals.db")
+    with Memory.open(home.parent, durable=False) as m:
+        assert [h.path for h in m.search("refresh tokens rotate")] == ["auth/jwt/rotation.md"]
+        assert any("reset the damaged signals.db" in n for n in m.tree.notices), m.tree.notices
+        m.curate([{"op": "UPDATE", "path": "auth/jwt/rotation.md", "content": "The grace period is 30 s.",
+                   "reason": "more"}])
+        assert m.tree.signals.get("auth/jwt/rotation.md").update_count == 1
+        assert m.doctor().ok
+
+
+def test_damaged_query_cache_is_reset_and_the_query_answered(qmem):
+    q = "How do refresh tokens rotate?"
+    assert qmem.query(q).tier == 2
+    home = qmem.home
+    qmem.close()
+    garble(home / "cache" / "cache.db", 32768)
+    with Memory.open(home.parent, durable=False) as m:
+        first = m.query(q)
+        assert first.tier == 2 and "rotate" in first.text
+        assert any("reset the damaged query cache" in n for n in m.tree.notices), m.tree.notices
+        assert m.query(q).tier == 0   # cached again
+
+
+def test_cli_says_what_it_reset(seeded):
+    home = seeded.home
+    seeded.close()
+    garble(home / "signals.db")
+    res = cli_run(home.parent, "search", "refresh tokens")
+    assert res.exit_code == 0, res.output
+    assert "notice: reset the damaged signals.db" in res.output and "unexpected" not in res.output
+
+
+def test_doctor_finds_and_fix_resets_every_damaged_derived_store(seeded):
+    seeded.query("How do refresh tokens rotate?")
+    home = seeded.home
+    seeded.close()
+    garble(home / "signals.db")
+    garble(home / "cache" / "cache.db", 32768)
+    with (home / "query-log.jsonl").open("ab") as fh:
+        fh.write(b"garbage\n\xff\n")
+    with Memory.open(home.parent, durable=False) as m:
+        rep = m.doctor()
+        assert not rep.ok
+        assert any(p.startswith("signals.db is damaged") for p in rep.problems), rep.problems
+        assert any(p.startswith("the query cache is damaged") for p in rep.problems), rep.problems
+        assert any("query-log.jsonl has 2 damaged line(s)" in w for w in rep.warnings), rep.warnings
+        fixed = m.doctor(fix=True)
+        assert fixed.ok, fixed.problems
+        assert any("signals.db" in f for f in fixed.fixed) and any("query cache" in f for f in fixed.fixed)
+        assert any("dropped 2 damaged line(s)" in f for f in fixed.fixed)
+        again = m.doctor()
+        assert again.ok and not again.fixed and not [w for w in again.warnings if "damaged" in w], again.to_dict()
+        assert m.query("How do refresh tokens rotate?").tier in (0, 2)
+
+
+# -- (b) empty or garbage pending.json ------------------------------------------------------
+
+@pytest.mark.parametrize("content", [b"", b"  \n", b"{torn", b"[1, 2]", b'{"records": [{"x": 1}]}',
+                                     b'{"records": [{"id": "1", "at": "", "op": "ADD", "path": "../../x.md"}]}',
+                                     b"\xff\xfe", b"[" * 100_000])
+def test_damaged_pending_file_is_set_aside_never_blocks(seeded, content):
+    home = seeded.home
+    before = {p: (home / "tree" / p).read_bytes() for p in ("auth/jwt/rotation.md",)}
+    history = [r.id for r in seeded.history()]
+    seeded.close()
+    (home / "journal" / "pending.json").write_bytes(content)
+    with Memory.open(home.parent, durable=False) as m:
+        assert any("set aside a damaged write-ahead file as journal/pending.json.damaged-" in n
+                   for n in m.tree.notices), m.tree.notices
+        aside = list((home / "journal").glob("pending.json.damaged-*"))
+        assert len(aside) == 1 and aside[0].read_bytes() == content   # kept for a look, never deleted
+        assert not (home / "journal" / "pending.json").exists()
+        assert {p: (home / "tree" / p).read_bytes() for p in before} == before
+        assert [r.id for r in m.history()] == history
+        rep = m.doctor()
+        assert rep.ok and any(aside[0].name in w for w in rep.warnings), rep.to_dict()
+        assert m.search("refresh tokens rotate")
+        m.curate([{"op": "ADD", "path": "a/b/c.md", "title": "C", "content": "c", "reason": "r"}])
+
+
+def test_doctor_runs_and_reports_a_damaged_pending_file_through_the_cli(seeded):
+    home = seeded.home
+    seeded.close()
+    (home / "journal" / "pending.json").write_text("")
+    res = cli_run(home.parent, "doctor")
+    assert res.exit_code == 0, res.output
+    assert "warning: journal/pending.json.damaged-" in res.output and "notice: set aside" in res.output
+
+
+# -- (c) a catalog with an old schema ----------------------------------------------------------
+
+def test_catalog_of_an_older_schema_is_rebuilt_not_a_block(seeded):
+    import sqlite3
+
+    home = seeded.home
+    seeded.close()
+    db = sqlite3.connect(home / "index" / "catalog.db")
+    db.execute("DROP TABLE traits")
+    db.execute("CREATE TABLE traits (path TEXT PRIMARY KEY, day TEXT)")
+    db.execute("DROP TABLE files")
+    db.execute("CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER)")
+    db.commit()
+    db.close()
+    os.utime(home / "tree" / "auth" / "jwt" / "rotation.md")   # a hand edit: the catalog must be written
+    with Memory.open(home.parent, durable=False) as m:
+        assert [h.path for h in m.search("refresh tokens rotate")] == ["auth/jwt/rotation.md"]
+        m.curate([{"op": "ADD", "path": "a/b/c.md", "title": "C", "content": "c", "reason": "r"}])
+        assert m.doctor().ok
+        assert m.tree.catalog.check() is None
+
+
+def test_doctor_fix_rebuilds_a_damaged_catalog_and_index(seeded):
+    home = seeded.home
+    seeded.close()
+    garble(home / "index" / "catalog.db", 49152)
+    with Memory.open(home.parent, durable=False) as m:
+        rep = m.doctor(fix=True)
+        assert rep.ok, rep.problems
+        assert [h.path for h in m.search("refresh tokens rotate")] == ["auth/jwt/rotation.md"]
+
+
+# -- (i) a killed reindex leaves index/whoosh.new ----------------------------------------------
+
+def test_leftover_of_a_killed_reindex_is_removed_on_open_and_by_doctor(seeded):
+    home = seeded.home
+    new = home / "index" / "whoosh.new"
+    new.mkdir()
+    (new / "_MAIN_1.toc").write_bytes(b"half written")
+    assert any("whoosh.new" in w for w in seeded.doctor().warnings)
+    fixed = seeded.doctor(fix=True)
+    assert not new.exists() and any("index/whoosh.new" in f for f in fixed.fixed), fixed.to_dict()
+    seeded.close()
+    new.mkdir()
+    (home / "index" / "whoosh.old").mkdir()
+    with Memory.open(home.parent, durable=False) as m:
+        assert not new.exists() and not (home / "index" / "whoosh.old").exists()
+        assert m.search("refresh tokens rotate")
+
+
+def test_leftover_is_kept_while_a_writer_holds_the_lock(seeded):
+    home = seeded.home
+    new = home / "index" / "whoosh.new"
+    with seeded.tree.lock.hold():   # a live rebuild writes whoosh.new under the lock
+        new.mkdir()
+        with Memory.open(home.parent, durable=False):
+            assert new.exists()
+    new.rmdir()

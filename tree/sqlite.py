@@ -1,7 +1,9 @@
-"""Opening the tree's SQLite files (signals, catalog) safely from many processes."""
+"""Opening the tree's SQLite files (signals, catalog, the query cache's) safely from many processes,
+and telling damage from a busy database."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -36,3 +38,25 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
         if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
             raise sqlite3.DatabaseError(f"{file} is unreadable: {exc}") from None
         raise
+
+
+# SQLite's messages for a file that is not (or no longer) what the schema says; "database
+# is locked", "disk I/O error", "unable to open", "readonly" are not damage and never reset
+_SCHEMA_DAMAGE = ("no such table", "no such column", "table ", "malformed")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True if ``exc`` says the file is damaged (garbage, malformed, wrong schema): a derived
+    database is then reset, never for a busy, read-only or full one."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return str(exc).startswith(_SCHEMA_DAMAGE) and "locked" not in str(exc)
+    return type(exc) is sqlite3.DatabaseError
+
+
+def remove_files(file: Path) -> None:
+    """Remove a database file with its WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(file) + suffix)
+        except FileNotFoundError:
+            pass

@@ -93,6 +93,7 @@ class ContextTree:
         # another thread of it syncs the index: the one that drained the watcher syncs, the rest wait
         self._fresh_mutex = threading.Lock()
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
+        self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, create: bool = False,
@@ -528,18 +529,24 @@ class ContextTree:
 
     # -- crash recovery -----------------------------------------------------
     def recover(self) -> None:
-        """Roll forward a batch a dead writer left in ``pending.json``."""
-        if not self.journal.pending_file.exists():
+        """Roll forward a batch a dead writer left in ``pending.json``; remove what a killed
+        reindex left beside the index (only with the lock: a live rebuild writes there)."""
+        leftovers = self.engine.leftovers()
+        if not self.journal.pending_file.exists() and not leftovers:
             return
         with self.lock.try_hold() as got:
             if got:
                 self._recover_locked()
+                if leftovers:
+                    self.engine.remove_leftovers()
 
     def _recover_locked(self) -> None:
         if self.lock.last_stale_pid:
             self.notices.append(f"recovered the writer lock of dead process {self.lock.last_stale_pid}")
             self.lock.last_stale_pid = None
         records = self.journal.read_pending()
+        if self.journal.set_aside:
+            self.notices.append(self.journal.set_aside)
         if records is None:
             return
         touched = []
