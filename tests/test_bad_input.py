@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memgrove import BatchRejected, InvalidInput, JournalError, Memory, MemgroveError, TreeNotFound
+from memgrove import BatchRejected, InvalidInput, Memory, MemgroveError, TreeNotFound
 from memgrove.tree.entry import Entry, serialize
 from memgrove.tree.journal import Journal, JournalRecord
 

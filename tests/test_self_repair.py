@@ -27,7 +27,7 @@ def seeded(mem):
     return mem
 
 
-def deep_list(n: int = DEEP) -> list:
+def deep_list(n: int = 5_000) -> list:   # well past the recursion limit (1,000)
     top: list = []
     cur = top
     for _ in range(n):
@@ -333,3 +333,63 @@ def test_leftover_is_kept_while_a_writer_holds_the_lock(seeded):
         with Memory.open(home.parent, durable=False):
             assert new.exists()
     new.rmdir()
+
+
+# -- (d) a hand-placed file with non-snake-case names ------------------------------------------
+
+ROTA = "Team-Notes/On Call/Rota 2024.md"
+
+
+@pytest.fixture
+def hand_placed(seeded):
+    f = seeded.home / "tree" / ROTA
+    f.parent.mkdir(parents=True)
+    f.write_text("---\ntitle: Rota 2024\n---\n# Rota 2024\n\nAna is on call in January, Ben in February.\n")
+    return seeded
+
+
+def test_hand_placed_file_is_reachable_by_the_path_search_returned(hand_placed):
+    m = hand_placed
+    hits = m.search("who is on call rota")
+    assert hits[0].path == ROTA
+    assert m.read(hits[0].path).title == "Rota 2024"
+    assert m.show(hits[0].path)["text"].endswith("Ben in February.\n")
+    assert m.tree.exists(ROTA)
+    tools = {t.name: t for t in m.tools()}
+    assert "Ben in February" in tools["read_entry"].invoke({"path": ROTA})
+    assert [e["path"] for e in m.list("Team-Notes/On Call")["entries"]] == [ROTA]
+    assert cli_run(m.home.parent, "tree").exit_code == 0
+    res = cli_run(m.home.parent, "show", ROTA)
+    assert res.exit_code == 0 and "Ben in February" in res.output, res.output
+
+
+def test_hand_placed_file_can_be_updated_merged_and_deleted_by_its_path(hand_placed):
+    m = hand_placed
+    [r] = m.curate([{"op": "UPDATE", "path": ROTA, "content": "Cy is on call in March.", "reason": "march"}])
+    assert (r.path, r.status) == (ROTA, "updated")
+    assert "Cy is on call in March" in m.read(ROTA).body
+    assert not m.tree.exists("team_notes/on_call/rota_2024.md")   # no snake_case twin was made
+    with pytest.raises(BatchRejected, match="already exists"):
+        m.curate([{"op": "ADD", "path": ROTA, "title": "again", "content": "x", "reason": "r"}])
+    assert m.doctor(fix=True).ok
+    [r] = m.curate([{"op": "DELETE", "path": ROTA, "reason": "gone"}])
+    assert r.status == "deleted" and not (m.home / "tree" / ROTA).exists()
+    assert not m.search("who is on call rota") or m.search("who is on call rota")[0].path != ROTA
+    assert m.doctor().ok
+
+
+def test_exact_paths_stay_inside_the_path_rules(hand_placed, tmp_path):
+    from memgrove.tree.errors import InvalidPath
+
+    m = hand_placed
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\ntitle: secret\n---\nsecret\n")
+    (m.home / "tree" / "Team-Notes" / "Linked").symlink_to(outside)
+    for bad in ("Team-Notes/Linked/secret.md", "Team-Notes/../../outside/secret.md", "/etc/passwd",
+                "Team-Notes/On Call/.hidden.md", "Team-Notes/On Call/_x.md"):
+        with pytest.raises(InvalidPath):
+            m.read(bad)
+    with pytest.raises(BatchRejected):
+        m.curate([{"op": "DELETE", "path": "Team-Notes/Linked/secret.md", "reason": "r"}])
+    assert (outside / "secret.md").exists()

@@ -17,7 +17,8 @@ from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
 from .nesting import MAX_DEPTH, too_deep
-from .paths import CONTEXT_FILE, normalize_entry_path, normalize_folder, parent_folders, snake_case
+from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,
+                    snake_case)
 
 OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
 _KNOWN_KEYS = {
@@ -410,12 +411,33 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
             label += f" ({str(d.get('op', '?')).upper()} {d.get('path', '?')})"
         try:
             n = check_shape(d, allowed)
+            _hand_placed(d, n, overlay)
             planned.append(plan_one(n, overlay, now, actor))
         except (InvalidEntry, InvalidPath) as exc:
             errors.append(f"{label}: {exc}")
     if errors:
         raise BatchRejected(errors)
     return planned
+
+
+def _hand_placed(d: dict[str, Any], n: dict[str, Any], overlay: Overlay) -> None:
+    """An op naming a hand-placed file or folder by the exact path search gave for it
+    (``Team-Notes/On Call/Rota 2024.md``, not snake_case) acts on it, when it exists."""
+    def exact(raw: Any, folder: bool = False) -> str | None:
+        lit = literal_path(raw.strip().rstrip("/")) if isinstance(raw, str) else None
+        if lit is None:
+            return None
+        if folder:
+            return lit if overlay.entries_under(lit) else None
+        return lit if is_entry_file(lit) and overlay.exists(lit) else None
+
+    found = exact(d.get("path"), folder=bool(n.get("subtree")))
+    if found and found != n["path"]:
+        n["path"] = found
+    if n["op"] == "MERGE":
+        found = exact(d.get("merge_into", d.get("target")))
+        if found and found != n["target"]:
+            n["target"] = found
 
 
 def entry_name(title: str) -> str:

@@ -26,7 +26,7 @@ from .fsio import TEMP_PREFIX, WriterLock, atomic_write
 from .journal import Change, Journal, JournalRecord, new_op_id, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
-from .paths import CONTEXT_FILE, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
+from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
 from .search import (Hit, coverage, excerpt, gap_filter, normalize, with_factor, with_folder_coverage,
                      with_lift, with_neighbourhood_coverage)
 from .settings import TreeSettings, load_settings
@@ -127,7 +127,9 @@ class ContextTree:
             raise InvalidEntry(f"{rel}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
     def read_text(self, path: str) -> str:
-        rel = normalize_entry_path(path) if not path.endswith(CONTEXT_FILE) else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE
+        # a hand-placed file is read by the exact path search gave for it (Team-Notes/On Call/Rota 2024.md)
+        rel = existing_literal(self.root, path) or (normalize_entry_path(path) if not path.endswith(CONTEXT_FILE)
+                                                    else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE)
         text = self._read_disk(rel)
         if text is None:
             raise InvalidPath(f"no entry at {rel}")
@@ -138,7 +140,7 @@ class ContextTree:
 
     def exists(self, path: str) -> bool:
         try:
-            return self._read_disk(normalize_entry_path(path)) is not None
+            return self._read_disk(existing_literal(self.root, path) or normalize_entry_path(path)) is not None
         except (InvalidPath, InvalidEntry):
             return False
 
@@ -153,7 +155,7 @@ class ContextTree:
 
     def links(self, path: str) -> tuple[list[str], list[str]]:
         """``(forward links, backlinks)`` of an entry."""
-        rel = normalize_entry_path(path)
+        rel = existing_literal(self.root, path) or normalize_entry_path(path)
         self.ensure_fresh()
         return self.catalog.forward_links(rel), self.catalog.backlinks(rel)
 
@@ -162,7 +164,7 @@ class ContextTree:
 
         ``counts``: each subfolder's number of entries (a scan of the subtree; -1 when off).
         """
-        rel = normalize_folder(folder) if folder.strip("/ ") else ""
+        rel = (existing_literal(self.root, folder, folder=True) or normalize_folder(folder)) if folder.strip("/ ") else ""
         base = self._abs(rel) if rel else self.root
         if not base.is_dir():
             raise InvalidPath(f"no folder {rel!r} in the tree")
