@@ -53,11 +53,15 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         n = tree.remove_stray_temp_files()
         if n:
             rep.fixed.append(f"removed {n} stray temp file(s)")
-    _derived(tree, rep, fix)
+    rebuild = _derived(tree, rep, fix)
     try:
         tree.ensure_fresh()
     except MemgroveError as exc:  # a busy writer, say: the checks below still say what they can
         rep.problems.append(f"could not bring the index in step: {exc}")
+    if rebuild and tree.catalog.check() is None and tree.engine.exists():
+        tree.notices.append(f"{' and '.join(rebuild)} had to be rebuilt from the files; done")
+    else:
+        rep.problems += [f"{r} needs rebuilding: doctor --fix rebuilds it" for r in rebuild]
     current = scan(tree.root)
     valid: set[str] = set()
     for rel in sorted(current):
@@ -121,8 +125,9 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
     return rep
 
 
-def _derived(tree, rep: DoctorReport, fix: bool) -> None:
-    """Check each derived store; with ``fix``, reset or rebuild the damaged ones."""
+def _derived(tree, rep: DoctorReport, fix: bool) -> list[str]:
+    """Check each derived store; with ``fix``, reset or rebuild the damaged ones. Returns
+    what needs rebuilding and was not (the freshness check may do it next)."""
     why = tree.signals.check()
     if why:
         if fix:
@@ -157,15 +162,15 @@ def _derived(tree, rep: DoctorReport, fix: bool) -> None:
             tree.engine.remove_leftovers()
             if rebuild:
                 tree.catalog.reset(force=True)
-                tree._rebuild_locked()
+                tree.reindex()
         rep.fixed += [f"rebuilt {r} from the files" for r in rebuild]
         if left:
             rep.fixed.append(f"removed {', '.join('index/' + p.name for p in left)} left by an interrupted reindex")
+        rebuild = []
     else:
-        rep.problems += [f"{r[0].upper()}{r[1:]} needs rebuilding; doctor --fix (or the next search) rebuilds it"
-                         for r in rebuild]
         rep.warnings += [f"index/{p.name}: left by an interrupted reindex; doctor --fix removes it" for p in left]
     _query_log(tree.home / "query-log.jsonl", rep, fix)
+    return rebuild
 
 
 def _query_log(log: Path, rep: DoctorReport, fix: bool) -> None:

@@ -423,21 +423,17 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
 def _hand_placed(d: dict[str, Any], n: dict[str, Any], overlay: Overlay) -> None:
     """An op naming a hand-placed file or folder by the exact path search gave for it
     (``Team-Notes/On Call/Rota 2024.md``, not snake_case) acts on it, when it exists."""
-    def exact(raw: Any, folder: bool = False) -> str | None:
+    def exact(raw: Any, normalized: str, folder: bool = False) -> str:
         lit = literal_path(raw.strip().rstrip("/")) if isinstance(raw, str) else None
-        if lit is None:
-            return None
+        if lit is None or lit == normalized:   # most paths: snake_case already, nothing to look up
+            return normalized
         if folder:
-            return lit if overlay.entries_under(lit) else None
-        return lit if is_entry_file(lit) and overlay.exists(lit) else None
+            return lit if overlay.entries_under(lit) else normalized
+        return lit if is_entry_file(lit) and overlay.exists(lit) else normalized
 
-    found = exact(d.get("path"), folder=bool(n.get("subtree")))
-    if found and found != n["path"]:
-        n["path"] = found
+    n["path"] = exact(d.get("path"), n["path"], folder=bool(n.get("subtree")))
     if n["op"] == "MERGE":
-        found = exact(d.get("merge_into", d.get("target")))
-        if found and found != n["target"]:
-            n["target"] = found
+        n["target"] = exact(d.get("merge_into", d.get("target")), n["target"])
 
 
 def entry_name(title: str) -> str:
