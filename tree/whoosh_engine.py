@@ -228,9 +228,10 @@ class WhooshEngine:
         """Remove them; only under the tree's writer lock (a live rebuild writes ``.new``)."""
         gone = self.leftovers()
         for p in gone:
-            shutil.rmtree(p, ignore_errors=True)
-            if p.exists():  # a file where a folder was expected, or what rmtree could not remove
-                p.unlink() if not p.is_dir() else shutil.rmtree(p)
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:  # a file or link where a folder was expected
+                p.unlink()
         return len(gone)
 
     def rebuild(self, docs: Iterable[IndexDoc], *, total: int | None = None, progress=None) -> None:
