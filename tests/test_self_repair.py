@@ -7,7 +7,6 @@ import io
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
