@@ -37,7 +37,8 @@ class QueryPipeline:
         self.settings = settings or load_query_settings(tree.home)
         s = self.settings
         self.cache = QueryCache(tree.home / "cache", size_limit=s.cache_size_mb * 2**20,
-                                ttl=s.cache_ttl_days * 86400 if s.cache_ttl_days > 0 else None)
+                                ttl=s.cache_ttl_days * 86400 if s.cache_ttl_days > 0 else None,
+                                notices=tree.notices)
         self.log_file = tree.home / "query-log.jsonl"
         self._model = model
         self._resolved: Any = None

@@ -19,21 +19,54 @@ import click
 
 from memgrove.graphs.llm import model_configured
 from memgrove.memory import Memory
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.curator import decode_input
+from memgrove.tree.errors import InvalidInput, MemgroveError
+from memgrove.tree.nesting import parse_json
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        finally:
+            _notices(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MemgroveError as exc:
             raise click.ClickException(str(exc)) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            _reader_left()
+            raise click.exceptions.Exit(0) from None
         except Exception as exc:  # noqa: BLE001 - users see one line, tests see the traceback
             if os.environ.get("MEMGROVE_RAISE_ERRORS"):
                 raise
             raise click.ClickException(f"unexpected {type(exc).__name__}: {exc}") from None
+
+
+def _notices(ctx: click.Context) -> None:
+    """What the command had to repair on the way (a damaged cache reset, a stale lock), on
+    stderr; ``doctor`` lists them itself."""
+    state = ctx.obj
+    mem = getattr(state, "_memory", None)
+    if mem is None or ctx.invoked_subcommand == "doctor":
+        return
+    for note in mem.tree.notices:
+        try:
+            click.echo(f"notice: {note}", err=True)
+        except OSError:
+            return
+
+
+def _reader_left() -> None:
+    """`memgrove query ... | head -1`: the reader left, not an error. Output still buffered
+    goes to /dev/null, so the flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 class _State:
@@ -113,12 +146,18 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
     """
     mem = state.memory()
     if text == "-":
-        text = sys.stdin.read()
+        limit = mem.tree.settings.max_input_bytes
+        # at most one byte more than allowed: 200 MB piped in is refused without reading it all
+        raw = sys.stdin.buffer.read(limit + 1)
+        if len(raw) > limit:
+            raise InvalidInput(f"standard input is larger than {limit:,} bytes (setting max_input_bytes)")
+        text = decode_input(raw, "standard input", limit)
     if ops_file:
         try:
-            ops = json.loads(Path(ops_file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raw = Path(ops_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"{ops_file}: cannot read operations ({exc})") from None
+        ops = parse_json(raw, f"{ops_file}")
         _report_ops(mem.curate(ops), "", as_json)
         return
     if text is None and not files and not conversation:
@@ -208,6 +247,8 @@ def stats(state: _State, as_json: bool) -> None:
     if as_json:
         _emit_json(data)
         return
+    if data["damaged_lines"]:
+        click.echo(f"skipped {data['damaged_lines']} damaged line(s) of the query log", err=True)
     if not data["queries"]:
         click.echo("no queries logged yet (ask with `memgrove query`)")
         return
@@ -351,8 +392,7 @@ def main() -> None:
     try:
         cli(prog_name="memgrove")
     except BrokenPipeError:  # `memgrove tree | head`: the reader left, not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _reader_left()
         sys.exit(0)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +13,7 @@ from memgrove.tree.doctor import DoctorReport, diagnose
 from memgrove.tree.entry import Entry
 from memgrove.tree.errors import InvalidInput
 from memgrove.tree.journal import JournalRecord
+from memgrove.tree.nesting import deep_error, parse_json, too_deep
 from memgrove.tree.operations import OPS, OpResult
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
@@ -103,10 +103,9 @@ class Memory:
                 raw = curator.read_input(p, limit)
             except OSError as exc:
                 raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
-            try:
-                return json.loads(curator.decode_input(raw, str(p), limit))
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            return parse_json(curator.decode_input(raw, str(p), limit), str(p))
+        if too_deep(conv):
+            raise deep_error("the conversation")
         return conv
 
     def learn(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),

@@ -13,10 +13,12 @@ import json
 from typing import Any, Literal, Optional
 
 from langchain.tools import ToolRuntime
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, create_model
 
 from memgrove.tree.errors import BatchRejected, MemgroveError
+from memgrove.tree.nesting import MAX_DEPTH, too_deep
 from memgrove.tree.operations import OPS
 
 from .runtime import MemoryRef
@@ -56,6 +58,28 @@ def _schema(allow: tuple[str, ...]) -> type[BaseModel]:
     operation = create_model("Operation", op=(op_type, Field(description=op_doc)), **_OP_FIELDS)
     return create_model("CurateArgs", operations=(list[operation], Field(
         min_length=1, description="The operations, applied together: all of them or none.")))
+
+
+class _BoundedTool(StructuredTool):
+    """Refuses arguments nested deeper than any batch needs before LangChain prints or
+    validates them: both recurse, and ``[[[...]]]`` 100k deep raised RecursionError."""
+
+    def _too_deep(self, tool_input: Any, tool_call_id: str | None) -> Any:
+        msg = (f"Error: nothing was written: the arguments nest lists or objects more than {MAX_DEPTH} "
+               "levels deep; send flat operations.")
+        if tool_call_id:
+            return ToolMessage(content=msg, tool_call_id=tool_call_id, name=self.name, status="error")
+        return msg
+
+    def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+        if too_deep(tool_input):
+            return self._too_deep(tool_input, kwargs.get("tool_call_id"))
+        return super().run(tool_input, *args, **kwargs)
+
+    async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+        if too_deep(tool_input):
+            return self._too_deep(tool_input, kwargs.get("tool_call_id"))
+        return await super().arun(tool_input, *args, **kwargs)
 
 
 def _plain(op: Any) -> dict[str, Any]:
@@ -113,7 +137,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
         applied = [{k: d[k] for k in ("op", "path", "status", "message")} for d in done]
         return json.dumps({"applied": applied}, ensure_ascii=False), done
 
-    return StructuredTool.from_function(
+    return _BoundedTool.from_function(
         curate, name=name, args_schema=_schema(allow), response_format="content_and_artifact",
         description=("Write to the memory: a batch of operations, each with a reason. Search first and prefer "
                      "UPSERT or MERGE over adding a near-duplicate. Allowed here: " + ", ".join(allow) + "."))

@@ -5,13 +5,22 @@ question. It is served only while the tree's fingerprint is unchanged, so an
 answer never outlives a change to the tree. The fuzzy tier compares
 stopword-filtered token sets (Jaccard) but refuses a match whose numbers,
 names or negations differ: "the 2023 release" is not "the 2024 release".
+
+The cache is pure derived data: a damaged one (garbage in ``cache.db``, a value
+that no longer unpickles) is emptied with a notice, and the question is answered
+as a miss.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import shutil
+import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from .sqlite import is_damage
 
 _WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.UNICODE)
 NEGATIONS = frozenset({"not", "no", "never", "none", "without", "nobody", "nothing", "neither", "nor", "cannot",
@@ -51,10 +60,41 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+_RETRY = object()
+
+
+def _repairing(after_reset: Any = _RETRY) -> Callable:
+    """A cache method that survives a damaged cache: it is reset, then the call answers
+    ``after_reset`` (a miss) or, by default, runs once more."""
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def method(self: "QueryCache", *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(self, *args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - unpickling damaged bytes raises almost anything
+                if not _damage(exc):
+                    raise
+                self.reset(f"{type(exc).__name__}: {exc}"[:160])
+            return fn(self, *args, **kwargs) if after_reset is _RETRY else after_reset
+
+        return method
+
+    return wrap
+
+
+def _damage(exc: Exception) -> bool:
+    """A damaged cache, not a busy one (diskcache's Timeout, SQLite's "locked")."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        return is_damage(exc)
+    return type(exc).__name__ != "Timeout" and not isinstance(exc, (OSError, MemoryError))
+
+
 class QueryCache:
     def __init__(self, folder: Path, *, size_limit: int = 64 * 2**20, ttl: float | None = 7 * 86400,
-                 fuzzy_entries: int = 2000):
+                 fuzzy_entries: int = 2000, notices: list[str] | None = None):
         self.folder = folder
+        self.notices = notices if notices is not None else []
         self.size_limit = size_limit
         self.ttl = ttl
         self.fuzzy_entries = fuzzy_entries
@@ -73,12 +113,45 @@ class QueryCache:
             self._cache.close()
             self._cache = None
 
+    def check(self) -> str | None:
+        """Why the cache is damaged, or None (``doctor``)."""
+        try:
+            c = self._c()
+            db = sqlite3.connect(f"file:{self.folder / 'cache.db'}?mode=ro", uri=True, timeout=5)
+            try:
+                bad = db.execute("PRAGMA quick_check").fetchone()[0]
+            finally:
+                db.close()
+            if bad != "ok":
+                return f"integrity check: {bad}"
+            for key in c.iterkeys():
+                c.get(key)
+        except Exception as exc:  # noqa: BLE001 - see _repairing
+            if not _damage(exc):
+                raise
+            self.close()
+            return f"{type(exc).__name__}: {exc}"[:160]
+        return None
+
+    def reset(self, why: str) -> None:
+        """Empty a damaged cache: remove its files (it is derived; nothing is lost but speed)."""
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - closing a damaged cache must not stop its reset
+            self._cache = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+        note = f"reset the damaged query cache ({why}); answers are cached again as they are asked"
+        if note not in self.notices:
+            self.notices.append(note)
+
+    @_repairing(None)
     def get_exact(self, question: str, fingerprint: str) -> dict[str, Any] | None:
         item = self._c().get(normalize_query(question))
         if item and item.get("fingerprint") == fingerprint:
             return item
         return None
 
+    @_repairing(None)
     def get_fuzzy(self, question: str, fingerprint: str, *, threshold: float = 0.6,
                   min_tokens: int = 2) -> tuple[dict[str, Any], float] | None:
         tokens = content_tokens(question)
@@ -102,6 +175,7 @@ class QueryCache:
             return None
         return item, best_sim
 
+    @_repairing()
     def put(self, question: str, fingerprint: str, answer: dict[str, Any]) -> None:
         key = normalize_query(question)
         c = self._c()
@@ -111,5 +185,6 @@ class QueryCache:
             index.append((key, sorted(content_tokens(question)), sorted(anchors(question)), fingerprint))
             c.set(_INDEX_KEY, index[-self.fuzzy_entries:])
 
+    @_repairing()
     def clear(self) -> None:
         self._c().clear()

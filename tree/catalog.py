@@ -10,10 +10,14 @@ and whether it mostly asks (a question holds no answer).
 
 The digest is an order-independent sum of per-file hashes, so a writer can
 update it for the files it changed without rescanning the tree.
+
+A catalog written by an older version (other tables or columns) is emptied on
+open and so rebuilt from the files, like a damaged one: nobody deletes it by hand.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sqlite3
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import connect
+from .sqlite import connect, is_damage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT);
@@ -100,17 +104,81 @@ def scan(tree_root: Path) -> dict[str, Stat]:
     return out
 
 
+@functools.cache
+def _columns() -> dict[str, tuple[str, ...]]:
+    """Each table's columns as ``_SCHEMA`` creates them (the one source of truth)."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(_SCHEMA)
+        return _columns_of(mem)
+    finally:
+        mem.close()
+
+
+def _columns_of(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    return {t: tuple(r[1] for r in db.execute(f"PRAGMA table_info('{t}')")) for t in tables}
+
+
+def schema_problem(db: sqlite3.Connection) -> str | None:
+    """How the file's tables differ from ``_SCHEMA`` (an older version's catalog), or None."""
+    have, want = _columns_of(db), _columns()
+    for table, cols in want.items():
+        if have.get(table) != cols:
+            return f"table {table} has columns {', '.join(have.get(table, ())) or 'none'}; expected {', '.join(cols)}"
+    return None
+
+
 class Catalog:
     def __init__(self, file: Path):
         self.file = file
         self._local = threading.local()
+        self.upgraded = False   # an older schema was found and emptied: rebuild from the files
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
             db = connect(self.file, _SCHEMA, timeout=10.0)
+            try:
+                if schema_problem(db):
+                    self._recreate(db)
+            except BaseException:
+                db.close()
+                raise
             self._local.db = db
         return db
+
+    def _recreate(self, db: sqlite3.Connection) -> None:
+        """Drop and recreate every table of an older schema, empty: the digest is gone, so
+        the next search or write rebuilds the catalog and index from the files."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if schema_problem(db):  # another process may have done it meanwhile
+                for table in _columns_of(db):
+                    db.execute(f"DROP TABLE IF EXISTS \"{table}\"")
+                for statement in filter(str.strip, _SCHEMA.split(";")):  # not executescript: it commits first
+                    db.execute(statement)
+                self.upgraded = True
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def check(self) -> str | None:
+        """Why the catalog cannot be used (damaged, or an unknown schema), or None (``doctor``)."""
+        try:
+            db = self._db()
+            problem = schema_problem(db)
+            if problem:
+                return problem
+            bad = db.execute("PRAGMA quick_check").fetchone()[0]
+            return None if bad == "ok" else f"integrity check: {bad}"
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self.close()
+            return str(exc)
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

@@ -1,15 +1,24 @@
-"""``doctor``: check that files, index, catalog, contexts and journal agree."""
+"""``doctor``: check that files, index, catalog, contexts and journal agree.
+
+Every derived store (index, catalog, signals, query cache, query log) is
+checked on its own, so a damaged one is named instead of stopping the check;
+``--fix`` rebuilds or resets each. The journal and the entry files are never
+changed by a repair without saying so.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import entry as entry_mod
+from .cache import QueryCache
 from .catalog import digest_of, scan
-from .errors import InvalidEntry
+from .errors import InvalidEntry, MemgroveError
+from .fsio import atomic_write
 from .paths import CONTEXT_FILE, folder_of, is_entry_file
 from .writer_lock import LockState
 
@@ -35,18 +44,31 @@ class DoctorReport:
 
 def diagnose(tree, *, fix: bool = False) -> DoctorReport:
     """Check the tree; with ``fix``, repair what is derived (index, contexts, temp files)."""
-    rep = DoctorReport(notices=list(tree.notices))
+    rep = DoctorReport()
     orphan = lock_problem(tree.lock.inspect())
     if orphan:
         # every check below may need the writer lock; say what blocks it, in bounded time
         rep.problems.append(orphan)
+        rep.notices = list(tree.notices)
         return rep
     if fix:
-        tree.recover()
+        left = tree.engine.leftovers()
+        tree.recover()   # also removes what a killed reindex left, when it gets the lock
+        gone = [p for p in left if not p.exists()]
+        if gone:
+            rep.fixed.append(f"removed {', '.join('index/' + p.name for p in gone)} left by an interrupted reindex")
         n = tree.remove_stray_temp_files()
         if n:
             rep.fixed.append(f"removed {n} stray temp file(s)")
-    tree.ensure_fresh()
+    rebuild = _derived(tree, rep, fix)
+    try:
+        tree.ensure_fresh()
+    except MemgroveError as exc:  # a busy writer, say: the checks below still say what they can
+        rep.problems.append(f"could not bring the index in step: {exc}")
+    if rebuild and tree.catalog.check() is None and tree.engine.exists():
+        tree.notices.append(f"{' and '.join(rebuild)} had to be rebuilt from the files; done")
+    else:
+        rep.problems += [f"{r} needs rebuilding: doctor --fix rebuilds it" for r in rebuild]
     current = scan(tree.root)
     valid: set[str] = set()
     for rel in sorted(current):
@@ -76,7 +98,10 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
     for f in missing_ctx:
         rep.problems.append(f"{f}/: no {CONTEXT_FILE}")
     # the index reflects the files
-    rep.indexed = tree.engine.count()
+    try:
+        rep.indexed = tree.engine.count()
+    except Exception as exc:  # noqa: BLE001 - an unreadable index is reported, and rebuilt by --fix
+        rep.problems.append(f"the index cannot be read ({type(exc).__name__}); doctor --fix rebuilds it")
     if rep.indexed != len(valid):
         rep.problems.append(f"index holds {rep.indexed} documents but the tree has {len(valid)} valid files")
     if tree.catalog.digest() != digest_of(current):
@@ -88,6 +113,9 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
     # journal and write-ahead state
     if tree.journal.pending_file.exists():
         rep.problems.append("an interrupted batch is pending (another writer busy, or run doctor --fix)")
+    for p in tree.journal.damaged_pending_files():
+        rep.warnings.append(f"journal/{p.name}: a damaged write-ahead file, set aside; the batch it held, if any, "
+                            "was not applied: look at it, then delete it")
     bad = tree.journal.damaged_lines()
     if bad:
         rep.warnings.append(f"journal has {bad} unreadable line(s); they are skipped")
@@ -100,6 +128,7 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         tree.repair_contexts(missing_ctx)
         rep.fixed.append(f"wrote {len(missing_ctx)} missing context file(s)")
         rep.problems = [p for p in rep.problems if not p.endswith(f"no {CONTEXT_FILE}")]
+    rep.notices = list(tree.notices)
     return rep
 
 
@@ -114,6 +143,76 @@ def lock_problem(state: LockState) -> str | None:
         return (f"the write lock is held but {who}; processes holding the lock file open: {listed} "
                 f"(stop them, e.g. `kill {others[0]}`, to let writers in)")
     return f"the write lock is held but {who}; no process holding it could be found (check other programs using this tree)"
+def _derived(tree, rep: DoctorReport, fix: bool) -> list[str]:
+    """Check each derived store; with ``fix``, reset or rebuild the damaged ones. Returns
+    what needs rebuilding and was not (the freshness check may do it next)."""
+    why = tree.signals.check()
+    if why:
+        if fix:
+            tree.signals.reset(why, notice=False)
+            rep.fixed.append(f"reset the damaged signals.db ({why}); ranking signals start again from use")
+        else:
+            rep.problems.append(f"signals.db is damaged ({why}); doctor --fix resets it (signals are derived from use)")
+    cache_dir = tree.home / "cache"
+    if cache_dir.is_dir():
+        cache = QueryCache(cache_dir)
+        try:
+            why = cache.check()
+            if why and fix:
+                cache.reset(why)
+                rep.fixed.append(f"reset the damaged query cache ({why})")
+            elif why:
+                rep.problems.append(f"the query cache is damaged ({why}); doctor --fix empties it (it is derived)")
+        finally:
+            cache.close()
+    rebuild = []
+    why = tree.catalog.check()
+    if tree.catalog.upgraded:
+        tree.notices.append("the catalog had an older schema: it was emptied and rebuilt from the files")
+        tree.catalog.upgraded = False
+    if why:
+        rebuild.append(f"the catalog ({why})")
+    if not tree.engine.exists():
+        rebuild.append("the index (missing or unreadable)")
+    left = tree.engine.leftovers()
+    if fix and (rebuild or left):
+        with tree.lock.hold():
+            tree.engine.remove_leftovers()
+            if rebuild:
+                tree.catalog.reset(force=True)
+                tree.reindex()
+        rep.fixed += [f"rebuilt {r} from the files" for r in rebuild]
+        if left:
+            rep.fixed.append(f"removed {', '.join('index/' + p.name for p in left)} left by an interrupted reindex")
+        rebuild = []
+    else:
+        rep.warnings += [f"index/{p.name}: left by an interrupted reindex; doctor --fix removes it" for p in left]
+    _query_log(tree.home / "query-log.jsonl", rep, fix)
+    return rebuild
+
+
+def _query_log(log: Path, rep: DoctorReport, fix: bool) -> None:
+    """Damaged lines of the query log: stats skips them; ``fix`` keeps only the good ones."""
+    try:
+        lines = log.read_bytes().splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    good = []
+    for line in lines:
+        try:
+            if isinstance(json.loads(line), dict):
+                good.append(line)
+        except (ValueError, RecursionError):
+            pass
+    bad = sum(1 for ln in lines if ln.strip()) - len(good)
+    if not bad:
+        return
+    if fix:
+        # queries append without the writer lock: one logged in this instant may be lost (it is only statistics)
+        atomic_write(log, b"".join(ln if ln.endswith(b"\n") else ln + b"\n" for ln in good), durable=False)
+        rep.fixed.append(f"dropped {bad} damaged line(s) of the query log")
+    else:
+        rep.warnings.append(f"query-log.jsonl has {bad} damaged line(s); stats skips them, doctor --fix drops them")
 
 
 def _symlinks(root: Path) -> list[Path]:

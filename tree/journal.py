@@ -82,6 +82,7 @@ class Journal:
         self.pending_file = folder / "pending.json"
         self.failed_mark = folder / "pending.failed"
         self.durable = durable
+        self.set_aside: str | None = None   # what the last read_pending set aside, for a notice
 
     # -- write-ahead for one batch ------------------------------------------
     def write_pending(self, records: list[JournalRecord]) -> None:
@@ -89,14 +90,39 @@ class Journal:
         atomic_write(self.pending_file, data, durable=self.durable)
 
     def read_pending(self) -> list[JournalRecord] | None:
+        """The batch a dead writer left, or None. Call it under the writer lock only.
+
+        ``atomic_write`` never leaves a torn file, so an empty or garbled one was damaged
+        by hand or by the disk, and cannot be rolled forward. It is set aside as
+        ``pending.json.damaged-<time>``, never deleted, and ``set_aside`` says so for the
+        caller's notice (``doctor`` warns while the file is there).
+        """
+        self.set_aside = None
         try:
-            data = json.loads(self.pending_file.read_text(encoding="utf-8"))
+            raw = self.pending_file.read_bytes()
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
-            # atomic_write never leaves a torn file; an unreadable one was hand-damaged
-            raise JournalError(f"{self.pending_file} is unreadable; remove it to continue") from None
-        return [JournalRecord.from_json(r) for r in data.get("records", [])]
+        except OSError as exc:
+            raise JournalError(f"{self.pending_file} cannot be read ({exc.strerror}); "
+                               "fix its permissions or the disk") from None
+        try:
+            return _pending_records(raw)
+        except ValueError as exc:
+            why = str(exc)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        target = self.folder / f"{DAMAGED_PENDING}{stamp}"
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.folder / f"{DAMAGED_PENDING}{stamp}-{n}"
+        os.rename(self.pending_file, target)
+        self.set_aside = (f"set aside a damaged write-ahead file as journal/{target.name} ({why}): it cannot be "
+                          "rolled forward, so the batch it held, if any, was not applied; look at it, then delete it")
+        return None
+
+    def damaged_pending_files(self) -> list[Path]:
+        """Damaged write-ahead files set aside by ``read_pending``, oldest first."""
+        return sorted(self.folder.glob(DAMAGED_PENDING + "*"))
 
     def clear_pending(self) -> None:
         for f in (self.pending_file, self.failed_mark):
@@ -211,6 +237,39 @@ def tail_lines(path: Path, n: int, block: int = 1 << 20) -> list[bytes]:
             fh.seek(pos)
             data = fh.read(step) + data
     return data.splitlines()[-n:] if n > 0 else []
+
+
+DAMAGED_PENDING = "pending.json.damaged-"
+
+
+def _pending_records(raw: bytes) -> list[JournalRecord]:
+    """The records of a write-ahead file; ValueError saying why it is not a batch."""
+    if not raw.strip():
+        raise ValueError("it is empty")
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError("it nests too deep") from None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise ValueError(f"not JSON: {exc}") from None
+    recs = data.get("records") if isinstance(data, dict) else None
+    if not isinstance(recs, list):  # an empty list is a batch whose every op was unchanged
+        raise ValueError("no list of records in it")
+    try:
+        records = [JournalRecord.from_json(r) for r in recs]
+    except (KeyError, TypeError, AttributeError, ValueError):
+        raise ValueError("a record in it is incomplete") from None
+    for r in records:
+        for ch in r.changes() + [Change(r.path, None, None)]:
+            if not _plain_tree_path(ch.path) or not all(t is None or isinstance(t, str) for t in (ch.before, ch.after)):
+                raise ValueError(f"a record in it names a bad path or content ({str(ch.path)[:80]!r})")
+    return records
+
+
+def _plain_tree_path(path: object) -> bool:
+    """A relative path that stays in the tree by its text alone (the writer checks symlinks)."""
+    return (isinstance(path, str) and bool(path) and not path.startswith(("/", "\\")) and "\x00" not in path
+            and ".." not in path.replace("\\", "/").split("/"))
 
 
 def utc_now_iso(now: datetime | None = None) -> str:

@@ -16,7 +16,9 @@ from . import entry as entry_mod
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
-from .paths import CONTEXT_FILE, normalize_entry_path, normalize_folder, parent_folders, snake_case
+from .nesting import MAX_DEPTH, too_deep
+from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,
+                    snake_case)
 
 OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
 _KNOWN_KEYS = {
@@ -399,6 +401,8 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
                allowed: tuple[str, ...] = OPS) -> list[Planned]:
     if not isinstance(ops, list) or not ops:
         raise BatchRejected(["give a non-empty list of operations"])
+    if too_deep(ops):  # before anything walks or prints it: that would raise RecursionError
+        raise BatchRejected([f"the operations nest lists or objects more than {MAX_DEPTH} levels deep"])
     errors: list[str] = []
     planned: list[Planned] = []
     for i, d in enumerate(ops, 1):
@@ -407,12 +411,29 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
             label += f" ({str(d.get('op', '?')).upper()} {d.get('path', '?')})"
         try:
             n = check_shape(d, allowed)
+            _hand_placed(d, n, overlay)
             planned.append(plan_one(n, overlay, now, actor))
         except (InvalidEntry, InvalidPath) as exc:
             errors.append(f"{label}: {exc}")
     if errors:
         raise BatchRejected(errors)
     return planned
+
+
+def _hand_placed(d: dict[str, Any], n: dict[str, Any], overlay: Overlay) -> None:
+    """An op naming a hand-placed file or folder by the exact path search gave for it
+    (``Team-Notes/On Call/Rota 2024.md``, not snake_case) acts on it, when it exists."""
+    def exact(raw: Any, normalized: str, folder: bool = False) -> str:
+        lit = literal_path(raw.strip().rstrip("/")) if isinstance(raw, str) else None
+        if lit is None or lit == normalized:   # most paths: snake_case already, nothing to look up
+            return normalized
+        if folder:
+            return lit if overlay.entries_under(lit) else normalized
+        return lit if is_entry_file(lit) and overlay.exists(lit) else normalized
+
+    n["path"] = exact(d.get("path"), n["path"], folder=bool(n.get("subtree")))
+    if n["op"] == "MERGE":
+        n["target"] = exact(d.get("merge_into", d.get("target")), n["target"])
 
 
 def entry_name(title: str) -> str:

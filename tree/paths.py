@@ -140,3 +140,33 @@ def parent_folders(rel: str) -> list[str]:
 def natural_key(name: str) -> list:
     """Sort key putting ``s1_m2`` before ``s1_m10``."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def literal_path(path: str) -> str | None:
+    """``path`` exactly as given, not snake_cased, if its text is a safe tree path to a
+    markdown file or folder (relative, no '.' or '..', no reserved names, at most an entry's
+    depth); else None.
+
+    A file dropped into the tree by hand (``Team-Notes/On Call/Rota 2024.md``) is indexed
+    and found under that path, so reads and operations given that exact path reach it when
+    it exists; the caller checks that, and ``resolve_inside`` still refuses symlinks out.
+    """
+    try:
+        parts = _check_raw(path)
+    except InvalidPath:
+        return None
+    if len(parts) > MAX_FOLDERS + 1 or (len(parts) == MAX_FOLDERS + 1 and not parts[-1].endswith(".md")):
+        return None
+    return "/".join(parts)
+
+
+def existing_literal(root: Path, path: str, *, folder: bool = False) -> str | None:
+    """``literal_path(path)`` if that file (or ``folder``) exists in the tree under ``root``
+    and is no symlink; else None (the caller then normalizes ``path``)."""
+    lit = literal_path(path.strip().rstrip("/") if folder else path)
+    if lit is None:
+        return None
+    p = root / lit
+    if p.is_symlink() or not (p.is_dir() if folder else p.is_file()):
+        return None
+    return lit

@@ -75,22 +75,51 @@ def validated(s: TreeSettings) -> TreeSettings:
 def load_table(home: Path | None, table: str, cls: type, overrides: dict) -> object:
     """Defaults of the dataclass ``cls``, then ``config.toml``'s ``[table]``, then ``overrides``."""
     values: dict = {}
+    where: dict[str, str] = {}   # setting -> where its value came from, for the error message
     cfg = home / "config.toml" if home is not None else None
     if cfg is not None and cfg.exists():
         try:
             data = tomllib.loads(cfg.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise MemgroveError(f"{cfg}: invalid TOML: {exc}") from None
-        values.update(data.get(table, {}))
-    values.update({k: v for k, v in overrides.items() if v is not None})
+        section = data.get(table, {})
+        if not isinstance(section, dict):
+            raise MemgroveError(f"{cfg}: [{table}] must be a table of settings, not {_kind(section)}")
+        values.update(section)
+        where.update({k: f"[{table}] of {cfg}" for k in section})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    values.update(given)
+    where.update({k: "the arguments" for k in given})
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:
         raise MemgroveError(f"unknown setting(s) {', '.join(unknown)} in [{table}]; known: {', '.join(sorted(names))}")
-    try:
-        return cls(**values)
-    except TypeError as exc:
-        raise MemgroveError(f"bad [{table}] settings: {exc}") from None
+    for f in dataclasses.fields(cls):
+        if f.name in values:
+            values[f.name] = _typed(f.name, values[f.name], f.default, where[f.name])
+    return cls(**values)
+
+
+_KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def _kind(value: object) -> str:
+    return {bool: "a boolean", int: "a whole number", float: "a number", str: "a string", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__) + f" ({value!r:.40})"
+
+
+def _typed(name: str, value: object, default: object, where: str) -> object:
+    """``value`` if it has the type of the setting's default (an int where a float goes is
+    widened); else a one-line error naming the setting, where it was set and what it takes."""
+    want = type(default)
+    if default is None or want not in _KINDS:
+        return value
+    ok = (isinstance(value, want) and (want is bool or not isinstance(value, bool))) or (
+        want is float and isinstance(value, int) and not isinstance(value, bool))
+    if not ok:
+        raise MemgroveError(f"setting {name} in {where} must be {_KINDS.get(want, want.__name__)}, "
+                            f"not {_kind(value)}")
+    return float(value) if want is float else value
 
 
 def load_settings(home: Path, **overrides) -> TreeSettings:

@@ -3,7 +3,8 @@
 Signals change on every retrieval, so they live here and never in the
 markdown: a search must not rewrite files (that dirties git and invalidates
 caches). Readers record accesses best-effort; a busy database loses a bonus,
-never a search.
+never a search. Signals are derived from use: a damaged file is reset (with a
+notice) and ranking carries on from the defaults.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import lifecycle
-from .sqlite import connect
+from .sqlite import connect, is_damage, remove_files
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (
@@ -37,8 +38,9 @@ class Signal:
 
 
 class Signals:
-    def __init__(self, file: Path):
+    def __init__(self, file: Path, notices: list[str] | None = None):
         self.file = file
+        self.notices = notices if notices is not None else []
         self._local = threading.local()
 
     def _db(self) -> sqlite3.Connection:
@@ -54,7 +56,40 @@ class Signals:
             db.close()
             self._local.db = None
 
+    def check(self) -> str | None:
+        """Why the file is damaged, or None (``doctor``)."""
+        try:
+            db = self._db()
+            db.execute("SELECT path, importance, access_count, update_count, maturity FROM signals LIMIT 1")
+            bad = db.execute("PRAGMA quick_check").fetchone()[0]
+            return None if bad == "ok" else f"integrity check: {bad}"
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self.close()
+            return str(exc)
+
+    def reset(self, why: str, *, notice: bool = True) -> None:
+        """Start the signals again from nothing (a damaged file cannot be repaired in place)."""
+        self.close()
+        remove_files(self.file)
+        note = f"reset the damaged {self.file.name} ({why}); ranking signals start again from use"
+        if notice and note not in self.notices:
+            self.notices.append(note)
+
+    def _repairing(self, fn):
+        try:
+            return fn()
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self.reset(str(exc))
+            return fn()
+
     def get_many(self, paths: list[str]) -> dict[str, Signal]:
+        return self._repairing(lambda: self._get_many(paths))
+
+    def _get_many(self, paths: list[str]) -> dict[str, Signal]:
         if not paths:
             return {}
         q = "SELECT path, importance, access_count, update_count, maturity FROM signals WHERE path IN (%s)"
@@ -69,7 +104,7 @@ class Signals:
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
-            current = self.get_many(paths)
+            current = self._get_many(paths)
             for p, s in current.items():
                 imp = lifecycle.clamp_importance(s.importance + delta)
                 db.execute(
@@ -81,22 +116,26 @@ class Signals:
                 )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
     def record_access(self, paths: list[str]) -> None:
         """+3 importance per retrieval; best-effort (a locked database skips it)."""
         try:
-            self._bump(paths, lifecycle.RETRIEVAL_BONUS, "access")
-        except sqlite3.OperationalError:
+            self._repairing(lambda: self._bump(paths, lifecycle.RETRIEVAL_BONUS, "access"))
+        except sqlite3.DatabaseError:
             pass
 
     def record_update(self, paths: list[str]) -> None:
-        self._bump(paths, lifecycle.UPDATE_BONUS, "update")
+        self._repairing(lambda: self._bump(paths, lifecycle.UPDATE_BONUS, "update"))
 
     def merge(self, source: str, target: str) -> None:
         """Combine signals of a merged pair: importance max, counts summed."""
-        s, t = self.get(source), self.get(target)
+        self._repairing(lambda: self._merge(source, target))
+
+    def _merge(self, source: str, target: str) -> None:
+        s, t = self._get_many([source, target]).values()
         imp = max(s.importance, t.importance)
         db = self._db()
         db.execute(
@@ -108,4 +147,4 @@ class Signals:
 
     def forget(self, paths: list[str]) -> None:
         if paths:
-            self._db().executemany("DELETE FROM signals WHERE path=?", [(p,) for p in paths])
+            self._repairing(lambda: self._db().executemany("DELETE FROM signals WHERE path=?", [(p,) for p in paths]))

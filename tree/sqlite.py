@@ -1,4 +1,5 @@
-"""Opening the tree's SQLite files (signals, catalog) safely from many processes."""
+"""Opening the tree's SQLite files (signals, catalog, the query cache's) safely from many processes,
+and telling damage from a busy database."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(file, timeout=timeout, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")  # the first write: fails at once on a read-only disk
     except (OSError, sqlite3.OperationalError) as exc:
         if not _read_only(file, exc):
             raise
@@ -67,3 +67,23 @@ def _connect_read_only(file: Path) -> sqlite3.Connection:
     if not file.exists():
         raise sqlite3.OperationalError(f"{file} does not exist and cannot be created (read-only file system)")
     return sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None)
+# SQLite's messages for a file that is not (or no longer) what the schema says; "database
+# is locked", "disk I/O error", "unable to open", "readonly" are not damage and never reset
+_SCHEMA_DAMAGE = ("no such table", "no such column", "table ", "malformed")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True if ``exc`` says the file is damaged (garbage, malformed, wrong schema): a derived
+    database is then reset, never for a busy, read-only or full one."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return str(exc).startswith(_SCHEMA_DAMAGE) and "locked" not in str(exc)
+    return type(exc) is sqlite3.DatabaseError
+
+
+def remove_files(file: Path) -> None:
+    """Remove a database file with its WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(file) + suffix)
+        except FileNotFoundError:
+            pass

@@ -27,7 +27,7 @@ from .fsio import TEMP_PREFIX, as_not_writable, atomic_write, disk_errors_as_not
 from .journal import Journal, JournalRecord, utc_now_iso
 from .lifecycle import PROFILES, rank_score
 from .operations import OPS, OpResult, Overlay, Planned, plan_batch
-from .paths import CONTEXT_FILE, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
+from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, parent_folders, resolve_inside
 from .search import (Hit, coverage, excerpt, gap_filter, normalize, with_factor, with_folder_coverage,
                      with_lift, with_neighbourhood_coverage)
 from .settings import TreeSettings, load_settings
@@ -96,6 +96,7 @@ class ContextTree:
         # another thread of it syncs the index: the one that drained the watcher syncs, the rest wait
         self._fresh_mutex = threading.Lock()
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
+        self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, create: bool = False,
@@ -129,7 +130,9 @@ class ContextTree:
             raise InvalidEntry(f"{rel}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
     def read_text(self, path: str) -> str:
-        rel = normalize_entry_path(path) if not path.endswith(CONTEXT_FILE) else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE
+        # a hand-placed file is read by the exact path search gave for it (Team-Notes/On Call/Rota 2024.md)
+        rel = existing_literal(self.root, path) or (normalize_entry_path(path) if not path.endswith(CONTEXT_FILE)
+                                                    else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE)
         text = self._read_disk(rel)
         if text is None:
             raise InvalidPath(f"no entry at {rel}")
@@ -140,7 +143,7 @@ class ContextTree:
 
     def exists(self, path: str) -> bool:
         try:
-            return self._read_disk(normalize_entry_path(path)) is not None
+            return self._read_disk(existing_literal(self.root, path) or normalize_entry_path(path)) is not None
         except (InvalidPath, InvalidEntry):
             return False
 
@@ -155,7 +158,7 @@ class ContextTree:
 
     def links(self, path: str) -> tuple[list[str], list[str]]:
         """``(forward links, backlinks)`` of an entry."""
-        rel = normalize_entry_path(path)
+        rel = existing_literal(self.root, path) or normalize_entry_path(path)
         self.ensure_fresh()
         return self.catalog.forward_links(rel), self.catalog.backlinks(rel)
 
@@ -164,7 +167,7 @@ class ContextTree:
 
         ``counts``: each subfolder's number of entries (a scan of the subtree; -1 when off).
         """
-        rel = normalize_folder(folder) if folder.strip("/ ") else ""
+        rel = (existing_literal(self.root, folder, folder=True) or normalize_folder(folder)) if folder.strip("/ ") else ""
         base = self._abs(rel) if rel else self.root
         if not base.is_dir():
             raise InvalidPath(f"no folder {rel!r} in the tree")
@@ -591,18 +594,24 @@ class ContextTree:
 
     # -- crash recovery -----------------------------------------------------
     def recover(self) -> None:
-        """Roll forward a batch a dead writer left in ``pending.json``."""
-        if not self.journal.pending_file.exists():
+        """Roll forward a batch a dead writer left in ``pending.json``; remove what a killed
+        reindex left beside the index (only with the lock: a live rebuild writes there)."""
+        leftovers = self.engine.leftovers()
+        if not self.journal.pending_file.exists() and not leftovers:
             return
         with self.lock.try_hold() as got:
             if got:
                 self._recover_locked()
+                if leftovers:
+                    self.engine.remove_leftovers()
 
     def _recover_locked(self) -> None:
         if self.lock.last_stale_pid:
             self.notices.append(f"recovered the writer lock of dead process {self.lock.last_stale_pid}")
             self.lock.last_stale_pid = None
         records = self.journal.read_pending()
+        if self.journal.set_aside:
+            self.notices.append(self.journal.set_aside)
         if records is None:
             return
         if self.journal.pending_failed():

@@ -237,11 +237,25 @@ class WhooshEngine:
             self.close()
             raise IndexBroken(f"cannot write index: {exc!r}") from None
 
+    def leftovers(self) -> list[Path]:
+        """Folders a killed rebuild left beside the index (``whoosh.new``, ``whoosh.old``)."""
+        return [p for p in (self.folder.with_name(self.folder.name + s) for s in (".new", ".old")) if p.exists()]
+
+    def remove_leftovers(self) -> int:
+        """Remove them; only under the tree's writer lock (a live rebuild writes ``.new``)."""
+        gone = self.leftovers()
+        for p in gone:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:  # a file or link where a folder was expected
+                p.unlink()
+        return len(gone)
+
     def rebuild(self, docs: Iterable[IndexDoc], *, total: int | None = None, progress=None) -> None:
         """Build a fresh index beside the old one, then swap folders."""
         self.close()
         new = self.folder.with_name(self.folder.name + ".new")
-        shutil.rmtree(new, ignore_errors=True)
+        self.remove_leftovers()
         new.mkdir(parents=True)
         ix = whoosh_index.create_in(str(new), _schema())
         procs = self.procs if (total or 0) >= 2000 else 1
