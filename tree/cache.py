@@ -38,7 +38,7 @@ QUESTION_WORDS = {"who": "who", "whom": "who", "whose": "whose", "when": "when",
                   "how": "how"}
 # requests around a question ("can you tell me", "do you know", "I'd like to know")
 _FRAME = re.compile(r"\b(?:(?:can|could|would|will) you (?:please )?(?:tell|show|give|remind) me"
-                    r"|(?:do|does) (?:you|anyone|anybody) (?:happen to )?know"
+                    r"|(?:do|does) (?:you|we|anyone|anybody) (?:happen to )?know(?: about)?"
                     r"|i(?:'d| would) like to know|i (?:want|need) to know|let me know"
                     r"|(?:please )?(?:tell|show|give|remind) me)\b")
 _NOT = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}   # can't, won't, shan't, ain't
