@@ -18,9 +18,9 @@ the environment), it:
      frequency in the corpus) in a stopword-only template ("what do we know
      about W1 W2?"), each asked once;
    - *repeats* of the tier-2 questions ``--lag`` rounds later (tier 0 expected);
-   - *rewordings* of them, same content words (tier 1 expected): words reversed,
-     a different stopword template, or "also" inserted (a stop word for the
-     engine but not for the cache: Jaccard k/(k+1));
+   - *rewordings* of them, same content words in the same order (tier 1 expected):
+     "what's W1 W2?", a different stopword template, or "also" inserted (a stop
+     word for the engine, a filler word for the cache);
    - *out-of-domain* questions: 3 English words absent from the corpus vocabulary;
    - *vocabulary* questions: scale.py's 2-4-word query generator (mostly tiers 3-4,
      answered extractively as no LLM is configured);
@@ -151,9 +151,10 @@ class Questions:
     def reword(item: dict[str, Any], j: int) -> tuple[str, str]:
         """Same content words, different wording: (question, how)."""
         w = item["words"]
-        how = ("reorder", "stopwords", "also")[j % 3]
-        if how == "reorder":
-            return item["template"].format(" ".join(reversed(w))), how
+        # not the words reversed: tier 1 refuses a change of word order ("Ana hired Ben")
+        how = ("whats", "stopwords", "also")[j % 3]
+        if how == "whats":
+            return f"what's {' '.join(w)}?", how
         if how == "stopwords":
             return REWORD_TEMPLATE.format(" ".join(w)), how
         return item["template"].format(" ".join([w[0], "also"] + w[1:])), how
@@ -824,7 +825,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append("")
     L.append("| kind | " + " | ".join(f"{s:,}" for s in sizes) + " |")
     L.append("|" + "---|" * (len(sizes) + 1))
-    kinds = ["tier2", "repeat", "reword (all)", "reword:reorder", "reword:stopwords", "reword:also", "ood",
+    kinds = ["tier2", "repeat", "reword (all)", "reword:whats", "reword:stopwords", "reword:also", "ood",
              "vocabulary"]
     for k in kinds:
         cells = []

@@ -16,7 +16,7 @@ from memgrove.tree.settings import load_table
 @dataclass(frozen=True)
 class QuerySettings:
     # tier 1: fuzzy cache
-    fuzzy_threshold: float = 0.6        # Jaccard of stopword-filtered token sets
+    fuzzy_threshold: float = 1.0        # Jaccard of the questions' word forms (tree/cache.py); 1.0: same words
     fuzzy_min_tokens: int = 2
     # tier 2: direct answer from BM25
     direct_score: float = 0.85          # top confidence needed at all

@@ -8,7 +8,6 @@ and exit status 1; unexpected ones too, unless ``MEMGROVE_RAISE_ERRORS`` is set
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -19,6 +18,7 @@ import click
 
 from memgrove.graphs.llm import model_configured
 from memgrove.memory import Memory
+from memgrove.terminal import dumps, echo, safe, safe_markup
 from memgrove.tree.curator import decode_input
 from memgrove.tree.errors import InvalidInput, MemgroveError
 from memgrove.tree.nesting import parse_json
@@ -35,8 +35,11 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except MemgroveError as exc:
-            raise click.ClickException(str(exc)) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise click.ClickException(safe(exc)) from None
+        except click.ClickException as exc:   # its message may quote a path or a file's words
+            exc.message = safe(exc.message)
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:
             _reader_left()
@@ -44,7 +47,7 @@ class _Group(click.Group):
         except Exception as exc:  # noqa: BLE001 - users see one line, tests see the traceback
             if os.environ.get("MEMGROVE_RAISE_ERRORS"):
                 raise
-            raise click.ClickException(f"unexpected {type(exc).__name__}: {exc}") from None
+            raise click.ClickException(safe(f"unexpected {type(exc).__name__}: {exc}")) from None
 
 
 def _notices(ctx: click.Context) -> None:
@@ -56,7 +59,7 @@ def _notices(ctx: click.Context) -> None:
         return
     for note in mem.tree.notices:
         try:
-            click.echo(f"notice: {note}", err=True)
+            click.echo(f"notice: {safe(note)}", err=True)
         except OSError:
             return
 
@@ -83,11 +86,12 @@ class _State:
 def _console():
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    # no emoji codes either: ":warning:" in a title stays as it is written
+    return Console(highlight=False, soft_wrap=False, emoji=False)
 
 
 def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(dumps(data))
 
 
 def _progress(description: str):
@@ -123,7 +127,7 @@ def cli(ctx: click.Context, root: str | None) -> None:
 def init(state: _State, folder: str | None) -> None:
     """Create .memgrove/ in FOLDER (default: --root or the current folder)."""
     mem = Memory.open(folder or state.root or ".", create=True)
-    click.echo(f"memory ready at {mem.home}")
+    echo(f"memory ready at {mem.home}")
 
 
 @cli.command()
@@ -164,7 +168,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
         raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
     if verbatim or not model_configured():
         if not verbatim and not as_json:
-            click.echo("no model configured (set MEMGROVE_MODEL): using the verbatim curator", err=True)
+            echo("no model configured (set MEMGROVE_MODEL): using the verbatim curator", err=True)
         bar, update = _progress("curating")
         with bar:
             results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
@@ -174,7 +178,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
     if as_json:
         _emit_json(report.to_dict())
     else:
-        click.echo(report.summary)
+        echo(report.summary)
     if report.stopped:
         raise click.ClickException(f"the LLM curator stopped early: {report.stopped}")
 
@@ -186,11 +190,11 @@ def _report_ops(results, how: str, as_json: bool) -> None:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
-    click.echo(f"curated{how}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    echo(f"curated{how}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     for r in results[:20]:
-        click.echo(f"  {r.status:8} {r.path}  [{r.id}]")
+        echo(f"  {r.status:8} {r.path}  [{r.id}]")
     if len(results) > 20:
-        click.echo(f"  … and {len(results) - 20} more (see `memgrove history`)")
+        echo(f"  … and {len(results) - 20} more (see `memgrove history`)")
 
 
 @cli.command()
@@ -207,7 +211,7 @@ def search(state: _State, query: str, limit: int, as_json: bool) -> None:
         _emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits]})
         return
     if not hits:
-        click.echo(f"no results for {query!r}")
+        echo(f"no results for {query!r}")
         return
     from rich.table import Table
 
@@ -216,7 +220,7 @@ def search(state: _State, query: str, limit: int, as_json: bool) -> None:
     table.add_column("entry")
     table.add_column("excerpt")
     for h in hits:
-        table.add_row(f"{h.score:.3f}", f"{h.title}\n[dim]{h.path}[/dim]", h.excerpt)
+        table.add_row(f"{h.score:.3f}", f"{safe_markup(h.title)}\n[dim]{safe_markup(h.path)}[/dim]", safe_markup(h.excerpt))
     _console().print(table)
 
 
@@ -230,12 +234,12 @@ def query(state: _State, question: str, as_json: bool) -> None:
     if as_json:
         _emit_json(answer.to_dict())
         return
-    click.echo(answer.text)
+    echo(answer.text)
     how = "cached, " if answer.cached else ""
     llm = ", LLM" if answer.llm else ""
-    click.echo(f"\n[tier {answer.tier} · {how}{answer.latency_ms:.1f} ms · top score {answer.top_score:.3f}{llm}]")
+    echo(f"\n[tier {answer.tier} · {how}{answer.latency_ms:.1f} ms · top score {answer.top_score:.3f}{llm}]")
     if answer.error:
-        click.echo(f"[LLM error: {answer.error}]")
+        echo(f"[LLM error: {answer.error}]")
 
 
 @cli.command()
@@ -250,7 +254,7 @@ def stats(state: _State, as_json: bool) -> None:
     if data["damaged_lines"]:
         click.echo(f"skipped {data['damaged_lines']} damaged line(s) of the query log", err=True)
     if not data["queries"]:
-        click.echo("no queries logged yet (ask with `memgrove query`)")
+        echo("no queries logged yet (ask with `memgrove query`)")
         return
     from rich.table import Table
 
@@ -278,7 +282,7 @@ def tree(state: _State, folder: str, as_json: bool) -> None:
     from rich.tree import Tree
 
     top = mem.list(folder)
-    root = Tree(f"[bold]{top['title']}[/bold] [dim]{top['path'] or mem.home / 'tree'}[/dim]")
+    root = Tree(f"[bold]{safe_markup(top['title'])}[/bold] [dim]{safe_markup(top['path'] or mem.home / 'tree')}[/dim]")
     _render(mem, top, root)
     _console().print(root)
 
@@ -291,11 +295,12 @@ def _walk(mem: Memory, folder: str) -> dict[str, Any]:
 
 def _render(mem: Memory, node: dict[str, Any], branch: Any) -> None:
     for f in node["folders"]:
-        sub = branch.add(f"[bold]{f['path'].rsplit('/', 1)[-1]}/[/bold] {f['title']} [dim]({f['entries']} entries)[/dim]")
+        sub = branch.add(f"[bold]{safe_markup(f['path'].rsplit('/', 1)[-1])}/[/bold] {safe_markup(f['title'])} "
+                         f"[dim]({f['entries']} entries)[/dim]")
         _render(mem, mem.list(f["path"]), sub)
     for e in node["entries"]:
-        label = e["title"] or f"[red]{e.get('error', 'unreadable')}[/red]"
-        branch.add(f"{e['path'].rsplit('/', 1)[-1]}  [dim]{label}[/dim]")
+        label = safe_markup(e["title"]) or f"[red]{safe_markup(e.get('error', 'unreadable'))}[/red]"
+        branch.add(f"{safe_markup(e['path'].rsplit('/', 1)[-1])}  [dim]{label}[/dim]")
 
 
 @cli.command()
@@ -308,13 +313,13 @@ def show(state: _State, path: str, as_json: bool) -> None:
     if as_json:
         _emit_json(data)
         return
-    click.echo(data["text"].rstrip("\n"))
+    echo(data["text"].rstrip("\n"))
     if data["links"] or data["backlinks"]:
-        click.echo("")
+        echo("")
         for p in data["links"]:
-            click.echo(f"→ {p}")
+            echo(f"→ {p}")
         for p in data["backlinks"]:
-            click.echo(f"← {p}")
+            echo(f"← {p}")
 
 
 @cli.command()
@@ -337,7 +342,7 @@ def history(state: _State, limit: int, path: str | None, as_json: bool) -> None:
     table.add_column("path", overflow="fold")
     table.add_column("reason")
     for r in records:
-        table.add_row(r.id, r.op, r.path, r.reason)
+        table.add_row(*(safe_markup(v) for v in (r.id, r.op, r.path, r.reason)))
     _console().print(table)
 
 
@@ -349,7 +354,7 @@ def history(state: _State, limit: int, path: str | None, as_json: bool) -> None:
 def undo(state: _State, op_id: str, force: bool) -> None:
     """Restore what operation OP_ID changed (ids from `memgrove history`)."""
     result = state.memory().undo(op_id, force=force)
-    click.echo(f"{result.message} [{result.id}]" if result.id else result.message)
+    echo(f"{result.message} [{result.id}]" if result.id else result.message)
 
 
 @cli.command()
@@ -365,7 +370,7 @@ def reindex(state: _State, as_json: bool) -> None:
     if as_json:
         _emit_json({"documents": n, "seconds": round(secs, 3)})
     else:
-        click.echo(f"indexed {n} documents in {secs:.2f} s")
+        echo(f"indexed {n} documents in {secs:.2f} s")
 
 
 @cli.command()
@@ -379,11 +384,11 @@ def doctor(state: _State, fix: bool, as_json: bool) -> None:
         _emit_json(rep.to_dict())
     else:
         status = "consistent" if rep.ok else "INCONSISTENT"
-        click.echo(f"{status}: {rep.entries} entries, {rep.contexts} context files, {rep.indexed} indexed")
+        echo(f"{status}: {rep.entries} entries, {rep.contexts} context files, {rep.indexed} indexed")
         for label, items in (("problem", rep.problems), ("warning", rep.warnings), ("fixed", rep.fixed),
                              ("notice", rep.notices)):
             for item in items:
-                click.echo(f"  {label}: {item}")
+                echo(f"  {label}: {item}")
     if not rep.ok:
         raise click.exceptions.Exit(1)
 

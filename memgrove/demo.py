@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.tree import Tree
 
 from memgrove import Memory
+from memgrove.terminal import safe_markup as esc
 
 
 def sample_dir() -> Path:
@@ -27,10 +28,11 @@ def sample_dir() -> Path:
 def _tree(mem: Memory, folder: str, branch: Tree) -> None:
     node = mem.list(folder)
     for f in node["folders"]:
-        _tree(mem, f["path"], branch.add(f"[bold]{f['path'].rsplit('/', 1)[-1]}/[/bold] [dim]{f['entries']} entries[/dim]"))
+        name = esc(f["path"].rsplit("/", 1)[-1])
+        _tree(mem, f["path"], branch.add(f"[bold]{name}/[/bold] [dim]{f['entries']} entries[/dim]"))
     entries = node["entries"]
     for e in entries[:4]:
-        branch.add(f"{e['path'].rsplit('/', 1)[-1]} [dim]{e['title'][:60]}[/dim]")
+        branch.add(f"{esc(e['path'].rsplit('/', 1)[-1])} [dim]{esc(e['title'][:60])}[/dim]")
     if len(entries) > 4:
         branch.add(f"[dim]… {len(entries) - 4} more[/dim]")
 
@@ -56,9 +58,9 @@ def run(workdir: Path, console: Console) -> list[dict]:
     start = time.perf_counter()
     results = mem.ingest(conversation=data / "conversation.json", files=notes)
     console.print(f"{len(results)} entries from 1 conversation (45 messages) and {len(notes)} notes "
-                  f"in {time.perf_counter() - start:.2f} s → {mem.home}")
+                  f"in {time.perf_counter() - start:.2f} s → {esc(mem.home)}")
     console.rule("[bold]2. The Context Tree[/bold]")
-    root = Tree(f"[bold]{mem.home / 'tree'}[/bold]")
+    root = Tree(f"[bold]{esc(mem.home / 'tree')}[/bold]")
     _tree(mem, "", root)
     console.print(root)
     console.rule("[bold]3. Queries[/bold] (the 5-tier pipeline; no LLM configured)")
@@ -69,10 +71,10 @@ def run(workdir: Path, console: Console) -> list[dict]:
     keywords = "JWT access token lifetime RS256"
     for q in questions + [keywords, "  " + keywords.lower() + "  "]:
         a = mem.query(q)
-        console.print(f"[bold]Q: {q}[/bold]")
-        console.print(f"   [green]→[/green] {_best_line(mem, a)}")
+        console.print(f"[bold]Q: {esc(q)}[/bold]")
+        console.print(f"   [green]→[/green] {esc(_best_line(mem, a))}")
         if a.sources:
-            console.print(f"   [dim]sources: {', '.join(a.sources[:3])}{' …' if len(a.sources) > 3 else ''}[/dim]")
+            console.print(f"   [dim]sources: {esc(', '.join(a.sources[:3]))}{' …' if len(a.sources) > 3 else ''}[/dim]")
         console.print(f"   [dim]tier {a.tier} ({TIER_NAMES[a.tier]}{', out of domain' if a.out_of_domain else ''}"
                       f"{', cached' if a.cached else ''}) · {a.latency_ms:.1f} ms[/dim]")
         rows.append({"question": q, "tier": a.tier, "sources": a.sources, "ms": a.latency_ms})
@@ -86,7 +88,7 @@ def run(workdir: Path, console: Console) -> list[dict]:
 
 
 def main() -> int:
-    console = Console()
+    console = Console(emoji=False)
     with tempfile.TemporaryDirectory(prefix="memgrove-demo-") as tmp:
         run(Path(tmp), console)
     console.print("Try it on your own project: [bold]memgrove init[/bold], [bold]memgrove curate -f notes.md[/bold], "

@@ -37,7 +37,7 @@ def two(top: float, second: float) -> list[Hit]:
 # -- the documented defaults ---------------------------------------------------------
 
 DOCUMENTED = {
-    "fuzzy_threshold": 0.6, "fuzzy_min_tokens": 2,
+    "fuzzy_threshold": 1.0, "fuzzy_min_tokens": 2,
     "direct_score": 0.85, "direct_strong": 0.93, "direct_gap": 0.08, "direct_max_entries": 5,
     "direct_max_chars": 5000,
     "llm_score": 0.7,

@@ -62,11 +62,13 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
     def search_knowledge(query: str, limit: int = 5, runtime: ToolRuntime = None) -> str:
         mem = ref.get(runtime)
         tree = getattr(mem, "tree", mem)
+        if not query.strip():
+            return fix(MemgroveError("the query is empty"), "Please give a non-empty query of a few key words.")
         try:
             cached = cached_answer(mem, query) if use_cache else None
             hits = tree.search(query, min(limit, search_limit))
         except MemgroveError as exc:
-            return fix(exc, "Please give a non-empty query of a few key words.")
+            return fix(exc, "The memory could not be searched; try again, or browse it with list_tree('').")
         found = [{"path": h.path, "title": h.title, "score": round(h.relevance, 3), "excerpt": h.excerpt}
                  for h in hits]
         if not found and not cached:

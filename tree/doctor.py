@@ -17,9 +17,9 @@ from typing import Any
 from . import entry as entry_mod
 from .cache import QueryCache
 from .catalog import digest_of, scan
-from .errors import InvalidEntry, MemgroveError
+from .errors import InvalidEntry, InvalidPath, MemgroveError
 from .fsio import atomic_write
-from .paths import CONTEXT_FILE, folder_of, is_entry_file
+from .paths import CONTEXT_FILE, folder_of, is_entry_file, link_problem, resolve_inside
 from .writer_lock import LockState
 
 
@@ -76,7 +76,7 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         if name != CONTEXT_FILE and not is_entry_file(rel):
             rep.warnings.append(f"{rel}: not at a valid entry path (domain/topic[/subtopic]/entry.md); not indexed")
         try:
-            entry_mod.parse((tree.root / rel).read_text(encoding="utf-8"), where=rel)
+            entry = entry_mod.parse((tree.root / rel).read_text(encoding="utf-8"), where=rel)
         except UnicodeDecodeError as exc:
             rep.problems.append(f"{rel}: not UTF-8 ({exc.reason} at byte {exc.start})")
             continue
@@ -84,6 +84,10 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
             rep.problems.append(str(exc) if str(exc).startswith(rel) else f"{rel}: {exc}")
             continue
         valid.add(rel)
+        for link in (entry.related if name != CONTEXT_FILE else []):
+            why = link_problem(link)
+            if why:
+                rep.warnings.append(f"{rel}: link {link!r} ignored: {why}")
         if name == CONTEXT_FILE:
             rep.contexts += 1
         else:
@@ -106,9 +110,15 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         rep.problems.append(f"index holds {rep.indexed} documents but the tree has {len(valid)} valid files")
     if tree.catalog.digest() != digest_of(current):
         rep.problems.append("index is out of step with the files (another writer busy?)")
-    # links
+    # links: the catalog holds only links that passed link_problem; one that still resolves
+    # outside (through a symlink) is named as such, its target never looked at
     for src, dst in tree.catalog.all_links():
-        if not (tree.root / dst).is_file():
+        try:
+            target = resolve_inside(tree.root, dst)
+        except InvalidPath:
+            rep.warnings.append(f"{src}: link {dst!r} ignored: it resolves outside the tree (symlink?)")
+            continue
+        if not target.is_file():
             rep.warnings.append(f"{src}: dangling link to {dst}")
     # journal and write-ahead state
     if tree.journal.pending_file.exists():

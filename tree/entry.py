@@ -21,6 +21,7 @@ from typing import Any
 
 from . import frontmatter
 from .errors import InvalidEntry
+from .paths import link_problem
 
 FIELD_ORDER = ("title", "summary", "tags", "keywords", "related", "createdAt", "updatedAt", "sources")
 LIST_FIELDS = ("tags", "keywords", "related")
@@ -58,8 +59,10 @@ class Entry:
         return fact_lines(self.sections.get("Facts", ""))
 
     def links(self) -> list[str]:
-        """Forward links: ``related`` plus legacy ``@domain/topic/x.md`` body links."""
-        out = list(self.related)
+        """Forward links: ``related`` plus legacy ``@domain/topic/x.md`` body links; a link that
+        could lead outside the tree (``/etc/passwd``, ``../x``) is left out (``link_problem``),
+        so the catalog, search and the tools never see it."""
+        out = [r for r in self.related if link_problem(r) is None]
         for m in _LEGACY_LINK.finditer(self.body):
             if m.group(1) not in out:
                 out.append(m.group(1))

@@ -126,6 +126,37 @@ def is_entry_file(rel: str) -> bool:
     )
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MAX_NAME_BYTES = 255   # the longest file or folder name common file systems allow
+
+
+def link_problem(link: str) -> str | None:
+    """Why a link written in an entry (``related``) cannot be followed, or None for a path
+    that names an entry inside the tree.
+
+    Links are read from files anyone may edit, so they are checked as text only: a link
+    that is absolute, climbs out with ``..``, names a reserved file or is no entry path is
+    reported (``doctor``) and ignored, never resolved or probed on the file system.
+    """
+    if not isinstance(link, str) or not link.strip():
+        return "empty link"
+    if _CONTROL.search(link):
+        return "contains control characters"
+    if "\\" in link:
+        return "contains a backslash: links are written with '/'"
+    try:
+        _check_raw(link)
+    except InvalidPath as exc:
+        return str(exc).replace(f"path {link!r}", "", 1).strip(" :") or str(exc)
+    if link != link.strip() or link.startswith("@"):
+        return "not an entry path: write domain/topic[/subtopic]/entry.md"
+    if any(len(p.encode("utf-8")) > _MAX_NAME_BYTES for p in link.split("/")):
+        return f"a name in it is longer than {_MAX_NAME_BYTES} bytes"
+    if not is_entry_file(link):
+        return "not an entry path: write domain/topic[/subtopic]/entry.md"
+    return None
+
+
 def folder_of(rel: str) -> str:
     """``a/b/c/x.md`` -> ``a/b/c``: the folder a file sits in."""
     return rel.rsplit("/", 1)[0]

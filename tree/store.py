@@ -692,7 +692,10 @@ class ContextTree:
             scored = sorted(ranked, key=lambda x: -x[1])
         hits: list[Hit] = []
         for p, s in scored:
-            text = self._read_disk(p)
+            try:
+                text = self._read_disk(p)
+            except (InvalidPath, InvalidEntry):   # reached by a link: behind a symlink out of the tree, or not text
+                continue
             if text is None:
                 continue
             try:
