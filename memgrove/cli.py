@@ -19,6 +19,7 @@ import click
 
 from memgrove.graphs.llm import model_configured
 from memgrove.memory import Memory
+from memgrove.tree import curator
 from memgrove.tree.errors import MemgroveError
 
 
@@ -115,11 +116,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
     if text == "-":
         text = sys.stdin.read()
     if ops_file:
-        try:
-            ops = json.loads(Path(ops_file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise click.ClickException(f"{ops_file}: cannot read operations ({exc})") from None
-        _report_ops(mem.curate(ops), "", as_json)
+        _report_ops(mem.curate(_read_ops(ops_file, mem.tree.settings.max_input_bytes)), "", as_json)
         return
     if text is None and not files and not conversation:
         raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
@@ -138,6 +135,20 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
         click.echo(report.summary)
     if report.stopped:
         raise click.ClickException(f"the LLM curator stopped early: {report.stopped}")
+
+
+def _read_ops(ops_file: str, limit: int) -> Any:
+    """The operations of an ``--ops`` file; one larger than the curator takes is refused unread."""
+    try:
+        text = curator.decode_input(curator.read_input(Path(ops_file), limit), ops_file, limit)
+    except OSError as exc:
+        raise click.ClickException(f"{ops_file}: cannot read operations ({exc.strerror or exc})") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, and a number too long to convert
+        raise click.ClickException(f"{ops_file}: not valid JSON operations ({exc})") from None
+    except RecursionError:
+        raise click.ClickException(f"{ops_file}: not valid JSON operations (nested too deeply)") from None
 
 
 def _report_ops(results, how: str, as_json: bool) -> None:

@@ -38,7 +38,7 @@ HOME_NAME = ".memgrove"
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-9"
+INDEX_FORMAT = "whoosh-10"
 
 
 def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
