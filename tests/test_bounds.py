@@ -302,3 +302,11 @@ def test_typo_still_found_by_fuzzy_fallback(seeded: Memory) -> None:
 def test_empty_query_is_still_a_clear_error(seeded: Memory) -> None:
     with pytest.raises(MemgroveError, match="empty"):
         seeded.search("   ")
+
+
+def test_deeply_nested_op_is_refused_clearly(mem: Memory) -> None:
+    deep: Any = "x"
+    for _ in range(50_000):
+        deep = {"a": deep}
+    with pytest.raises(BatchRejected, match=r"op 1 \(ADD a/b/c.md\): a value is nested too deeply"):
+        mem.curate([op("ADD", "a/b/c.md", content="x", extra={"deep": deep})])

@@ -218,12 +218,17 @@ def _norm_sources(value: Any) -> list[dict[str, str]]:
 
 
 def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_has_nul(v) for v in value)
+    stack = [value]  # a loop, not recursion: an op may nest deeper than Python's stack
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if "\x00" in v:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
     return False
 
 
@@ -512,6 +517,8 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
             planned.append(plan_one(n, overlay, now, actor))
         except (InvalidEntry, InvalidPath) as exc:
             errors.append(f"{label}: {exc}")
+        except RecursionError:
+            errors.append(f"{label}: a value is nested too deeply; give plain text, lists and mappings")
     if errors:
         raise BatchRejected(errors)
     return planned
