@@ -310,3 +310,8 @@ def test_deeply_nested_op_is_refused_clearly(mem: Memory) -> None:
         deep = {"a": deep}
     with pytest.raises(BatchRejected, match=r"op 1 \(ADD a/b/c.md\): a value is nested too deeply"):
         mem.curate([op("ADD", "a/b/c.md", content="x", extra={"deep": deep})])
+
+
+def test_extra_value_yaml_cannot_hold_is_refused_clearly(mem: Memory) -> None:
+    with pytest.raises(BatchRejected, match=r"a frontmatter value cannot be written as YAML"):
+        mem.curate([op("ADD", "a/b/c.md", content="x", extra={"when": object()})])

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
 
+import yaml
+
 from . import entry as entry_mod, frontmatter
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
@@ -182,7 +184,11 @@ def _render(e: Entry, path: str) -> str:
     """The file text of ``e``, only if the reader takes it back: nothing is written that
     ``parse`` would refuse (a 70 KB summary was "added", then unreadable and unsearchable)."""
     _check_floor(e, path)
-    text = entry_mod.serialize(e)
+    try:
+        text = entry_mod.serialize(e)
+    except yaml.YAMLError as exc:  # an 'extra' value from the Python API that YAML cannot hold (a set)
+        raise InvalidEntry(f"{path}: a frontmatter value cannot be written as YAML ({exc}); give text, "
+                           "numbers, lists and mappings") from None
     if entry_mod.frontmatter_bytes(text) > MAX_FRONTMATTER_BYTES:
         raise _too_big(e, path)
     try:
