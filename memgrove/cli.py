@@ -19,6 +19,7 @@ import click
 from memgrove.graphs.llm import model_configured
 from memgrove.memory import Memory
 from memgrove.terminal import dumps, echo, safe, safe_markup
+from memgrove.tree import curator
 from memgrove.tree.curator import decode_input
 from memgrove.tree.errors import InvalidInput, MemgroveError
 from memgrove.tree.nesting import parse_json
@@ -157,12 +158,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
             raise InvalidInput(f"standard input is larger than {limit:,} bytes (setting max_input_bytes)")
         text = decode_input(raw, "standard input", limit)
     if ops_file:
-        try:
-            raw = Path(ops_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise click.ClickException(f"{ops_file}: cannot read operations ({exc})") from None
-        ops = parse_json(raw, f"{ops_file}")
-        _report_ops(mem.curate(ops), "", as_json)
+        _report_ops(mem.curate(_read_ops(ops_file, mem.tree.settings.max_input_bytes)), "", as_json)
         return
     if text is None and not files and not conversation:
         raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
@@ -181,6 +177,18 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
         echo(report.summary)
     if report.stopped:
         raise click.ClickException(f"the LLM curator stopped early: {report.stopped}")
+
+
+def _read_ops(ops_file: str, limit: int) -> Any:
+    """The operations of an ``--ops`` file; one larger than the curator takes is refused unread."""
+    try:
+        text = curator.decode_input(curator.read_input(Path(ops_file), limit), ops_file, limit)
+    except OSError as exc:
+        raise click.ClickException(f"{ops_file}: cannot read operations ({exc.strerror or exc})") from None
+    try:
+        return parse_json(text, ops_file)
+    except ValueError as exc:  # a number too long to convert
+        raise click.ClickException(f"{ops_file}: not valid JSON operations ({exc})") from None
 
 
 def _report_ops(results, how: str, as_json: bool) -> None:

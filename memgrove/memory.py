@@ -14,7 +14,7 @@ from memgrove.tree.entry import Entry
 from memgrove.tree.errors import InvalidInput
 from memgrove.tree.journal import JournalRecord
 from memgrove.tree.nesting import deep_error, parse_json, too_deep
-from memgrove.tree.operations import OPS, OpResult
+from memgrove.tree.operations import OPS, OpResult, check_batch_size
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
 
@@ -66,6 +66,7 @@ class Memory:
     def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
                allowed: tuple[str, ...] = OPS) -> list[OpResult]:
         """Apply ADD/UPDATE/UPSERT/MERGE/DELETE operations, all or nothing."""
+        check_batch_size(ops, self.tree.settings.max_input_bytes)  # before waiting for the lock
         return self.tree.curate(ops, actor=actor, allowed=allowed)
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, create_model
 
 from memgrove.tree.errors import BatchRejected, MemgroveError
 from memgrove.tree.nesting import MAX_DEPTH, too_deep
-from memgrove.tree.operations import OPS
+from memgrove.tree.operations import OPS, check_batch_size
 
 from .runtime import MemoryRef
 
@@ -121,11 +121,12 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
         if len(ops) > max_ops:
             return (f"Error: {len(ops)} operations in one call; send at most {max_ops} per call "
                     "(split the batch)."), []
-        if default_sources:
-            for d in ops:
-                if d.get("op") in ("ADD", "UPDATE", "UPSERT"):
-                    d["sources"] = _with_known_sources(d.get("sources"), default_sources)
         try:
+            check_batch_size(ops, getattr(mem, "tree", mem).settings.max_input_bytes)
+            if default_sources:
+                for d in ops:
+                    if d.get("op") in ("ADD", "UPDATE", "UPSERT"):
+                        d["sources"] = _with_known_sources(d.get("sources"), default_sources)
             results = mem.curate(ops, actor=actor, allowed=allow)
         except BatchRejected as exc:
             lines = "\n".join(f"- {e}" for e in exc.errors)

@@ -105,17 +105,21 @@ def _sources(value: Any) -> list[dict[str, Any]]:
 def split_sections(body: str) -> dict[str, str]:
     """Split a markdown body on ``## `` headings that are outside code fences."""
     sections: dict[str, list[str]] = {"": []}
+    next_n: dict[str, int] = {}  # heading -> the number its next duplicate tries first
     current = ""
     in_fence = False
     for line in body.split("\n"):
         if _FENCE.match(line):
             in_fence = not in_fence
         if not in_fence and line.startswith("## ") and line[3:].strip():
-            current = line[3:].strip()
-            n, base = 2, current
-            while current in sections:  # duplicate headings stay separate
+            current = base = line[3:].strip()
+            # duplicate headings stay separate: "A", "A (2)", "A (3)"; counting on from the
+            # last number tried keeps k duplicates linear (trying 2, 3, ... each time: k² steps)
+            n = next_n.get(base, 2)
+            while current in sections:
                 current = f"{base} ({n})"
                 n += 1
+            next_n[base] = n
             sections[current] = []
             continue
         sections[current].append(line)
@@ -151,6 +155,17 @@ def fact_lines(text: str) -> list[str]:
     return [ln.strip() for ln in text.split("\n") if ln.strip().startswith(("- ", "* "))]
 
 
+_FRONTMATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", flags=re.M)
+
+
+def frontmatter_bytes(text: str) -> int:
+    """UTF-8 size of the frontmatter block of an entry file's text, as ``parse`` finds it (0 if none)."""
+    if not text.startswith("---\n"):
+        return 0
+    end = _FRONTMATTER_END.search(text, 4)
+    return len(text[4 : end.start() if end else len(text)].encode("utf-8", "surrogatepass"))
+
+
 def parse(text: str, *, where: str = "entry") -> Entry:
     """Parse an entry file's text. Raises InvalidEntry saying why."""
     if "\x00" in text:
@@ -159,14 +174,14 @@ def parse(text: str, *, where: str = "entry") -> Entry:
     meta: dict[str, Any] = {}
     body = text
     if text.startswith("---\n") or text == "---":
-        end = re.search(r"^(---|\.\.\.)[ \t]*$", text[4:], flags=re.M)
+        end = _FRONTMATTER_END.search(text, 4)
         if end is None:
             raise InvalidEntry(f"{where}: frontmatter starts with '---' but is never closed")
         try:
-            meta = frontmatter.load(text[4 : 4 + end.start()])
+            meta = frontmatter.load(text[4 : end.start()])
         except InvalidEntry as exc:
             raise InvalidEntry(f"{where}: {exc}") from None
-        body = text[4 + end.end() :].lstrip("\n")
+        body = text[end.end() :].lstrip("\n")
     heading = None
     lines = body.split("\n")
     for i, line in enumerate(lines):

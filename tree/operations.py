@@ -12,13 +12,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
 
-from . import entry as entry_mod
+import yaml
+
+from . import entry as entry_mod, frontmatter
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
+from .frontmatter import MAX_FRONTMATTER_BYTES
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
 from .nesting import MAX_DEPTH, too_deep
 from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,
                     snake_case)
+from .settings import TreeSettings
 
 OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
 _KNOWN_KEYS = {
@@ -92,6 +96,110 @@ class Overlay:
         return out
 
 
+# -- limits: a batch's size, and what the reader accepts back ---------------
+
+def text_size(value: Any, limit: int) -> int:
+    """UTF-8 bytes of the text in ``value`` (strings and keys of nested lists and mappings),
+    counted up to just past ``limit``. A loop, not recursion: nesting depth is the caller's."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        v = stack.pop()
+        if isinstance(v, str):
+            total += len(v) if v.isascii() else len(v.encode("utf-8", "surrogatepass"))
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif v is not None:
+            total += 8  # a number or a flag (str() of a huge int may itself refuse)
+    return total
+
+
+def _label(i: int, d: Any) -> str:
+    if not isinstance(d, dict):
+        return f"op {i}"
+    path = str(d.get("path", "?"))
+    return f"op {i} ({str(d.get('op', '?')).upper()[:10]} {path if len(path) <= 120 else path[:120] + '…'})"
+
+
+def check_batch_size(ops: Any, max_bytes: int) -> None:
+    """Refuse a batch holding more than ``max_bytes`` of text (setting ``max_input_bytes``,
+    the same limit as for a file or text given to the curator) before any work is done on it:
+    the tool took a 20 MB operation and the writer spent its lock on it."""
+    if not isinstance(ops, list):
+        return
+    total = 0
+    for i, d in enumerate(ops, 1):
+        total += text_size(d, max_bytes - total)
+        if total > max_bytes:
+            alone = text_size(d, max_bytes) > max_bytes
+            who = f"{_label(i, d)} alone holds" if alone else f"ops 1-{i} hold"
+            raise BatchRejected([f"{who} more than {max_bytes:,} bytes of text, the most one batch may hold "
+                                 "(setting max_input_bytes): shorten the content, or split it over several "
+                                 "entries and batches"])
+
+
+# What to do when one part of an entry's frontmatter is too large.
+_SHRINK = {
+    "title": "shorten the title and put the text in 'content', which has no such limit",
+    "summary": "keep the summary to a sentence or two and put the text in 'content', which has no such limit",
+    "tags": "give fewer and shorter tags",
+    "keywords": "give fewer and shorter keywords",
+    "related": "link fewer entries in 'related'",
+}
+
+
+def _yaml_size(key: str, value: Any) -> int:
+    """Bytes ``key: value`` takes in the frontmatter (its text alone, if that is already far too big)."""
+    size = text_size(value, 2 * MAX_FRONTMATTER_BYTES)
+    if size > 2 * MAX_FRONTMATTER_BYTES:
+        return size
+    return len(frontmatter.dump({key: value}).encode("utf-8", "surrogatepass"))
+
+
+def _too_big(e: Entry, path: str) -> InvalidEntry:
+    parts = {"title": e.title, "summary": e.summary, "tags": e.tags, "keywords": e.keywords,
+             "related": e.related, "sources": e.sources, **{f"extra '{k}'": v for k, v in e.extra.items()}}
+    keys = {f"extra '{k}'": k for k in e.extra}
+    name, size = max(((name, _yaml_size(keys.get(name, name), v)) for name, v in parts.items()), key=lambda x: x[1])
+    if name == "sources":
+        what = f"'sources' lists {len(e.sources)} sources ({size / 1024:.1f} KiB)"
+        fix = ("an entry that gains a source with every update fills up: put the new knowledge in a new entry "
+               f"(ADD) that names {path} in 'related', instead of updating this one")
+    else:
+        what = f"{name} holds {size / 1024:.1f} KiB"
+        fix = _SHRINK.get(name, f"shrink {name} or move its text to 'content', which has no such limit")
+    return InvalidEntry(f"{path} would not be readable: its frontmatter would be over the "
+                        f"{MAX_FRONTMATTER_BYTES // 1024} KiB an entry may hold ({what}); {fix}")
+
+
+def _check_floor(e: Entry, path: str) -> None:
+    """Refuse, before rendering it, an entry whose frontmatter text alone is too big (YAML only adds)."""
+    floor = sum(text_size(v, MAX_FRONTMATTER_BYTES) for v in
+                (e.title, e.summary, e.tags, e.keywords, e.related, e.sources, e.extra))
+    if floor > MAX_FRONTMATTER_BYTES:
+        raise _too_big(e, path)
+
+
+def _render(e: Entry, path: str) -> str:
+    """The file text of ``e``, only if the reader takes it back: nothing is written that
+    ``parse`` would refuse (a 70 KB summary was "added", then unreadable and unsearchable)."""
+    _check_floor(e, path)
+    try:
+        text = entry_mod.serialize(e)
+    except yaml.YAMLError as exc:  # an 'extra' value from the Python API that YAML cannot hold (a set)
+        raise InvalidEntry(f"{path}: a frontmatter value cannot be written as YAML ({exc}); give text, "
+                           "numbers, lists and mappings") from None
+    if entry_mod.frontmatter_bytes(text) > MAX_FRONTMATTER_BYTES:
+        raise _too_big(e, path)
+    try:
+        entry_mod.parse(text, where=path)
+    except InvalidEntry as exc:
+        raise InvalidEntry(f"the entry would not read back: {exc}") from None
+    return text
+
+
 # -- validation of one op's shape (no tree access) ---------------------------
 
 def _norm_list(value: Any, name: str) -> list[str]:
@@ -118,12 +226,17 @@ def _norm_sources(value: Any) -> list[dict[str, str]]:
 
 
 def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_has_nul(v) for v in value)
+    stack = [value]  # a loop, not recursion: an op may nest deeper than Python's stack
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if "\x00" in v:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
     return False
 
 
@@ -296,7 +409,7 @@ def _relink(overlay: Overlay, old: str, new: str | None, skip: set[str], now: st
             if r2 and r2 != p and r2 not in rel:
                 rel.append(r2)
         e.related = rel
-        after = entry_mod.serialize(e)
+        after = _render(e, p)
         if after != before:
             overlay.set(p, after)
             changes.append(Change(p, before, after))
@@ -318,7 +431,7 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
     if op_eff == "ADD":
         if before is not None:
             raise InvalidEntry(f"ADD: {path} already exists; use UPDATE or UPSERT to change it, or pick another path")
-        after = entry_mod.serialize(new_entry(n, now))
+        after = _render(new_entry(n, now), path)
         status, msg = "added", f"added {path}"
     elif op_eff == "UPDATE":
         if before is None:
@@ -330,11 +443,12 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
                 raise
             old = Entry(title="")  # unreadable: replaced whole, as the error message advises
         new = updated_entry(old, n, now)
+        _check_floor(new, path)
         if entry_mod.serialize(replace(new, updated_at=old.updated_at)) == entry_mod.serialize(old):
             # nothing new (the same input curated again): the file, its updatedAt and signals stay
             after, status, msg = before, "unchanged", f"unchanged {path}: already up to date"
         else:
-            after = entry_mod.serialize(new)
+            after = _render(new, path)
             status, msg = "updated", f"updated {path}"
             p.updated.append(path)
     elif op_eff == "MERGE":
@@ -345,7 +459,7 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
         if t_before is None:
             raise InvalidEntry(f"MERGE: target {target} does not exist; to move an entry, ADD the target first")
         src, tgt = _parse_existing(before, path), _parse_existing(t_before, target)
-        t_after = entry_mod.serialize(merged_entry(tgt, src, target, path, now))
+        t_after = _render(merged_entry(tgt, src, target, path, now), target)
         overlay.set(target, t_after)
         also.append(Change(target, t_before, t_after))
         after = None
@@ -398,23 +512,24 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
 
 
 def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, actor: str = "user",
-               allowed: tuple[str, ...] = OPS) -> list[Planned]:
+               allowed: tuple[str, ...] = OPS, max_bytes: int = TreeSettings.max_input_bytes) -> list[Planned]:
     if not isinstance(ops, list) or not ops:
         raise BatchRejected(["give a non-empty list of operations"])
     if too_deep(ops):  # before anything walks or prints it: that would raise RecursionError
         raise BatchRejected([f"the operations nest lists or objects more than {MAX_DEPTH} levels deep"])
+    check_batch_size(ops, max_bytes)
     errors: list[str] = []
     planned: list[Planned] = []
     for i, d in enumerate(ops, 1):
-        label = f"op {i}"
-        if isinstance(d, dict):
-            label += f" ({str(d.get('op', '?')).upper()} {d.get('path', '?')})"
+        label = _label(i, d)
         try:
             n = check_shape(d, allowed)
             _hand_placed(d, n, overlay)
             planned.append(plan_one(n, overlay, now, actor))
         except (InvalidEntry, InvalidPath) as exc:
             errors.append(f"{label}: {exc}")
+        except RecursionError:
+            errors.append(f"{label}: a value is nested too deeply; give plain text, lists and mappings")
     if errors:
         raise BatchRejected(errors)
     return planned

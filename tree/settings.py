@@ -42,7 +42,7 @@ class TreeSettings:
     watch_after: float = 1.0         # ... once they have been checking for this many seconds
     scan_interval: float = 0.0       # without a watcher: seconds between hand-edit scans (0 = every search)
     index_procs: int = 2             # Whoosh writer processes for a full rebuild
-    max_input_bytes: int = 10 * 1024 * 1024   # largest file/text the curator accepts
+    max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,

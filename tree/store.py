@@ -41,7 +41,7 @@ HOME_NAME = ".memgrove"
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-10"
+INDEX_FORMAT = "whoosh-11"
 
 
 def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:

@@ -130,6 +130,17 @@ def _schema() -> Schema:
 SHORT_FIELDS = ("title", "path_text", "tags")
 
 
+# A query is a question, not a document, and its cost must not grow with whatever is
+# sent (a whole file pasted into search_knowledge). Fuzzy matching builds a Levenshtein
+# automaton the size of the term: one 8,000-character token took 12 s, 100 KB 203 s.
+# Beyond these bounds the rest of the query is not searched: no question needs it, and
+# every query answers in bounded time.
+MAX_QUERY_CHARS = 2000   # characters of a query that are analyzed
+MAX_QUERY_TERMS = 64     # distinct analyzed terms searched
+MAX_EXPAND_CHARS = 30    # longer terms are matched exactly, never fuzzy or by prefix
+MAX_EXPANDED_TERMS = 16  # terms of a query expanded (each walks a field's term list)
+
+
 def _term_text(t) -> str:
     return t.decode("utf-8", "replace") if isinstance(t, bytes) else str(t)
 
@@ -274,24 +285,30 @@ class WhooshEngine:
 
     # -- reading ------------------------------------------------------------
     def terms(self, text: str) -> list[str]:
-        out: list[str] = []
-        for tok in self._analyzer(text):
-            if tok.text not in out:
-                out.append(tok.text)
-        return out
+        """The distinct analyzed terms of a query, in order; at most ``MAX_QUERY_TERMS`` of
+        its first ``MAX_QUERY_CHARS`` characters."""
+        out: dict[str, None] = {}
+        for tok in self._analyzer(text[:MAX_QUERY_CHARS]):
+            out[tok.text] = None
+            if len(out) == MAX_QUERY_TERMS:
+                break
+        return list(out)
 
     def search(self, text: str, *, boosts: Mapping[str, float], limit: int,
                expand: str = "none") -> list[tuple[str, float, frozenset[str]]]:
         terms = self.terms(text)
         if not terms:
             return []
+        expandable = set([t for t in terms if len(t) <= MAX_EXPAND_CHARS][:MAX_EXPANDED_TERMS])
         clauses = []
         for f in FIELDS:
             b = boosts.get(f, 1.0)
             if b <= 0 or (expand == "prefix" and f not in SHORT_FIELDS):
                 continue
             for t in terms:
-                if expand == "fuzzy" and len(t) >= 4:
+                if t not in expandable:
+                    clauses.append(wq.Term(f, t, boost=b))
+                elif expand == "fuzzy" and len(t) >= 4:
                     keep = 1 if f in SHORT_FIELDS else 2  # on content, the first two letters must match
                     clauses.append(wq.FuzzyTerm(f, t, boost=b, maxdist=min(2, round(0.2 * len(t))), prefixlength=keep))
                 elif expand == "prefix" and len(t) >= 3:
