@@ -114,9 +114,14 @@ class Memory:
             return []              # unreadable: not the curator's to overwrite
 
     def _folder_sources(self, folder: str) -> list[dict[str, Any]] | None:
-        # a folder the curator made holds one input: one entry tells whose it is
-        under = self.tree.entries_under(folder)
-        return self._entry_sources(under[0]) if under else None
+        # a folder the curator made holds one input: its first entry with sources tells whose it
+        # is (one written by hand without any does not take the folder; it is kept safe anyway)
+        found = None
+        for path in self.tree.entries_under(folder):
+            found = self._entry_sources(path)
+            if found:
+                return found
+        return found
 
     @staticmethod
     def _load_conversation(conv: Any, limit: int) -> Any:

@@ -184,6 +184,14 @@ def test_a_conversation_id_in_another_script_gets_a_folder_of_its_own(mem) -> No
     assert [r.status for r in mem.ingest(conversation=chat("家族", ["1"]))] == ["unchanged"]
 
 
+def test_an_entry_added_by_hand_to_a_conversation_does_not_move_it(mem) -> None:
+    first = mem.ingest(conversation=chat("c1", ["m1", "m2"]))
+    mem.curate([{"op": "ADD", "path": "conversations/c1/session_1/a_note.md", "title": "A note",
+                 "content": "added by hand", "reason": "by hand"}])
+    again = mem.ingest(conversation=chat("c1", ["m1", "m2"]))
+    assert [(r.status, r.path) for r in again] == [("unchanged", r.path) for r in first]
+
+
 def test_two_conversations_of_one_name_keep_their_own_folders(mem) -> None:
     a = mem.ingest(conversation=chat("c-1", ["1", "2"]))
     b = mem.ingest(conversation=chat("c_1", ["1", "2"]))
