@@ -79,7 +79,7 @@ class Memory:
         """
         now = datetime.now(timezone.utc)
         limit = self.tree.settings.max_input_bytes
-        placer = Placer(self._entry_sources, self._folder_sources)
+        placer = Placer(self._entry_sources, self._folder_sources, self._stamp)
         ops: list[dict[str, Any]] = []
         if text is not None:
             if len(text.encode("utf-8", "surrogatepass")) > limit:
@@ -104,6 +104,14 @@ class Memory:
             if progress:
                 progress(min(i + batch_size, len(ops)), len(ops))
         return results
+
+    def _stamp(self, path: str) -> tuple[int, ...] | None:
+        # a stat, not a read: most names the curator asks about are free or unchanged
+        try:
+            st = os.stat(self.tree.root / path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
     def _entry_sources(self, path: str) -> list[dict[str, Any]] | None:
         try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from .errors import InvalidInput
 from .paths import MAX_SEGMENT
@@ -73,42 +73,50 @@ class Placer:
     """Hands out folder and entry paths so that each is claimed by exactly one input.
 
     ``entry_sources(path)``: the sources of the entry at ``path`` in the tree;
-    ``folder_sources(folder)``: those of one entry under ``folder`` (a folder
-    the curator made holds one input). Without them, only the inputs of this
-    batch are kept apart.
+    ``folder_sources(folder)``: those of an entry under ``folder`` (a folder the
+    curator made holds one input); ``stamp(path)``: something that changes when
+    the file at ``path`` does (its stat), None when there is none, so that free
+    names and unchanged entries need no reading. Without them, only the inputs
+    of this batch are kept apart.
     """
 
-    def __init__(self, entry_sources: SourcesAt | None = None, folder_sources: SourcesAt | None = None):
+    def __init__(self, entry_sources: SourcesAt | None = None, folder_sources: SourcesAt | None = None,
+                 stamp: Callable[[str], Hashable | None] | None = None):
         self._entry_sources = entry_sources or (lambda path: None)
         self._folder_sources = folder_sources or (lambda folder: None)
+        self._stamp = stamp or (lambda path: object())    # unknown: read the entry each time
         self._held: dict[str, Owner] = {}
+        self._seen: dict[str, Hashable | None] = {}       # entry path -> its stamp when handed out
 
     def folder(self, parent: str, name: str, owner: Owner) -> str:
         """``parent/name`` for ``owner``'s entries: a folder of its own."""
-        return self._claim([f"{parent}/{n}" for n in _names(name, owner)], owner, self._folder_sources)
+        return self._claim([f"{parent}/{n}" for n in _names(name, owner)], owner, self._folder_state)
 
     def entry(self, folder: str, name: str, owner: Owner) -> str:
         """``folder/name.md`` for ``owner``'s words."""
         return self._claim([f"{folder}/{n}.md" for n in _names(name, owner) if n not in _RESERVED],
-                           owner, self._entry_sources)
+                           owner, self._entry_state)
 
-    def _state(self, path: str, owner: Owner, sources_at: SourcesAt) -> str:
-        held = self._held.get(path)
-        if held is not None:
-            return "ours" if held == owner else "taken"
-        sources = sources_at(path)
-        if sources is None:
-            return "free"
-        return "ours" if owner.owns(sources) else "taken"
+    def _folder_state(self, folder: str, owner: Owner) -> str:
+        return _state(self._folder_sources(folder), owner)
 
-    def _claim(self, candidates: list[str], owner: Owner, sources_at: SourcesAt) -> str:
-        states = [self._state(c, owner, sources_at) for c in candidates]
-        # where this input already is comes first: curating it again must find the same entries
-        for wanted in ("ours", "free"):
-            for path, state in zip(candidates, states):
-                if state == wanted:
-                    self._held[path] = owner
-                    return path
+    def _entry_state(self, path: str, owner: Owner) -> str:
+        stamp = self._seen[path] = self._stamp(path)
+        return "free" if stamp is None else _state(self._entry_sources(path), owner)
+
+    def _claim(self, candidates: list[str], owner: Owner, state_of: Callable[[str, Owner], str]) -> str:
+        states: list[str] = []
+        for path in candidates:
+            held = self._held.get(path)
+            states.append(state_of(path, owner) if held is None else "ours" if held == owner else "taken")
+            if states[-1] == "ours":
+                # where this input already is comes first: curating it again finds the same entries
+                self._held[path] = owner
+                return path
+        for path, state in zip(candidates, states):
+            if state == "free":
+                self._held[path] = owner
+                return path
         raise InvalidInput(f"cannot place {owner.label}: {', '.join(candidates)} hold other inputs; "
                            "nothing was written")
 
@@ -119,7 +127,15 @@ class Placer:
             owner = self._held.get(path)
             if owner is None:
                 continue
-            sources = self._entry_sources(path)
-            if sources is not None and not owner.owns(sources):
+            stamp = self._stamp(path)
+            if stamp is None or (path in self._seen and stamp == self._seen[path]):
+                continue
+            if _state(self._entry_sources(path), owner) == "taken":
                 raise InvalidInput(f"{path} now holds another input, written meanwhile by another writer; "
                                    f"{owner.label} was not written there: curate it again")
+
+
+def _state(sources: Sources | None, owner: Owner) -> str:
+    if sources is None:
+        return "free"
+    return "ours" if owner.owns(sources) else "taken"
