@@ -8,13 +8,17 @@ in one batch and across calls; the same input curated again changes nothing.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memgrove import InvalidInput, Memory
 from memgrove.cli import cli
+from memgrove.tree import curator
 from memgrove.tree.paths import normalize_entry_path
 from memgrove.tree.placement import Owner, Placer
 
@@ -225,3 +229,50 @@ def test_an_input_another_writer_put_there_meanwhile_is_not_overwritten(mem, mon
         mem.ingest(text=NOTE_A)
     assert words_of(mem, path) == "other words"
     assert [r.path for r in mem.ingest(text=NOTE_A)] != [path]
+
+
+# -- property: over any sequence of inputs, no entry ever changes hands --------------
+
+class FakeTree:
+    """Paths -> sources, as the curator's UPSERTs leave them; fails if one would change hands."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, list[dict]] = {}
+
+    def folder_sources(self, folder: str) -> list[dict] | None:
+        return next((self.sources[p] for p in sorted(self.sources) if p.startswith(folder + "/")), None)
+
+    def placer(self) -> Placer:
+        return Placer(self.sources.get, self.folder_sources)
+
+    def apply(self, ops: list[dict]) -> None:
+        assert len({o["path"] for o in ops}) == len(ops)
+        for o in ops:
+            assert normalize_entry_path(o["path"]) == o["path"]
+            old = self.sources.get(o["path"])
+            refs = {(s["kind"], s["ref"]) for s in o["sources"]}
+            assert old is None or {(s["kind"], s["ref"]) for s in old} == refs, o["path"]
+            self.sources[o["path"]] = o["sources"]
+
+
+IDS = st.text(st.sampled_from(list("mM1-_ :.一二é")), min_size=1, max_size=4).filter(str.strip)
+CONVERSATIONS = st.tuples(st.sampled_from(["c-1", "c_1", "C 1", "家", "日记"]),
+                          st.lists(IDS, min_size=1, max_size=6, unique=True))
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(st.lists(CONVERSATIONS, min_size=1, max_size=4))
+def test_no_message_ever_lands_on_another(calls) -> None:
+    tree = FakeTree()
+    for cid, ids in calls:
+        tree.apply(curator.ops_from_conversation(chat(cid, ids), placer=tree.placer()))
+
+
+@FAST
+@given(st.lists(st.text(st.sampled_from(list("ab .\n")), max_size=12), min_size=1, max_size=5))
+def test_no_note_ever_lands_on_another(tails) -> None:
+    tree = FakeTree()
+    for tail in tails:
+        text = "One two three four five " + tail
+        tree.apply(curator.ops_from_text(text, now=datetime(2026, 1, 1, tzinfo=timezone.utc), placer=tree.placer()))
