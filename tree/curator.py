@@ -113,7 +113,7 @@ def ops_from_text(text: str, *, now: datetime, source: str | None = None,
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("the text to curate is empty")
     placer = placer or Placer()
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     ref = source or "text:" + digest
     owner = Owner("text", (ref,))
     topic = snake_case(_words(text, 5))[:40].strip("_") or f"text_{digest}"
