@@ -14,8 +14,9 @@ it was given before, so curating it again changes nothing.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable, Mapping
+from typing import Any
 
 from .errors import InvalidInput
 from .paths import MAX_SEGMENT
