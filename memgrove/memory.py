@@ -11,10 +11,11 @@ from memgrove.graphs.tiers import Answer
 from memgrove.tree import curator
 from memgrove.tree.doctor import DoctorReport, diagnose
 from memgrove.tree.entry import Entry
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.journal import JournalRecord
 from memgrove.tree.nesting import deep_error, parse_json, too_deep
 from memgrove.tree.operations import OPS, OpResult, check_batch_size
+from memgrove.tree.placement import Placer
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
 
@@ -74,27 +75,62 @@ class Memory:
                batch_size: int = 200, progress: Progress | None = None) -> list[OpResult]:
         """Curate text, files and/or a conversation with the verbatim curator (no LLM).
 
-        Every input is read and checked before anything is written.
+        Every input is read and checked before anything is written. Different inputs land in
+        different entries (``tree/placement.py``); the same input curated again changes nothing.
         """
         now = datetime.now(timezone.utc)
         limit = self.tree.settings.max_input_bytes
+        placer = Placer(self._entry_sources, self._folder_sources, self._stamp)
         ops: list[dict[str, Any]] = []
         if text is not None:
             if len(text.encode("utf-8", "surrogatepass")) > limit:
                 raise InvalidInput(f"the text is larger than {limit:,} bytes (setting max_input_bytes)")
-            ops += curator.ops_from_text(text, now=now)
+            ops += curator.ops_from_text(text, now=now, placer=placer)
         for f in files:
-            ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now)
+            ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,
+                                         placer=placer)
         if conversation is not None:
-            ops += curator.ops_from_conversation(self._load_conversation(conversation, limit), window=window)
+            ops += curator.ops_from_conversation(self._load_conversation(conversation, limit), window=window,
+                                                 placer=placer)
         if not ops:
             raise InvalidInput("nothing to curate: give text, files or a conversation")
         results: list[OpResult] = []
         for i in range(0, len(ops), batch_size):
-            results += self.tree.curate(ops[i:i + batch_size], actor="verbatim-curator")
+            batch = ops[i:i + batch_size]
+            # the places were chosen without the lock: another writer may have filled one since
+            with self.tree.lock.hold():
+                self.tree.recover()
+                placer.confirm(op["path"] for op in batch)
+                results += self.tree.curate(batch, actor="verbatim-curator")
             if progress:
                 progress(min(i + batch_size, len(ops)), len(ops))
         return results
+
+    def _stamp(self, path: str) -> tuple[int, ...] | None:
+        # a stat, not a read: most names the curator asks about are free or unchanged
+        try:
+            st = os.stat(self.tree.root / path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+    def _entry_sources(self, path: str) -> list[dict[str, Any]] | None:
+        try:
+            return self.tree.read(path).sources
+        except InvalidPath:
+            return None            # no entry there
+        except InvalidEntry:
+            return []              # unreadable: not the curator's to overwrite
+
+    def _folder_sources(self, folder: str) -> list[dict[str, Any]] | None:
+        # a folder the curator made holds one input: its first entry with sources tells whose it
+        # is (one written by hand without any does not take the folder; it is kept safe anyway)
+        found = None
+        for path in self.tree.entries_under(folder):
+            found = self._entry_sources(path)
+            if found:
+                return found
+        return found
 
     @staticmethod
     def _load_conversation(conv: Any, limit: int) -> Any:

@@ -7,6 +7,11 @@ words and its provenance. Placement is by source and session:
     conversations/<conversation id>/<session>/<first message id>.md
     files/<file stem>/<section>.md
     notes/<first words>/part_<n>.md
+
+Each name is claimed through a ``placement.Placer``: where two different inputs
+give one name (notes that open alike, two ``README.md``, ids ``m-1`` and ``m_1``,
+names without Latin letters), the later one gets a short digest suffix instead
+of replacing the other.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from . import dates
 from .errors import InvalidInput
 from .paths import folder_of, snake_case
+from .placement import Owner, Placer, digest as _digest
 from .questions import question_words
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -101,21 +107,26 @@ def _iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def ops_from_text(text: str, *, now: datetime, source: str | None = None) -> list[dict[str, Any]]:
+def ops_from_text(text: str, *, now: datetime, source: str | None = None,
+                  placer: Placer | None = None) -> list[dict[str, Any]]:
     """Free text -> entries of about 220 words under ``notes/<first words>/``."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("the text to curate is empty")
+    placer = placer or Placer()
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    ref = source or "text:" + digest
+    owner = Owner("text", (ref,))
     topic = snake_case(_words(text, 5))[:40].strip("_") or f"text_{digest}"
+    folder = placer.folder("notes", topic, owner)
     ops = []
     for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
         ops.append({
             "op": "UPSERT",
-            "path": f"notes/{topic}/part_{i}.md",
+            "path": placer.entry(folder, f"part_{i}", owner),
             "title": _first_sentence(chunk, 90),
             "summary": _first_sentence(chunk),
             "content": {"narrative": chunk},
-            "sources": [{"kind": "text", "ref": f"{source or 'text:' + digest}#p{i}", "at": _iso(now)}],
+            "sources": [{"kind": "text", "ref": f"{ref}#p{i}", "at": _iso(now)}],
             "reason": f"verbatim curator: part {i} of {source or 'the given text'}",
         })
     return ops
@@ -136,8 +147,24 @@ def _markdown_sections(text: str) -> list[tuple[str, str]]:
     return [(h, "\n".join(b).strip("\n")) for h, b in sections if h or "\n".join(b).strip()]
 
 
-def ops_from_file(path: Path, *, max_bytes: int, now: datetime) -> list[dict[str, Any]]:
-    """A markdown file -> one entry per section; other text files -> ~220-word parts."""
+def file_ref(path: Path, root: Path | None = None) -> str:
+    """How sources name a file: its path from ``root`` (the project) when inside it, else its
+    absolute path; two files of one name in different folders are two inputs."""
+    full = path.resolve()
+    if root is not None:
+        try:
+            return full.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return full.as_posix()
+
+
+def ops_from_file(path: Path, *, max_bytes: int, now: datetime, root: Path | None = None,
+                  placer: Placer | None = None) -> list[dict[str, Any]]:
+    """A markdown file -> one entry per section; other text files -> ~220-word parts.
+
+    ``root``: the project folder; sources name the file relative to it (see ``file_ref``).
+    """
     try:
         raw = read_input(path, max_bytes)
     except IsADirectoryError:
@@ -147,7 +174,11 @@ def ops_from_file(path: Path, *, max_bytes: int, now: datetime) -> list[dict[str
     text = decode_input(raw, str(path), max_bytes)
     if not text.strip():
         raise InvalidInput(f"{path} is empty")
-    stem = snake_case(path.stem) or "file"
+    placer = placer or Placer()
+    ref = file_ref(path, root)
+    owner = Owner("file", (ref,))
+    # a name without Latin letters or digits still gets a folder of its own, the same each time
+    folder = placer.folder("files", snake_case(path.stem) or f"file_{_digest(path.stem)}", owner)
     mtime = _iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
     ops = []
     if path.suffix.lower() in (".md", ".markdown"):
@@ -166,29 +197,29 @@ def ops_from_file(path: Path, *, max_bytes: int, now: datetime) -> list[dict[str
                 title = f"{doc_title}: {heading}"
             else:
                 title = doc_title if heading else f"{doc_title}: overview"
-            ops.append(_file_op(stem, name, title, body, f"{path.name}#{name}", mtime))
+            ops.append(_file_op(placer.entry(folder, name, owner), name, title, body, f"{ref}#{name}", mtime))
     else:
         for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
-            ops.append(_file_op(stem, f"part_{i}", f"{path.stem}: {_first_sentence(chunk, 70)}", chunk,
-                                f"{path.name}#p{i}", mtime))
+            ops.append(_file_op(placer.entry(folder, f"part_{i}", owner), f"part_{i}",
+                                f"{path.stem}: {_first_sentence(chunk, 70)}", chunk, f"{ref}#p{i}", mtime))
     return ops
 
 
-def _file_op(stem: str, name: str, title: str, body: str, ref: str, at: str) -> dict[str, Any]:
+def _file_op(path: str, name: str, title: str, body: str, ref: str, at: str) -> dict[str, Any]:
     return {
         "op": "UPSERT",
-        "path": f"files/{stem}/{name}.md",
+        "path": path,
         "title": title,
         "summary": _first_sentence(re.sub(r"```.*?```", " ", body, flags=re.S)) or title,
         "content": {"narrative": body},
         "sources": [{"kind": "file", "ref": ref, "at": at}],
-        "reason": f"verbatim curator: section {name} of {ref.split('#')[0]}",
+        "reason": f"verbatim curator: section {name} of {ref.rsplit('#', 1)[0]}",
     }
 
 
 def _session_of(msg: dict[str, Any]) -> str:
     if msg.get("session"):
-        return snake_case(str(msg["session"])) or "session"
+        return snake_case(str(msg["session"])) or f"session_{_digest(str(msg['session']))}"
     t = str(msg.get("time") or "")
     m = re.match(r"(\d{4})-(\d{2})-(\d{2})", t)
     return f"session_{m.group(1)}_{m.group(2)}_{m.group(3)}" if m else "session_1"
@@ -214,7 +245,8 @@ def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
     if not isinstance(conv, dict):
         raise InvalidInput('a conversation is an object: {"id": ..., "messages": [{"id", "speaker", "text", "time"}]}')
     cid = conv.get("id")
-    if not isinstance(cid, (str, int)) or not snake_case(str(cid)):
+    # letters of any script: an id in Cyrillic or Han gets a digest-named folder (placement.py)
+    if not isinstance(cid, (str, int)) or not any(ch.isalnum() for ch in str(cid)):
         raise InvalidInput("the conversation needs an 'id' with letters or digits")
     msgs = conv.get("messages")
     if not isinstance(msgs, list) or not msgs:
@@ -232,12 +264,14 @@ def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
     return str(cid), msgs
 
 
-def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]:
+def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None = None) -> list[dict[str, Any]]:
     """Each message (or ``window`` consecutive messages of a session) -> one entry."""
     cid, msgs = check_conversation(conv)
     if window < 1:
         raise InvalidInput("window must be at least 1")
-    conv_slug = snake_case(cid)
+    placer = placer or Placer()
+    conv_folder = placer.folder("conversations", snake_case(cid) or f"conversation_{_digest(cid)}",
+                                Owner("conversation", (cid,)))
     speakers = list(dict.fromkeys(str(m["speaker"]) for m in msgs))
     groups: list[tuple[str, list[dict[str, Any]]]] = []
     for m in msgs:
@@ -258,9 +292,12 @@ def ops_from_conversation(conv: Any, *, window: int = 1) -> list[dict[str, Any]]
             text = " ".join(str(m["text"]).split())
             when = f" ({when_label(m)})" if m.get("time") and when_label(m) != when_label(first) else ""
             lines.append(text if len(group) == 1 else f"**{m['speaker']}**{when}: {text}")
+        first_id = str(first["id"])
+        owner = Owner("conversation", tuple(f"{cid}#{m['id']}" for m in group))
         op: dict[str, Any] = {
             "op": "UPSERT",
-            "path": f"conversations/{conv_slug}/{session}/{snake_case(str(first['id'])) or 'message'}.md",
+            "path": placer.entry(f"{conv_folder}/{session}", snake_case(first_id) or f"message_{_digest(first_id)}",
+                                 owner),
             "title": " and ".join(who) + (f", {when_label(first)}" if first.get("time") else ""),
             "summary": _first_sentence(str(first["text"])),
             "tags": who,
