@@ -258,6 +258,7 @@ def disk_cases(res: SectionResult, base: Path, template: Path, size_mb: int, tim
     try:
         root = point / "proj"
         shutil.copytree(template, root)
+        (root / ".memgrove" / "config.toml").write_text("[tree]\nlock_timeout = 5\n")   # a leaked lock fails fast
         ops = point.parent / "full_ops.json"
         ops.write_text(json.dumps([{"op": "UPSERT", "path": "faults/full/other.md", "content": "from another process",
                                     "reason": "after the disk was full"}]))
@@ -327,20 +328,21 @@ def pipe_cases(res: SectionResult, template: Path, base: Path) -> list[Any]:
     return ["output piped into `head -c 1`", n, bad, "—", "—", "—"]
 
 
-def run_section(work: Path, *, seed: int, timeout: float, damage: list[str], disk_mb: int) -> SectionResult:
+def run_section(work: Path, *, seed: int, timeout: float, damage: list[str], disk_mb: int,
+                targets: list[str] | None = None, extras: bool = True) -> SectionResult:
     res = SectionResult(SECTION, columns=["case", "commands", "unclear / hung", "slowest s", "repaired by doctor --fix",
                                           "entries intact"])
     base = work / SECTION
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
     template = _template(base)
-    for target in TARGETS:
+    for target in targets or TARGETS:
         for how in damage:
             if (how == "deleted" and target == "journal/pending.json") or (how == "empty" and target not in EMPTY):
                 continue   # there is none normally; an empty folder is a deleted one
             res.rows.append(damage_case(res, base, template, f"{target} {how}",
                                         lambda mg, t=target, h=how: _damage(mg, t, h), None, timeout))
-    for name, item in EXTRAS.items():
+    for name, item in (EXTRAS if extras else {}).items():
         res.rows.append(damage_case(res, base, template, name, lambda mg, n=name: _extra_damage(mg, n), item, timeout,
                                     repairable="config" not in name and "setting" not in name))
     res.rows += disk_cases(res, base, template, disk_mb, timeout)

@@ -160,42 +160,47 @@ def _props(examples: int, seed: int) -> dict[str, Callable[[], None]]:
 
 
 def prop_child(args: dict[str, Any]) -> None:
-    fn = _props(args["examples"], args["seed"])[args["name"]]
-    t0 = time.monotonic()
-    try:
-        fn()
-        out = {"ok": True}
-    except Exception as exc:  # noqa: BLE001 - hypothesis re-raises the shrunk failure with notes
-        notes = " ".join(getattr(exc, "__notes__", []))
-        out = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}", "example": notes[:800]}
-    out["seconds"] = time.monotonic() - t0
-    Path(args["out"]).write_text(json.dumps(out))
+    """Every property in one process (one import of hypothesis and the strategies); results as they come."""
+    props = _props(args["examples"], args["seed"])
+    results: dict[str, Any] = {}
+    for name in args["names"]:
+        t0 = time.monotonic()
+        fn = props[name]
+        if name in ("operation_sequences", "conversations", "operations_any_text"):
+            fn = _props(max(3, args["examples"] // 3), args["seed"])[name]
+        try:
+            fn()
+            out: dict[str, Any] = {"ok": True}
+        except Exception as exc:  # noqa: BLE001 - hypothesis re-raises the shrunk failure with notes
+            notes = " ".join(getattr(exc, "__notes__", []))
+            out = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}", "example": notes[:800]}
+        out["seconds"] = time.monotonic() - t0
+        results[name] = out
+        Path(args["out"]).write_text(json.dumps(results))
 
 
-def run_section(work: Path, *, seed: int, examples: int, timeout: float = 240.0) -> SectionResult:
+def run_section(work: Path, *, seed: int, examples: int, timeout: float = 600.0) -> SectionResult:
     res = SectionResult(SECTION, columns=["property", "examples", "result", "seconds"])
     base = work / SECTION
     base.mkdir(parents=True, exist_ok=True)
+    args, out = base / "fuzz.json", base / "fuzz.out.json"
+    args.write_text(json.dumps({"names": list(PROPERTIES), "examples": examples, "seed": seed, "out": str(out)}))
+    r = run([sys.executable, "-m", "benchmarks.reliability.fuzz", "--child", "prop", str(args)], timeout=timeout)
+    done = json.loads(out.read_text()) if out.exists() else {}
     for name, item in PROPERTIES.items():
         n = examples if name not in ("operation_sequences", "conversations", "operations_any_text") else max(3, examples // 3)
-        args, out = base / f"{name}.json", base / f"{name}.out.json"
-        args.write_text(json.dumps({"name": name, "examples": n, "seed": seed, "out": str(out)}))
-        r = run([sys.executable, "-m", "benchmarks.reliability.fuzz", "--child", "prop", str(args)], timeout=timeout)
         repro = f"python -m benchmarks.reliability --sections fuzz --seed {seed} --fuzz-examples {examples} ({name})"
-        if r.timed_out:
-            res.fail("hang", f"{name}: no result within {timeout:g} s", repro, 8)
-            res.rows.append([name, n, "HANG", f"{r.seconds:.0f}"])
+        d = done.get(name)
+        if d is None:
+            why = f"no result within {timeout:g} s" if r.timed_out else f"the fuzz process failed: {r.err.strip()[-200:]}"
+            res.fail("hang" if r.timed_out else "suite error", f"{name}: {why}", repro, 8 if r.timed_out else None)
+            res.rows.append([name, n, "HANG" if r.timed_out else "ERROR", "—"])
             continue
-        if not out.exists():
-            res.fail("suite error", f"{name}: {r.err.strip()[-300:]}", repro)
-            res.rows.append([name, n, "ERROR", f"{r.seconds:.0f}"])
-            continue
-        d = json.loads(out.read_text())
         if not d["ok"]:
             example = re.sub(r"\s+", " ", d.get("example") or "")
             res.fail("property", f"{name}: {d['error']}", f"{repro}; {example}", item)
         res.rows.append([name, n, "ok" if d["ok"] else "FAIL", f"{d['seconds']:.1f}"])
-    res.summary.update(properties=len(PROPERTIES), failed=sum(1 for r in res.rows if r[2] != "ok"))
+    res.summary.update(properties=len(PROPERTIES), failed=sum(1 for row in res.rows if row[2] != "ok"))
     res.notes.append("Strategies and the tree/index/journal agreement check come from tests/test_properties.py; "
                      "each property runs with hypothesis.seed(--seed), no example database.")
     return res

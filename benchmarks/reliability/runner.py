@@ -15,8 +15,9 @@ from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings)
-QUICK = {"conc_seconds": 2.0, "conc_k": [2], "conc_sweep": 15, "kills": 24, "reindex_kills": 0,
-         "hostile_cases": 70, "case_timeout": 5.0, "fuzz_examples": 8, "fault_damage": ["garbage"]}
+QUICK = {"conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "kills": 20, "reindex_kills": 0,
+         "hostile_cases": 24, "case_timeout": 2.5, "fuzz_examples": 5, "fault_damage": ["garbage"],
+         "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,10 +46,15 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--fault-damage", nargs="+", default=["deleted", "garbage", "empty"],
                    choices=("deleted", "garbage", "empty"))
     g.add_argument("--disk-mb", type=int, default=12, help="size of the tmpfs for the disk-full case")
+    g.add_argument("--fault-targets", nargs="+", default=None, help="derived files to damage (default: all)")
+    g.add_argument("--no-fault-extras", dest="fault_extras", action="store_false",
+                   help="skip old catalog schema, bad settings, damaged journal line, stale pending.json")
     g = p.add_argument_group("hostile")
     g.add_argument("--hostile-cases", type=int, default=0, help="cases to run (0: all of the corpus)")
-    g.add_argument("--case-timeout", type=float, default=8.0, help="a case is killed after this many seconds")
+    g.add_argument("--case-timeout", type=float, default=3.0, help="a case is killed after this many seconds")
     g.add_argument("--slow", type=float, default=2.0, help="a case taking longer is a failure")
+    g.add_argument("--hostile-only", nargs="+", default=None, metavar="CASE_ID",
+                   help="run only these cases (ids as the report gives them, e.g. api_search:long_token)")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -112,12 +118,12 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import faults
 
         return faults.run_section(work, seed=args.seed, timeout=args.fault_timeout, damage=args.fault_damage,
-                                  disk_mb=args.disk_mb)
+                                  disk_mb=args.disk_mb, targets=args.fault_targets, extras=args.fault_extras)
     if name == "hostile":
         from . import hostile
 
         return hostile.run_section(work, seed=args.seed, limit=args.hostile_cases, case_timeout=args.case_timeout,
-                                   slow=args.slow)
+                                   slow=args.slow, only=args.hostile_only)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)
