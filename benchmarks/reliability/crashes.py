@@ -193,9 +193,11 @@ class Checker:
         self.counts = {"kills": 0, "acked_ops": 0, "inflight_applied": 0, "inflight_dropped": 0, "orphans": 0,
                        "survivor_undos": 0, "pending_at_kill": 0}
         self.fails: dict[str, int] = {}
+        self.items: dict[str, int | None] = {}
 
     def fail(self, check: str, detail: str, repro: str, item: int | None = None) -> None:
         self.fails[check] = self.fails.get(check, 0) + 1
+        self.items.setdefault(check, item)
         if self.fails[check] <= 3:
             self.res.fail(check, detail, repro, item)
 
@@ -438,9 +440,10 @@ def run_section(work: Path, *, seed: int, kills: int, reindex_kills: int, reinde
             ck.counts[k] += v
         for k, v in ckb.fails.items():
             ck.fails[k] = ck.fails.get(k, 0) + v
+            ck.items.setdefault(k, ckb.items.get(k))
     for check, n in ck.fails.items():
         if n > 3:
-            res.fail(check, f"… {n - 3} more of these (of {n})", repro)
+            res.fail(check, f"… {n - 3} more of these (of {n})", repro, ck.items.get(check))
     for name, c in per.items():
         res.rows.append([name, c["kills"], c["acked_ops"], f"{c['inflight_applied']} / {c['inflight_dropped']}",
                          c["pending_at_kill"], c["survivor_undos"], c["orphans"], c["failures"]])
