@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # multi-process, like tests/test_concurrency.py
+
 REPO = Path(__file__).resolve().parents[1]
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz")
 
@@ -32,7 +34,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
             env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGROVE_")}
             r = subprocess.run([sys.executable, "-m", "benchmarks.reliability", "--quick", "--out", str(out),
                                 "--work", str(shared / "reliability_work")], cwd=REPO, env=env,
-                               capture_output=True, text=True, timeout=300)
+                               capture_output=True, text=True, timeout=900)
             assert out.with_suffix(".json").exists(), r.stderr[-2000:]
     return json.loads(out.with_suffix(".json").read_text())
 
@@ -75,15 +77,24 @@ def test_the_report_names_the_commit_and_lists_every_failure(quick_report: dict)
     crashes = [s for s in quick_report["sections"] if s["name"] == "crashes"][0]
     assert crashes["summary"]["kills"] >= 20
     hostile = [s for s in quick_report["sections"] if s["name"] == "hostile"][0]
-    assert hostile["summary"]["cases"] >= 50
+    assert hostile["summary"]["cases"] >= 40 and len(hostile["rows"]) >= 30   # every surface at least once
 
 
-def _pending(n: int):
+# what the quick run finds on a branch without the fixes (2, 4, 5, 8, 13), or may find, depending on
+# timing (6: a kill inside a batch; 9: a writer's wait on a loaded machine); the other items are not
+# reached at the quick size (1 needs a tree of 2,000 files, 7 a journal over 4 MB; 3 and 12 are not
+# reproduced by the suite; the quick corpus holds no case of 10 or 11) and must stay absent
+XFAIL_ITEMS = {2, 4, 5, 6, 8, 9, 13}
+
+
+def _item(n: int):
+    if n not in XFAIL_ITEMS:
+        return pytest.param(n, id=f"item{n}")
     return pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=f"issue 13 item {n}, fixed on another branch"),
                         id=f"item{n}")
 
 
-@pytest.mark.parametrize("item", [_pending(n) for n in sorted(PENDING)])
+@pytest.mark.parametrize("item", [_item(n) for n in sorted(PENDING)])
 def test_no_failure_of_an_issue_13_item(quick_report: dict, item: int) -> None:
     found = failures(quick_report, item=item)
     assert found == [], f"item {item} ({PENDING[item]}):\n" + "\n".join(found)
