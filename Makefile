@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-full clean
+.PHONY: demo test bench bench-full reliability clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+# the reliability suite (~10 minutes): concurrency, crash points, faults, hostile inputs, fuzzing;
+# writes benchmarks/results/reliability.{md,json} and exits 1 if it found any failure
+reliability: $(STAMP)
+	$(BIN)/python -m benchmarks.reliability
 
 BENCH_STAMP := $(VENV)/.bench-installed
 

@@ -1,0 +1,14 @@
+"""``python -m benchmarks.reliability [--quick] [--seed N] [--sections ...]``: run the suite, write the report.
+
+Exit status 1 when any failure was found (each is listed with a one-line
+reproduction in ``benchmarks/results/reliability.md``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .runner import main
+
+if __name__ == "__main__":
+    sys.exit(main())

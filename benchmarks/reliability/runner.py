@@ -1,0 +1,129 @@
+"""The suite's command line: sections, budgets, the report and the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from . import report
+from .common import REPO, SectionResult
+
+SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz")
+# --quick: every section at a size that runs in well under a minute in all (the test's settings)
+QUICK = {"conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "kills": 20, "reindex_kills": 0,
+         "hostile_cases": 24, "case_timeout": 2.5, "fuzz_examples": 5, "fault_damage": ["garbage"],
+         "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.reliability", description=__doc__)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="every section small: < 60 s in all")
+    p.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
+    p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "reliability",
+                   help="report prefix: writes PREFIX.md and PREFIX.json")
+    p.add_argument("--no-write", action="store_true", help="print the report, write nothing")
+    p.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")
+    p.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    g = p.add_argument_group("concurrency")
+    g.add_argument("--conc-seconds", type=float, default=15.0, help="length of each round")
+    g.add_argument("--conc-k", type=int, nargs="+", default=[2, 4, 8], help="writer processes per round")
+    g.add_argument("--conc-modes", nargs="+", choices=("lib", "cli"), default=["lib", "cli"])
+    g.add_argument("--conc-sweep", type=int, default=150, help="markers asked again after each round")
+    g.add_argument("--max-wait", type=float, default=10.0, help="longest acceptable wait of one writer op (s)")
+    g = p.add_argument_group("crashes")
+    g.add_argument("--kills", type=int, default=500, help="SIGKILLs of curate/merge/delete/undo/doctor children")
+    g.add_argument("--reindex-kills", type=int, default=12, help="SIGKILLs of reindexes of the large tree")
+    g.add_argument("--reindex-files", type=int, default=2100, help="files of the large tree (>= 2000: workers)")
+    g.add_argument("--lock-bound", type=float, default=5.0, help="seconds a fresh writer may wait after a kill")
+    g = p.add_argument_group("faults")
+    g.add_argument("--fault-timeout", type=float, default=40.0, help="seconds any one command may take")
+    g.add_argument("--fault-damage", nargs="+", default=["deleted", "garbage", "empty"],
+                   choices=("deleted", "garbage", "empty"))
+    g.add_argument("--disk-mb", type=int, default=12, help="size of the tmpfs for the disk-full case")
+    g.add_argument("--fault-targets", nargs="+", default=None, help="derived files to damage (default: all)")
+    g.add_argument("--no-fault-extras", dest="fault_extras", action="store_false",
+                   help="skip old catalog schema, bad settings, damaged journal line, stale pending.json")
+    g = p.add_argument_group("hostile")
+    g.add_argument("--hostile-cases", type=int, default=0, help="cases to run (0: all of the corpus)")
+    g.add_argument("--case-timeout", type=float, default=3.0, help="a case is killed after this many seconds")
+    g.add_argument("--slow", type=float, default=2.0, help="a case taking longer is a failure")
+    g.add_argument("--hostile-only", nargs="+", default=None, metavar="CASE_ID",
+                   help="run only these cases (ids as the report gives them, e.g. api_search:long_token)")
+    g = p.add_argument_group("fuzz")
+    g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(argv)
+    if args.quick:
+        defaults = parser().parse_args([])
+        for k, v in QUICK.items():
+            if getattr(args, k) == getattr(defaults, k):
+                setattr(args, k, v)
+    results = run_sections(args)
+    meta = report.meta_now(args.seed, " ".join(argv))
+    meta["seconds"] = sum(r.seconds for r in results)
+    text = report.render(results, meta)
+    if args.no_write:
+        print(text)
+    else:
+        md, js = report.write(results, meta, args.out)
+        print(text)
+        print(f"wrote {md} and {js}")
+    return 1 if any(r.failures for r in results) else 0
+
+
+def run_sections(args: argparse.Namespace) -> list[SectionResult]:
+    work = args.work or Path(tempfile.mkdtemp(prefix="mg-reliability-"))
+    work.mkdir(parents=True, exist_ok=True)
+    results = []
+    try:
+        for name in args.sections:
+            t0 = time.monotonic()
+            print(f"== {name}", file=sys.stderr, flush=True)
+            try:
+                res = _run_one(name, args, work)
+            except Exception as exc:  # noqa: BLE001 - the suite's own bug must not hide the other sections
+                res = SectionResult(name)
+                res.fail("suite error", f"{type(exc).__name__}: {exc}", traceback.format_exc().splitlines()[-3])
+            res.seconds = time.monotonic() - t0
+            print(f"   {name}: {len(res.failures)} failure(s), {res.seconds:.0f} s", file=sys.stderr, flush=True)
+            results.append(res)
+    finally:
+        if not args.keep and args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
+    if name == "concurrency":
+        from . import concurrency
+
+        return concurrency.run_section(work, seed=args.seed, ks=args.conc_k, modes=args.conc_modes,
+                                       seconds=args.conc_seconds, sweep=args.conc_sweep, max_wait=args.max_wait)
+    if name == "crashes":
+        from . import crashes
+
+        return crashes.run_section(work, seed=args.seed, kills=args.kills, reindex_kills=args.reindex_kills,
+                                   reindex_files=args.reindex_files, lock_bound=args.lock_bound)
+    if name == "faults":
+        from . import faults
+
+        return faults.run_section(work, seed=args.seed, timeout=args.fault_timeout, damage=args.fault_damage,
+                                  disk_mb=args.disk_mb, targets=args.fault_targets, extras=args.fault_extras)
+    if name == "hostile":
+        from . import hostile
+
+        return hostile.run_section(work, seed=args.seed, limit=args.hostile_cases, case_timeout=args.case_timeout,
+                                   slow=args.slow, only=args.hostile_only)
+    from . import fuzz
+
+    return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)
