@@ -160,9 +160,9 @@ def test_cli_ops_file_too_large_is_refused_unread(small: Memory, tmp_path: Path)
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("[" * 100_000 + "]" * 100_000, "levels deep"),
     ('[{"op": "ADD", "n": ' + "9" * 5000 + "}]", "not valid JSON operations"),
-    ("[{", "not valid JSON operations"),
+    ("[{", "not valid JSON"),
 ])
 def test_cli_ops_file_bad_json_is_one_line(mem: Memory, tmp_path: Path, text: str, fragment: str) -> None:
     f = tmp_path / "ops.json"
@@ -308,7 +308,7 @@ def test_deeply_nested_op_is_refused_clearly(mem: Memory) -> None:
     deep: Any = "x"
     for _ in range(50_000):
         deep = {"a": deep}
-    with pytest.raises(BatchRejected, match=r"op 1 \(ADD a/b/c.md\): a value is nested too deeply"):
+    with pytest.raises(BatchRejected, match="levels deep"):
         mem.curate([op("ADD", "a/b/c.md", content="x", extra={"deep": deep})])
 
 

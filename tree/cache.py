@@ -196,6 +196,8 @@ class QueryCache:
                 c.get(key)
         except Exception as exc:  # noqa: BLE001 - see _repairing
             if not _damage(exc):
+                if isinstance(exc, (OSError, sqlite3.OperationalError)):
+                    return None  # unavailable (a full or read-only disk), not damaged
                 raise
             self.close()
             return f"{type(exc).__name__}: {exc}"[:160]

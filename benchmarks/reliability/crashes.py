@@ -241,7 +241,7 @@ class Checker:
 
 def _lock_probe(home: Path, bound: float) -> tuple[bool, float, str]:
     from memgrove.tree.errors import LockTimeout
-    from memgrove.tree.fsio import WriterLock
+    from memgrove.tree.writer_lock import WriterLock
 
     lock = WriterLock(home / ".memgrove" / "write.lock", bound)
     t0 = time.monotonic()
