@@ -73,10 +73,25 @@ def test_init_keeps_an_existing_config(tmp_path):
     assert cfg.read_text(encoding="utf-8") == "[tree]\ntitle_boost = 5.0\n"
 
 
-@pytest.mark.parametrize("table", sorted(SETTINGS))
-def test_the_readme_lists_every_setting_with_its_default(table):
+def readme_settings(table: str) -> dict[str, str]:
+    """``name -> default`` from the README's table for ``[table]`` (a row may hold ``a` / `b``)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = section.split(f"`[{table}]`", 1)[1].split("\n\n|", 1)[1].split("\n\n", 1)[0]
+    found: dict[str, str] = {}
+    for row in ("|" + rows).splitlines()[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        names = re.findall(r"`(\w+)`", cells[0])
+        defaults = re.findall(r"`([^`]+)`", cells[1])
+        assert len(names) == len(defaults), row
+        found.update(zip(names, defaults))
+    return found
+
+
+@pytest.mark.parametrize("table", sorted(SETTINGS))
+def test_the_readme_lists_every_setting_with_its_default(table):
+    listed = readme_settings(table)
     for f in dataclasses.fields(SETTINGS[table]):
-        assert re.search(rf"`{f.name}`\s*\|?\s*`?{re.escape(str(f.default).lower())}", section.lower()), \
-            f"README's Configuration section lacks [{table}] {f.name} = {f.default}"
+        assert f.name in listed, f"README's Configuration lacks [{table}] {f.name}"
+        assert tomllib.loads(f"x = {listed[f.name]}")["x"] == f.default, (table, f.name, listed[f.name])
+    assert set(listed) == {f.name for f in dataclasses.fields(SETTINGS[table])}, "a setting that does not exist"
