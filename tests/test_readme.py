@@ -175,3 +175,14 @@ def test_local_links_resolve_inside_the_repository(doc):
         rel = resolved.relative_to(ROOT).as_posix()
         assert resolved.exists() or rel in ARRIVING, f"{doc}: broken link {target}"
     assert "../shared" not in text and "DESIGN" not in text
+
+
+def test_every_environment_variable_the_code_reads_is_documented():
+    read = set()
+    for folder in ("tree", "tools", "graphs", "memgrove"):
+        for src in (ROOT / folder).rglob("*.py"):
+            read |= set(re.findall(r"""(?:environ\.get\(|getenv\(|envvar=)["']([A-Z_]+)["']""",
+                                   src.read_text(encoding="utf-8")))
+    assert {"MEMGROVE_HOME", "MEMGROVE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"} <= read
+    section = README.read_text(encoding="utf-8").split("## Configuration", 1)[1].split("`[tree]`", 1)[0]
+    assert not [v for v in sorted(read) if f"| `{v}` |" not in section], "undocumented environment variables"
