@@ -126,9 +126,15 @@ def cli(ctx: click.Context, root: str | None) -> None:
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
 @click.pass_obj
 def init(state: _State, folder: str | None) -> None:
-    """Create .memgrove/ in FOLDER (default: --root or the current folder)."""
+    """Create .memgrove/ in FOLDER (default: --root or the current folder), with a config.toml
+    listing every setting at its default, commented out (an existing one is kept)."""
+    from memgrove.config import write_config
+
     mem = Memory.open(folder or state.root or ".", create=True)
+    written = write_config(mem.home)
     echo(f"memory ready at {mem.home}")
+    echo(f"settings: {mem.home / 'config.toml'}" + (" (every setting at its default, commented out)"
+                                                    if written else " (kept as it was)"))
 
 
 @cli.command()

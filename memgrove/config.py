@@ -1,0 +1,152 @@
+"""``.memgrove/config.toml``: every setting, its default and what it does.
+
+The settings are the fields of three dataclasses, one per table:
+
+    [tree]    memgrove.tree.settings.TreeSettings     ranking, index, writes
+    [query]   memgrove.graphs.settings.QuerySettings  the five tiers' thresholds, the cache
+    [curate]  memgrove.graphs.settings.CurateSettings the LLM curator
+
+``config_template()`` renders them as a TOML file with every setting commented
+out at its default, generated from the dataclasses so it cannot drift from
+them; ``memgrove init`` writes it (``write_config``). A file left as written
+loads as all defaults, so a default changed in a later release still applies;
+uncomment a line to pin a value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from memgrove.graphs.settings import CurateSettings, QuerySettings
+from memgrove.tree.fsio import atomic_write
+from memgrove.tree.settings import TreeSettings
+
+CONFIG_NAME = "config.toml"
+_COLUMN = 34      # where the descriptions start
+_WIDTH = 100
+
+TABLES: dict[str, tuple[type, str]] = {
+    "tree": (TreeSettings, "Search, ranking, the index and writes (memgrove.tree)."),
+    "query": (QuerySettings, "The 5-tier query pipeline: when each tier answers, the LLM client, "
+                             "the answer cache."),
+    "curate": (CurateSettings, "The LLM curator (`memgrove curate` / `Memory.learn` with a model "
+                               "configured)."),
+}
+
+# One line per setting. tests/test_config_file.py checks that every field of the three
+# dataclasses has one and that nothing else does.
+HELP: dict[str, dict[str, str]] = {
+    "tree": {
+        "title_boost": "BM25F weight of an entry's title",
+        "content_boost": "BM25F weight of its summary and body",
+        "path_boost": "BM25F weight of the words of its path",
+        "tags_boost": "BM25F weight of its tags",
+        "keywords_boost": "BM25F weight of its keywords (the verbatim curator gives a reply "
+                          "the words of the question it answers)",
+        "content_cap": "characters of an entry's body that are indexed",
+        "gap_ratio": "drop hits scoring below this fraction of the best hit's score",
+        "link_weight": "a hit lends this share of its score to the entries it links to or from "
+                       "(0..1)",
+        "folder_weight": "a hit gains this x the top score x the share of the question its "
+                         "folder's hits match between them (0..2)",
+        "near_weight": "a hit gains this x the top score x the share of the question its "
+                       "neighbourhood (entries up to near_hops links away) matches (0..2)",
+        "near_hops": "how many links away the neighbourhood reaches (0..10)",
+        "date_weight": "a question naming a date lifts entries about that day by this x the top "
+                       "score (the week around it by 0.8 of that, the month by 0.4) (0..2)",
+        "when_weight": "a question asking when lifts entries whose text says when by this x the "
+                       "top score (0..2)",
+        "ask_penalty": "an entry whose text mostly asks keeps 1 - this of its score (0..1)",
+        "profile": 'ranking profile: "product" (importance, recency and maturity reorder '
+                   'near-ties) or "benchmark" (relevance alone)',
+        "excerpt_chars": "length of the excerpt a search hit shows",
+        "include_context_hits": "let folders' context.md overviews be search hits",
+        "lock_timeout": "seconds a writer waits for the tree's writer lock before giving up",
+        "durable": "fsync every write (off: faster, but a power cut may lose the last writes)",
+        "watch": "a long-lived process learns of hand edits from inotify instead of a scan",
+        "watch_after": "... once it has been checking for this many seconds",
+        "scan_interval": "without a watcher: seconds between scans for hand edits "
+                         "(0 = before every search)",
+        "index_procs": "Whoosh writer processes for a full reindex",
+        "max_input_bytes": "largest text or file the curators accept, in bytes",
+    },
+    "query": {
+        "fuzzy_threshold": "tier 1: a cached question answers when the Jaccard similarity of "
+                           "the words (stop words removed) reaches this",
+        "fuzzy_min_tokens": "tier 1: ... and the question has at least this many such words",
+        "direct_score": "tier 2 (BM25, no LLM) needs the best entry's confidence "
+                        "(relevance x share of the question it covers) to reach this",
+        "direct_strong": "... and either one hit, a confidence of this, or a lead of direct_gap "
+                         "over the second",
+        "direct_gap": "... the lead over the second entry that is enough",
+        "direct_max_entries": "entries quoted in an answer without an LLM (and sent to tier 3)",
+        "direct_max_chars": "characters of each entry quoted or sent to the model",
+        "llm_score": "tier 3 (one LLM call) when the confidence reaches this; below, tier 4 "
+                     "(the agent loop)",
+        "prefetch_limit": "search hits fetched per question",
+        "expand_relations": "tier 3 also sends the entries the chosen ones link to",
+        "agent_max_iterations": "tier 4: most model calls of the agent loop",
+        "ood_min_entries": "the out-of-domain rule applies from this many entries on",
+        "ood_score": '"not in memory" when the best relevance is below this',
+        "ood_term_chars": "... or when no hit shares a question word this long",
+        "ood_term_score": "... and the best relevance is below this",
+        "llm_timeout": "seconds before a model call of tiers 3-4 times out",
+        "llm_retries": "retries of a failed model call",
+        "cache_size_mb": "size limit of the answer cache in .memgrove/cache/",
+        "cache_ttl_days": "days a cached answer is kept (0 = no limit); any change to the tree "
+                          "invalidates it sooner",
+    },
+    "curate": {
+        "chunk_chars": "characters of input shown to the model per chunk",
+        "chunk_overlap_chars": "tail of the previous chunk shown again, as context",
+        "prefetch_entries": "existing entries most like the chunk shown with it, so the model "
+                            "updates rather than duplicates",
+        "max_steps": "model calls per chunk before it is given up",
+        "finish_on_curate": "a chunk is done once a curate call has written (no closing call)",
+        "max_ops": "most operations in one curate call",
+        "llm_timeout": "seconds before a model call times out",
+        "llm_retries": "retries of a failed model call",
+    },
+}
+
+
+def toml_value(value: Any) -> str:
+    """A default as TOML writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    raise TypeError(f"no TOML form for a default of type {type(value).__name__}")
+
+
+def config_template() -> str:
+    """``config.toml`` with every setting commented out at its default, with what it does."""
+    lines = [
+        "# memgrove settings. Every setting is listed at its default, commented out:",
+        "# uncomment a line to change it. Unknown names are refused with the list of known ones.",
+        "# Reference: README.md (Configuration) and docs/architecture.md.",
+    ]
+    for table, (cls, about) in TABLES.items():
+        lines += ["", f"[{table}]", f"# {about}"]
+        for f in dataclasses.fields(cls):
+            setting = f"# {f.name} = {toml_value(f.default)}"
+            pad = max(_COLUMN, len(setting) + 2)
+            wrapped = textwrap.wrap(HELP[table][f.name], _WIDTH - pad - 2) or [""]
+            lines.append(setting.ljust(pad) + "# " + wrapped[0])
+            lines += ["#".ljust(pad) + "# " + more for more in wrapped[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def write_config(home: str | Path) -> Path | None:
+    """Write ``config.toml`` into ``home`` (a ``.memgrove`` folder) unless one is there;
+    the path written, or None when a config was already there (it is never overwritten)."""
+    path = Path(home) / CONFIG_NAME
+    if path.exists():
+        return None
+    atomic_write(path, config_template(), durable=False)
+    return path

@@ -1,0 +1,97 @@
+"""`memgrove init` writes a config.toml listing every setting at its default, commented out."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memgrove.cli import cli
+from memgrove.config import HELP, TABLES, config_template
+from memgrove.graphs.settings import CurateSettings, QuerySettings, load_curate_settings, load_query_settings
+from memgrove.tree.settings import TreeSettings, load_settings
+
+SETTINGS = {"tree": TreeSettings, "query": QuerySettings, "curate": CurateSettings}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def init(tmp_path: Path) -> Path:
+    result = CliRunner().invoke(cli, ["init", str(tmp_path / "proj")])
+    assert result.exit_code == 0, result.output
+    return tmp_path / "proj" / ".memgrove" / "config.toml"
+
+
+def test_init_writes_every_setting_with_its_default(tmp_path):
+    text = init(tmp_path).read_text(encoding="utf-8")
+    assert set(TABLES) == set(SETTINGS) and all(TABLES[t][0] is cls for t, cls in SETTINGS.items())
+    for table, cls in SETTINGS.items():
+        section = text.split(f"[{table}]\n", 1)[1].split("\n[", 1)[0]
+        for f in dataclasses.fields(cls):
+            line = next((ln for ln in section.splitlines() if ln.startswith(f"# {f.name} = ")), None)
+            assert line is not None, f"[{table}] {f.name} is not in config.toml"
+            value = tomllib.loads(line[2:].split("  #", 1)[0])[f.name]
+            assert value == f.default and type(value) is type(f.default), (table, f.name, value)
+            assert len(line.split("  # ", 1)[1]) > 10, f"[{table}] {f.name} says nothing about what it does"
+
+
+def test_the_written_file_loads_back_as_all_defaults(tmp_path):
+    home = init(tmp_path).parent
+    assert load_settings(home) == TreeSettings()
+    assert load_query_settings(home) == QuerySettings()
+    assert load_curate_settings(home) == CurateSettings()
+
+
+def test_every_line_uncommented_still_loads_as_the_defaults(tmp_path):
+    """The commented values are valid TOML of the right type: uncommenting one pins the default."""
+    home = tmp_path / ".memgrove"
+    home.mkdir()
+    setting = re.compile(r"^# (\w+ = .*?)(?:\s+# .*)?$")
+    lines = []
+    for ln in config_template().splitlines():
+        m = setting.match(ln)
+        lines.append(m.group(1) if m else ln)
+    (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert load_settings(home) == TreeSettings()
+    assert load_query_settings(home) == QuerySettings()
+    assert load_curate_settings(home) == CurateSettings()
+
+
+def test_every_setting_and_only_settings_have_a_description():
+    for table, cls in SETTINGS.items():
+        assert set(HELP[table]) == {f.name for f in dataclasses.fields(cls)}, table
+
+
+def test_init_keeps_an_existing_config(tmp_path):
+    cfg = init(tmp_path)
+    cfg.write_text("[tree]\ntitle_boost = 5.0\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["init", str(tmp_path / "proj")])
+    assert result.exit_code == 0 and "kept" in result.output
+    assert cfg.read_text(encoding="utf-8") == "[tree]\ntitle_boost = 5.0\n"
+
+
+def readme_settings(table: str) -> dict[str, str]:
+    """``name -> default`` from the README's table for ``[table]`` (a row may hold ``a` / `b``)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = section.split(f"`[{table}]`", 1)[1].split("\n\n|", 1)[1].split("\n\n", 1)[0]
+    found: dict[str, str] = {}
+    for row in ("|" + rows).splitlines()[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        names = re.findall(r"`(\w+)`", cells[0])
+        defaults = re.findall(r"`([^`]+)`", cells[1])
+        assert len(names) == len(defaults), row
+        found.update(zip(names, defaults))
+    return found
+
+
+@pytest.mark.parametrize("table", sorted(SETTINGS))
+def test_the_readme_lists_every_setting_with_its_default(table):
+    listed = readme_settings(table)
+    for f in dataclasses.fields(SETTINGS[table]):
+        assert f.name in listed, f"README's Configuration lacks [{table}] {f.name}"
+        assert tomllib.loads(f"x = {listed[f.name]}")["x"] == f.default, (table, f.name, listed[f.name])
+    assert set(listed) == {f.name for f in dataclasses.fields(SETTINGS[table])}, "a setting that does not exist"
