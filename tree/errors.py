@@ -14,6 +14,9 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     ├── JournalError        an unknown operation id, or an unreadable journal
     ├── LockTimeout         another writer held the tree's lock for too long
     └── NotWritable         the disk is full, or the tree is read-only; nothing was written
+
+Each class has a stable ``code`` (``"invalid_path"``…): the CLI's ``--json`` errors and the
+server's error bodies carry it, so clients can branch on it without parsing messages.
 """
 
 from __future__ import annotations
@@ -22,25 +25,37 @@ from __future__ import annotations
 class MemgroveError(Exception):
     """Base class of every error memgrove raises on purpose."""
 
+    code = "memgrove_error"
+
 
 class TreeNotFound(MemgroveError):
     """No ``.memgrove/`` was found and the caller did not ask to create one."""
+
+    code = "tree_not_found"
 
 
 class InvalidPath(MemgroveError):
     """A path is not a valid tree path, or would resolve outside the tree."""
 
+    code = "invalid_path"
+
 
 class InvalidEntry(MemgroveError):
     """An entry's markdown or YAML frontmatter cannot be parsed."""
+
+    code = "invalid_entry"
 
 
 class InvalidInput(MemgroveError):
     """Input given to the curator is binary, too large, or not UTF-8 text."""
 
+    code = "invalid_input"
+
 
 class BatchRejected(MemgroveError):
     """A batch of curate operations is invalid; nothing was written."""
+
+    code = "batch_rejected"
 
     def __init__(self, errors: list[str]):
         self.errors = list(errors)
@@ -54,14 +69,36 @@ class BatchRejected(MemgroveError):
 class OperationConflict(MemgroveError):
     """An undo would overwrite changes made after the operation being undone."""
 
+    code = "operation_conflict"
+
 
 class JournalError(MemgroveError):
     """An operation id is unknown, or the journal cannot be read."""
+
+    code = "journal_error"
 
 
 class LockTimeout(MemgroveError):
     """The tree's writer lock could not be taken in time."""
 
+    code = "lock_timeout"
+
 
 class NotWritable(MemgroveError):
     """A write failed because the file system is full, read-only or not ours; nothing was written."""
+
+    code = "not_writable"
+
+
+def error_body(exc: BaseException, message: str | None = None) -> dict:
+    """The JSON shape of an error for clients: ``{"error": {"code", "message"}}``.
+
+    ``message`` overrides ``str(exc)`` (the CLI passes its terminal-safe text).
+    Errors memgrove did not raise on purpose get the code ``"internal"``.
+    """
+    code = exc.code if isinstance(exc, MemgroveError) else "internal"
+    text = message if message is not None else str(exc)
+    body: dict = {"code": code, "message": text}
+    if isinstance(exc, BatchRejected):
+        body["errors"] = list(exc.errors)
+    return {"error": body}
