@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgrove.tree.cache import QueryCache
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.errors import InvalidInput, MemgroveError
 from memgrove.tree.search import Hit
+from memgrove.tree.text_checks import text_problem
 
 from . import tiers
 from .llm import describe_error, model_configured, resolve_model
@@ -51,6 +52,9 @@ class QueryPipeline:
     def check(question: Any) -> str:
         if not isinstance(question, str) or not question.strip():
             raise MemgroveError("the question is empty")
+        bad = text_problem(question)
+        if bad:
+            raise InvalidInput(f"the question contains {bad}")
         return question.strip()
 
     def from_caches(self, question: str, fingerprint: str, started: float) -> tiers.Answer | None:

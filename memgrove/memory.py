@@ -18,6 +18,7 @@ from memgrove.tree.operations import OPS, OpResult, check_batch_size
 from memgrove.tree.placement import Placer
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
+from memgrove.tree.text_checks import text_problem
 
 if TYPE_CHECKING:
     from memgrove.graphs.curate_report import CurateReport
@@ -85,6 +86,9 @@ class Memory:
         if text is not None:
             if len(text.encode("utf-8", "surrogatepass")) > limit:
                 raise InvalidInput(f"the text is larger than {limit:,} bytes (setting max_input_bytes)")
+            bad = text_problem(text)
+            if bad:
+                raise InvalidInput(f"the text contains {bad}")
             ops += curator.ops_from_text(text, now=now, placer=placer)
         for f in files:
             ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,

@@ -324,3 +324,28 @@ def test_unreadable_pending_file(tmp_path) -> None:
         assert files_of(m) == before
         assert m.doctor().ok
     assert [p.read_text() for p in (home / "journal").glob("pending.json.damaged-*")] == ["{torn"]
+
+
+# a lone surrogate is what Python makes of undecodable bytes in an argument, or of a JSON "\ud800"
+# escape: it cannot be written as UTF-8, and used to fail halfway (UnicodeEncodeError from the
+# journal's pending file, the query log) instead of being refused up front
+LONE = "notes \ud800 here"
+
+
+def test_a_lone_surrogate_in_an_operation_is_refused_and_nothing_is_written(seeded) -> None:
+    before = files_of(seeded)
+    for field in ("content", "title", "reason", "path"):
+        op = dict(SEED[0], path="auth/jwt/other.md") | {field: LONE if field != "path" else "auth/\ud800/x.md"}
+        with pytest.raises(BatchRejected, match=r"lone surrogate \(U\+D800\)"):
+            seeded.curate([op])
+    assert files_of(seeded) == before
+
+
+def test_a_lone_surrogate_in_text_or_a_question_is_a_clear_error(seeded) -> None:
+    before = files_of(seeded)
+    with pytest.raises(InvalidInput, match=r"the text contains a lone surrogate \(U\+D800\) at character 6"):
+        seeded.ingest(text=LONE)
+    with pytest.raises(InvalidInput, match=r"the question contains a lone surrogate"):
+        seeded.query("what about \udcff rotation?")
+    assert files_of(seeded) == before
+    assert seeded.query("refresh rotation").sources   # the cache and query log still work

@@ -23,6 +23,7 @@ from .nesting import MAX_DEPTH, too_deep
 from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,
                     snake_case)
 from .settings import TreeSettings
+from .text_checks import text_problem
 
 OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE")
 _KNOWN_KEYS = {
@@ -225,25 +226,13 @@ def _norm_sources(value: Any) -> list[dict[str, str]]:
     return [{str(k): str(v) for k, v in s.items() if v is not None} for s in value]
 
 
-def _has_nul(value: Any) -> bool:
-    stack = [value]  # a loop, not recursion: an op may nest deeper than Python's stack
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            if "\x00" in v:
-                return True
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-    return False
-
-
 def check_shape(d: Any, allowed: tuple[str, ...] = OPS) -> dict[str, Any]:
     """Normalize an op dict; raise InvalidEntry/InvalidPath with a fixable message."""
     if not isinstance(d, dict):
         raise InvalidEntry("each operation must be an object with at least 'op', 'path' and 'reason'")
+    bad = text_problem(d)
+    if bad:
+        raise InvalidEntry(f"the operation contains {bad}; give plain text")
     unknown = sorted(set(d) - _KNOWN_KEYS)
     if unknown:
         raise InvalidEntry(f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(sorted(_KNOWN_KEYS))}")
@@ -274,8 +263,6 @@ def check_shape(d: Any, allowed: tuple[str, ...] = OPS) -> dict[str, Any]:
         n["target"] = normalize_entry_path(target)
         if n["target"] == n["path"]:
             raise InvalidEntry("MERGE 'path' and 'merge_into' are the same entry")
-    if _has_nul(d):
-        raise InvalidEntry("the operation contains a NUL character, which no entry file may hold; give plain text")
     title = d.get("title")
     if title is not None and not isinstance(title, str):
         raise InvalidEntry("'title' must be a string")
