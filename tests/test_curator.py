@@ -291,6 +291,15 @@ def test_markdown_file_without_headings_and_duplicate_headings(mem, tmp_path) ->
     assert [r.path for r in results] == ["files/notes/overview.md", "files/notes/same.md", "files/notes/same_2.md"]
 
 
+def test_many_equal_headings_get_distinct_names_beside_a_literal_numbered_one(tmp_path) -> None:
+    f = tmp_path / "log.md"
+    f.write_text("## Same\na\n## Same_2\nb\n" + "## Same\nx\n" * 3000)
+    ops = curator.ops_from_file(f, max_bytes=10**7, now=datetime.now(timezone.utc), root=tmp_path)
+    names = [o["path"].rsplit("/", 1)[1] for o in ops]
+    assert names[:4] == ["same.md", "same_2.md", "same_3.md", "same_4.md"]
+    assert len(set(names)) == len(names) == 3002
+
+
 def test_sample_notes(mem) -> None:
     notes = sorted((SAMPLE / "notes").glob("*.md"))
     results = mem.ingest(files=notes)

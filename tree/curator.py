@@ -185,13 +185,15 @@ def ops_from_file(path: Path, *, max_bytes: int, now: datetime, root: Path | Non
         sections = _markdown_sections(text)
         doc_title = next((h for h, _ in sections if h), path.stem)
         used: set[str] = set()
+        next_n: dict[str, int] = {}   # per base name, so thousands of equal headings stay linear
         for heading, body in sections:
             if not body.strip():
                 continue
-            name = snake_case(heading) or "overview"
-            base, n = name, 2
+            name = base = snake_case(heading) or "overview"
+            n = next_n.get(base, 2)
             while name in used:
                 name, n = f"{base}_{n}", n + 1
+            next_n[base] = n
             used.add(name)
             if heading and heading != doc_title:
                 title = f"{doc_title}: {heading}"
