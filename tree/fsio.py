@@ -56,15 +56,22 @@ def fsync_dir(folder: Path) -> None:
 
 def append_line(path: Path, line: str, *, durable: bool = True) -> None:
     """Append one line with a single write(2) so concurrent readers never see half of it."""
+    append_lines(path, [line], durable=durable)
+
+
+def append_lines(path: Path, lines: list[str], *, durable: bool = True) -> None:
+    """Append lines, each with a single write(2) (concurrent readers never see half of one), and
+    fsync once at the end: a batch's journal records cost one fsync, not one each."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        raw = (line.rstrip("\n") + "\n").encode("utf-8")
-        start = os.fstat(fd).st_size
-        written = os.write(fd, raw)
-        if written != len(raw):  # a disk that filled up mid-line: take the half line back
-            os.ftruncate(fd, start)
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        for line in lines:
+            raw = (line.rstrip("\n") + "\n").encode("utf-8")
+            start = os.fstat(fd).st_size
+            written = os.write(fd, raw)
+            if written != len(raw):  # a disk that filled up mid-line: take the half line back
+                os.ftruncate(fd, start)
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         if durable:
             os.fsync(fd)
     finally:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import JournalError
-from .fsio import append_line, atomic_write
+from .fsio import append_lines, atomic_write
 
 
 def new_op_id(now: datetime) -> str:
@@ -173,9 +173,8 @@ class Journal:
         all that need reading, however large they are.
         """
         known = self._tail_ids(len(records)) if dedupe and records else set()
-        for r in records:
-            if r.id not in known:
-                append_line(self.file, json.dumps(r.to_json(), ensure_ascii=False), durable=self.durable)
+        append_lines(self.file, [json.dumps(r.to_json(), ensure_ascii=False) for r in records if r.id not in known],
+                     durable=self.durable)
 
     # -- reading ------------------------------------------------------------
     def records(self) -> Iterator[JournalRecord]:
