@@ -4,12 +4,27 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-full reliability clean
+.PHONY: demo test bench bench-full reliability clean FORCE
 
-$(STAMP): pyproject.toml
+# setuptools' strict editable mode installs the package as a tree of links under build/: a regular
+# package on sys.path, which a folder named memgrove in the working directory cannot shadow and which
+# type checkers read. Edits show at once; a file added or removed needs new links, so the install is
+# redone when the list of the package's files changes (kept in $(FILES), rewritten only then).
+# setuptools' note naming that folder (build/__editable__.*) is the one build message silenced.
+EDITABLE  := --config-settings editable_mode=strict
+PIP       := $(BIN)/python -W "ignore:Editable installation" -m pip
+PKG_FILES := $(sort $(wildcard memgrove/*.py memgrove/*/*.py memgrove/py.typed memgrove/data/sample/*.* \
+               memgrove/data/sample/notes/*.md tree/*.py tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
+FILES     := $(VENV)/.package-files
+
+$(FILES): FORCE
+	@mkdir -p $(VENV)
+	@echo '$(PKG_FILES)' | cmp -s - $@ || echo '$(PKG_FILES)' > $@
+
+$(STAMP): pyproject.toml $(FILES)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet $(EDITABLE) -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -26,7 +41,7 @@ reliability: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(PIP) install --quiet $(EDITABLE) -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
 # quick versions, a few minutes: LoCoMo on 2 conversations, the scale curve to 5,000 entries

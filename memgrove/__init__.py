@@ -9,6 +9,19 @@
 Importing memgrove is cheap: no LangChain, no LangGraph.
 """
 
+import os as _os
+
+# Installed, memgrove.tree, .tools and .graphs are folders inside this one; a source checkout keeps
+# them beside it (tree/, tools/, graphs/). Where the checkout's root comes first on sys.path
+# (`python -m ...` run there), this folder is the package imported: its subpackages are found beside it.
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_checkout = _os.path.dirname(_here)
+if not _os.path.isdir(_os.path.join(_here, "tree")) and all(
+    _os.path.isfile(_os.path.join(_checkout, name, "__init__.py")) for name in ("tree", "tools", "graphs")
+):
+    __path__.append(_checkout)
+del _here, _checkout
+
 from memgrove.graphs.tiers import Answer
 from memgrove.memory import Memory
 from memgrove.tree.doctor import DoctorReport

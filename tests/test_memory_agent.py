@@ -113,3 +113,25 @@ def test_the_agent_runs_async_as_langgraph_dev_runs_it(mem, openai_server, monke
     openai_server.queue(tool_calls(("curate", {"operations": [PORT]})), text("Saved."))
     out = asyncio.run(build_memory_agent(mem).ainvoke({"messages": [("user", "staging moved to 6543")]}))
     assert out["messages"][-1].content == "Saved." and mem.read("infra/db/staging_port.md")
+
+
+def test_an_async_run_against_the_test_server_leaves_no_socket_open(tmp_path):
+    # the async test above once ended the whole suite with "ResourceWarning: unclosed <socket ...>":
+    # the client's pooled connection outlived the event loop it was opened on
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = f"""
+import asyncio, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from helpers.openai_server import serve, text
+from langchain_openai import ChatOpenAI
+with serve([text("hi")]) as srv:
+    model = ChatOpenAI(model="m", base_url=srv.base_url, api_key="x", max_retries=0)
+    assert asyncio.run(model.ainvoke("q")).content == "hi"
+"""
+    done = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", code], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr, done.stderr

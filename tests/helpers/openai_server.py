@@ -97,6 +97,10 @@ class OpenAIServer:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    # one request per connection: a client keeps no idle connection to this server
+                    # in its pool (langchain-openai caches its async client for the process, so a
+                    # connection left from an `asyncio.run` outlives its event loop, unclosed)
+                    self.send_header("Connection", "close")
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
