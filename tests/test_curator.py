@@ -98,10 +98,14 @@ def test_day_of_a_message_time(when, day) -> None:
     assert curator.day_of(when) == day
 
 
-def test_a_time_without_a_day_is_kept_as_given(mem) -> None:
-    conv = {"id": "c", "messages": [{"id": "1", "speaker": "Ana", "text": "hi", "time": "yesterday evening"}]}
-    [r] = mem.ingest(conversation=conv)
-    assert mem.read(r.path).title == "Ana, yesterday evening"
+def test_a_time_that_names_no_date_is_refused_naming_the_message(mem) -> None:
+    # "yesterday" of when? A stored export is curated long after it was written: no silent guess
+    conv = {"id": "c", "messages": [{"id": "0", "speaker": "Ben", "text": "ok", "time": "2023-05-08"},
+                                    {"id": "1", "speaker": "Ana", "text": "hi", "time": "yesterday evening"}]}
+    with pytest.raises(InvalidInput, match=r"conversation c: message 2 has a time that names no date "
+                                           r"\(time 'yesterday evening'\)"):
+        mem.ingest(conversation=conv)
+    assert mem.count() == 0
 
 
 def test_a_reply_keeps_the_question_it_answers_as_keywords(mem) -> None:
