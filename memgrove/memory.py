@@ -57,7 +57,7 @@ class Memory:
     >>> mem = Memory.open("/tmp/project", create=True)          # doctest: +SKIP
     >>> mem.ingest(text="Refresh tokens rotate on every use.")  # doctest: +SKIP
     >>> mem.search("refresh token")[0].path                     # doctest: +SKIP
-    'notes/refresh_tokens_rotate_on_every/part_1.md'
+    'notes/2026_03_02/refresh_tokens_rotate_on_every.md'
     """
 
     def __init__(self, tree: ContextTree, *, model: Any = None):
@@ -114,7 +114,7 @@ class Memory:
         """
         now = datetime.now(timezone.utc)
         limit = self.tree.settings.max_input_bytes
-        placer = Placer(self._entry_sources, self._folder_sources, self._stamp)
+        placer = Placer(self._entry_sources, self._folder_sources, self._stamp, self._subfolders)
         skipped: dict[str, int] = {}
         ops: list[dict[str, Any]] = []
         if text is not None:
@@ -149,6 +149,12 @@ class Memory:
         except (FileNotFoundError, NotADirectoryError):
             return None
         return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+    def _subfolders(self, folder: str) -> list[str]:
+        try:
+            return [e.name for e in os.scandir(self.tree.root / folder) if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
     def _entry_sources(self, path: str) -> list[dict[str, Any]] | None:
         try:

@@ -6,7 +6,7 @@ words and its provenance. Placement is by source and session:
 
     conversations/<conversation id>/<session>/<first message id>.md
     files/<file stem>/<section>.md
-    notes/<first words>/part_<n>.md
+    notes/<yyyy_mm_dd>/<first words>[_part_<n>].md
 
 Conversations are read in any shape ``conversation_formats`` knows (memgrove's,
 OpenAI-style messages, LangChain messages).
@@ -112,26 +112,37 @@ def _iso(dt: datetime) -> str:
 
 def ops_from_text(text: str, *, now: datetime, source: str | None = None,
                   placer: Placer | None = None) -> list[dict[str, Any]]:
-    """Free text -> entries of about 220 words under ``notes/<first words>/``."""
+    """Free text -> entries of about 220 words in the day's notes folder, ``notes/<yyyy_mm_dd>/``.
+
+    One folder per day, not one per note: five notes curated today share one folder, the way a
+    notebook has pages per day, so the tree stays browsable by time; what a note is about is in
+    its entry name, title and words, which search reads. The same text curated again, on any
+    day, finds the entries it was given before and changes nothing.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("the text to curate is empty")
     placer = placer or Placer()
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     ref = source or "text:" + digest
     owner = Owner("text", (ref,))
-    topic = snake_case(_words(text, 5))[:40].strip("_") or f"text_{digest}"
-    folder = placer.folder("notes", topic, owner)
+    name = snake_case(_words(text, 5))[:40].strip("_") or f"note_{digest[:6]}"
+    day = now.astimezone(timezone.utc)
+    folder = placer.find("notes", name, owner) or f"notes/{day:%Y_%m_%d}"
+    chunks = _chunks(paragraphs(text))
     ops = []
-    for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
+    for i, chunk in enumerate(chunks, 1):
         ops.append({
             "op": "UPSERT",
-            "path": placer.entry(folder, f"part_{i}", owner),
+            "path": placer.entry(folder, name if i == 1 else f"{name}_part_{i}", owner),
             "title": _first_sentence(chunk, 90),
             "summary": _first_sentence(chunk),
             "content": {"narrative": chunk},
             "sources": [{"kind": "text", "ref": f"{ref}#p{i}", "at": _iso(now)}],
             "reason": f"verbatim curator: part {i} of {source or 'the given text'}",
         })
+    ops[0]["context"] = {"domain": "Notes curated verbatim, one folder per day.",
+                         "topic": f"Notes curated on {dates.day_label(day.date())}." if folder.endswith(
+                             f"{day:%Y_%m_%d}") else ""}
     return ops
 
 
