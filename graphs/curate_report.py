@@ -23,6 +23,7 @@ class CurateReport:
     errors: list[str] = field(default_factory=list)   # chunks given up, with why
     stopped: str = ""                                 # the model failed: what, and where it stopped
     summary: str = ""
+    skipped: dict[str, int] = field(default_factory=dict)  # read, not curated: {"empty messages": 2, ...}
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

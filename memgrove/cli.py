@@ -140,7 +140,9 @@ def init(state: _State, folder: str | None) -> None:
 @cli.command()
 @click.argument("text", required=False)
 @click.option("-f", "--file", "files", multiple=True, type=click.Path(dir_okay=False), help="Text or markdown file (repeatable).")
-@click.option("--conversation", type=click.Path(dir_okay=False), help='Conversation JSON: {"id", "messages": [...]}.')
+@click.option("--conversation", type=click.Path(dir_okay=False),
+              help='Conversation JSON: {"id", "messages": [...]}, or a list of {"role", "content"} '
+                   'or LangChain messages.')
 @click.option("--ops", "ops_file", type=click.Path(dir_okay=False), help="JSON list of explicit operations.")
 @click.option("--verbatim", is_flag=True, help="Use the verbatim curator even when a model is configured.")
 @click.option("--window", default=1, show_default=True, help="Conversation messages per entry (verbatim curator).")
@@ -175,12 +177,17 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
         with bar:
             results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
         _report_ops(results, " verbatim (no LLM curator)", as_json)
+        if results.skipped_line():
+            # under --json standard output stays the list of results; the count goes to standard error
+            echo(results.skipped_line() + " (read, not curated)", err=as_json)
         return
     report = mem.learn(text=text, files=files, conversation=conversation)
     if as_json:
         _emit_json(report.to_dict())
     else:
         echo(report.summary)
+        if report.skipped and report.curator == "llm":
+            echo("skipped " + ", ".join(f"{n} {k}" for k, n in report.skipped.items()) + " (read, not curated)")
     if report.stopped:
         raise click.ClickException(f"the LLM curator stopped early: {report.stopped}")
 

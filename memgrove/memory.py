@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
 from memgrove.tree import curator
+from memgrove.tree.conversation_formats import Conversation, normalize
 from memgrove.tree.doctor import DoctorReport, diagnose
 from memgrove.tree.entry import Entry
 from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath
@@ -26,13 +28,37 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
+class IngestResult(list):
+    """``Memory.ingest``'s results (a list of ``OpResult``, in order) and what it left out.
+
+    ``skipped``: counts of what was read but not curated, by kind -- ``"empty messages"``
+    (no text: empty, whitespace, a tool call without words), ``"repeated sessions"`` and
+    ``"repeated messages"`` (the same id and words again, curated once); only kinds that occurred.
+    """
+
+    def __init__(self, results: Iterable[OpResult] = (), skipped: dict[str, int] | None = None):
+        super().__init__(results)
+        self.skipped: dict[str, int] = dict(skipped or {})
+
+    def skipped_line(self) -> str:
+        """``"skipped 2 empty messages, 1 repeated session"``, or "" when nothing was."""
+        parts = [f"{n} {kind[:-1] if n == 1 else kind}" for kind, n in self.skipped.items() if n]
+        return "skipped " + ", ".join(parts) if parts else ""
+
+
+def skipped_of(conv: Conversation) -> dict[str, int]:
+    counts = {"empty messages": len(conv.skipped_empty), "repeated sessions": len(conv.repeated_sessions),
+              "repeated messages": len(conv.repeated_messages)}
+    return {k: n for k, n in counts.items() if n}
+
+
 class Memory:
     """A project's memory: a Context Tree under ``.memgrove/``.
 
     >>> mem = Memory.open("/tmp/project", create=True)          # doctest: +SKIP
     >>> mem.ingest(text="Refresh tokens rotate on every use.")  # doctest: +SKIP
     >>> mem.search("refresh token")[0].path                     # doctest: +SKIP
-    'notes/refresh_tokens_rotate_on_every/part_1.md'
+    'notes/2026_03_02/refresh_tokens_rotate_on_every.md'
     """
 
     def __init__(self, tree: ContextTree, *, model: Any = None):
@@ -72,16 +98,25 @@ class Memory:
         return self.tree.curate(ops, actor=actor, allowed=allowed)
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
-               conversation: dict[str, Any] | str | os.PathLike | None = None, *, window: int = 1,
-               batch_size: int = 200, progress: Progress | None = None) -> list[OpResult]:
+               conversation: Any = None, *, window: int = 1,
+               batch_size: int = 200, progress: Progress | None = None) -> IngestResult:
         """Curate text, files and/or a conversation with the verbatim curator (no LLM).
+
+        ``conversation``: a JSON file's path, or the conversation itself -- memgrove's
+        ``{"id", "messages": [{"id", "speaker", "text", "time", "session"}]}``, a bare list of
+        OpenAI-style ``{"role", "content"}`` messages, LangChain message dicts or message objects
+        (``tree/conversation_formats.py``). Ids absent are generated, a message without a time
+        gets the time of curation, and its source says what was generated; roles are kept.
+        Times must name a date ("yesterday" is refused). Empty and repeated messages are skipped
+        and counted in the result's ``skipped``.
 
         Every input is read and checked before anything is written. Different inputs land in
         different entries (``tree/placement.py``); the same input curated again changes nothing.
         """
         now = datetime.now(timezone.utc)
         limit = self.tree.settings.max_input_bytes
-        placer = Placer(self._entry_sources, self._folder_sources, self._stamp)
+        placer = Placer(self._entry_sources, self._folder_sources, self._stamp, self._subfolders)
+        skipped: dict[str, int] = {}
         ops: list[dict[str, Any]] = []
         if text is not None:
             if len(text.encode("utf-8", "surrogatepass")) > limit:
@@ -94,11 +129,12 @@ class Memory:
             ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,
                                          placer=placer)
         if conversation is not None:
-            ops += curator.ops_from_conversation(self._load_conversation(conversation, limit), window=window,
-                                                 placer=placer)
+            conv = self._load_conversation(conversation, limit)
+            skipped = skipped_of(conv)
+            ops += curator.ops_from_conversation(conv, window=window, placer=placer, now=now)
         if not ops:
             raise InvalidInput("nothing to curate: give text, files or a conversation")
-        results: list[OpResult] = []
+        results = IngestResult(skipped=skipped)
         for i in range(0, len(ops), batch_size):
             batch = ops[i:i + batch_size]
             # the places were chosen without the lock: another writer may have filled one since
@@ -117,6 +153,12 @@ class Memory:
         except (FileNotFoundError, NotADirectoryError):
             return None
         return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+    def _subfolders(self, folder: str) -> list[str]:
+        try:
+            return [e.name for e in os.scandir(self.tree.root / folder) if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
     def _entry_sources(self, path: str) -> list[dict[str, Any]] | None:
         try:
@@ -137,20 +179,21 @@ class Memory:
         return found
 
     @staticmethod
-    def _load_conversation(conv: Any, limit: int) -> Any:
+    def _load_conversation(conv: Any, limit: int) -> Conversation:
+        """A conversation file (JSON) or value, read into memgrove's shape (or a clear InvalidInput)."""
         if isinstance(conv, (str, os.PathLike)):
             p = Path(conv)
             try:
                 raw = curator.read_input(p, limit)
             except OSError as exc:
                 raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
-            return parse_json(curator.decode_input(raw, str(p), limit), str(p))
-        if too_deep(conv):
+            conv = parse_json(curator.decode_input(raw, str(p), limit), str(p))
+        elif too_deep(conv):
             raise deep_error("the conversation")
-        return conv
+        return normalize(conv)
 
     def learn(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
-              conversation: dict[str, Any] | str | os.PathLike | None = None, *, model: Any = None,
+              conversation: Any = None, *, model: Any = None,
               verbatim: bool = False, settings: Any = None) -> "CurateReport":
         """Curate text, files and/or a conversation with the LLM curator (``graphs/curate.py``).
 
@@ -166,18 +209,23 @@ class Memory:
             why = ("verbatim curator chosen" if verbatim else
                    "no model configured (set MEMGROVE_MODEL): used the verbatim curator, one entry per message "
                    "or paragraph")
-            applied = [r.__dict__ for r in self.ingest(text=text, files=files, conversation=conversation)]
-            return CurateReport(curator="verbatim", applied=applied,
-                                summary=summarize("verbatim", applied, why_verbatim=why))
+            results = self.ingest(text=text, files=files, conversation=conversation)
+            applied = [r.__dict__ for r in results]
+            summary = summarize("verbatim", applied, why_verbatim=why)
+            if results.skipped_line():
+                summary += "\n" + results.skipped_line()
+            return CurateReport(curator="verbatim", applied=applied, summary=summary, skipped=results.skipped)
         from memgrove.graphs.curate import build_curate_graph, report_from_state
 
         data: dict[str, Any] = {"files": files}
         if text is not None:
             data["text"] = text
+        skipped: dict[str, int] = {}
         if conversation is not None:
-            data["conversation"] = self._load_conversation(conversation, self.tree.settings.max_input_bytes)
-        state = build_curate_graph(self, model=model, settings=settings).invoke(data)
-        return report_from_state(state)
+            conv = self._load_conversation(conversation, self.tree.settings.max_input_bytes)
+            data["conversation"], skipped = conv.as_dict(), skipped_of(conv)
+        report = report_from_state(build_curate_graph(self, model=model, settings=settings).invoke(data))
+        return dataclasses.replace(report, skipped=skipped) if skipped else report
 
     def undo(self, op_id: str, *, force: bool = False) -> OpResult:
         """Restore what one operation changed (see ``history``)."""

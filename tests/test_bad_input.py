@@ -137,8 +137,9 @@ GOOD_MSG = {"id": "1", "speaker": "Ana", "text": "hello", "time": "2024-01-01T00
 @pytest.mark.parametrize(
     ("conv", "fragment"),
     [
-        ([GOOD_MSG], "a conversation is an object"),
-        ({"messages": [GOOD_MSG]}, "needs an 'id'"),
+        (42, "a conversation is an object"),
+        ([GOOD_MSG, 42], "the conversation: message 2 is not an object"),
+        ({"id": ["x"], "messages": [GOOD_MSG]}, "the conversation needs an 'id'"),
         ({"id": "!!!", "messages": [GOOD_MSG]}, "needs an 'id'"),
         ({"id": "c1"}, "conversation c1: 'messages' must be a non-empty list"),
         ({"id": "c1", "messages": []}, "'messages' must be a non-empty list"),
@@ -146,8 +147,10 @@ GOOD_MSG = {"id": "1", "speaker": "Ana", "text": "hello", "time": "2024-01-01T00
         ({"id": "c1", "messages": [GOOD_MSG, "hi"]}, "message 2 is not an object"),
         ({"id": "c1", "messages": [GOOD_MSG, {"id": "2", "text": "x"}]}, "message 2 has no 'speaker'"),
         ({"id": "c1", "messages": [{"id": "2", "speaker": "x"}]}, "message 1 has no 'text'"),
-        ({"id": "c1", "messages": [{"speaker": "x", "text": "y"}]}, "message 1 has no 'id'"),
-        ({"id": "c1", "messages": [{"id": "2", "speaker": "x", "text": "   "}]}, "message 1 has no 'text'"),
+        ({"id": "c1", "messages": [{"speaker": "x", "text": "y", "id": ["a"]}]}, "message 1 has an 'id' that is not"),
+        ({"id": "c1", "messages": [{"id": "2", "speaker": "x", "text": "   "}]}, "no message has any text"),
+        ({"id": "c1", "messages": [GOOD_MSG, dict(GOOD_MSG, id="2", time="yesterday")]},
+         "message 2 has a time that names no date"),
         ({"id": "c1", "messages": [GOOD_MSG, dict(GOOD_MSG, text="again")]}, "message id '1' appears twice"),
     ],
 )
@@ -166,7 +169,7 @@ def test_malformed_conversation_json(seeded, tmp_path) -> None:
 
 def test_bad_conversation_with_good_files_writes_nothing(seeded, tmp_path) -> None:
     assert_rejected(seeded, files_of(seeded), InvalidInput, "appears twice", files=[good_file(tmp_path)],
-                    text="some good text", conversation={"id": "c", "messages": [GOOD_MSG, GOOD_MSG]})
+                    text="some good text", conversation={"id": "c", "messages": [GOOD_MSG, dict(GOOD_MSG, text="hi")]})
 
 
 # -- queries and entries --------------------------------------------------------------

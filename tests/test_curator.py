@@ -4,6 +4,7 @@ with provenance, placed by source and session, deterministically."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -98,10 +99,14 @@ def test_day_of_a_message_time(when, day) -> None:
     assert curator.day_of(when) == day
 
 
-def test_a_time_without_a_day_is_kept_as_given(mem) -> None:
-    conv = {"id": "c", "messages": [{"id": "1", "speaker": "Ana", "text": "hi", "time": "yesterday evening"}]}
-    [r] = mem.ingest(conversation=conv)
-    assert mem.read(r.path).title == "Ana, yesterday evening"
+def test_a_time_that_names_no_date_is_refused_naming_the_message(mem) -> None:
+    # "yesterday" of when? A stored export is curated long after it was written: no silent guess
+    conv = {"id": "c", "messages": [{"id": "0", "speaker": "Ben", "text": "ok", "time": "2023-05-08"},
+                                    {"id": "1", "speaker": "Ana", "text": "hi", "time": "yesterday evening"}]}
+    with pytest.raises(InvalidInput, match=r"conversation c: message 2 has a time that names no date "
+                                           r"\(time 'yesterday evening'\)"):
+        mem.ingest(conversation=conv)
+    assert mem.count() == 0
 
 
 def test_a_reply_keeps_the_question_it_answers_as_keywords(mem) -> None:
@@ -330,7 +335,9 @@ def test_text_in_chunks(mem) -> None:
     code = "```\n" + "\n\n".join(f"line {i}" for i in range(300)) + "\n```"
     text = "\n\n".join(["First words of the note. " + "alpha " * 150, "beta " * 150, code, "gamma " * 10])
     results = mem.ingest(text=text)
-    assert [r.path for r in results] == [f"notes/first_words_of_the_note/part_{i}.md" for i in range(1, 5)]
+    day = results[0].path.split("/")[1]
+    assert [r.path for r in results] == [f"notes/{day}/first_words_of_the_note.md"] + [
+        f"notes/{day}/first_words_of_the_note_part_{i}.md" for i in range(2, 5)]
     bodies = [mem.read(r.path).sections["Narrative"] for r in results]
     assert bodies[2] == code             # a fenced block is never split, even when long
     assert bodies[0].startswith("First words of the note.")
@@ -352,3 +359,56 @@ def test_ingest_progress_and_batches(mem) -> None:
     assert len(results) == 25
     assert seen == [(10, 25), (20, 25), (25, 25)]
     assert len(mem.history(limit=None)) == 25
+
+
+# -- issue 14: sources keep the file's folder; notes share a folder per day -----------------
+
+def test_a_files_source_keeps_its_folder(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from memgrove.cli import cli
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "alpha.md").write_text("# Alpha\n\nThe alpha service runs on port 8001.\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "alpha.md").write_text("# Alpha\n\nThe alpha docs live in the wiki.\n")
+    outside = tmp_path.parent / f"{tmp_path.name}_outside.md"
+    outside.write_text("# Beta\n\nBeta is outside the project.\n")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init"]).exit_code == 0
+    out = runner.invoke(cli, ["curate", "-f", "notes/alpha.md", "--json"])
+    assert out.exit_code == 0, out.output
+    monkeypatch.chdir(tmp_path / "docs")            # from a subfolder: still named from the project
+    assert runner.invoke(cli, ["curate", "-f", "alpha.md", "-f", str(outside)]).exit_code == 0
+    with Memory.open(tmp_path) as mem:
+        refs = sorted(s["ref"] for p in mem.tree.entries_under("files") for s in mem.read(p).sources)
+    assert refs == sorted(["notes/alpha.md#alpha", "docs/alpha.md#alpha", f"{outside.resolve().as_posix()}#beta"])
+
+
+def test_notes_of_one_day_share_a_folder_and_never_overwrite_each_other(mem) -> None:
+    notes = [f"Note {i}: the build cache lives on volume {i}." for i in range(5)] + \
+            ["Note 0: the build cache moved to volume 9."]        # opens like the first: its own entry
+    paths = [r.path for n in notes for r in mem.ingest(text=n)]
+    folders = {p.rsplit("/", 1)[0] for p in paths}
+    assert len(folders) == 1 and re.fullmatch(r"notes/\d{4}_\d{2}_\d{2}", folders.pop())
+    assert len(set(paths)) == 6
+    for note, path in zip(notes, paths):
+        assert mem.read(path).sections["Narrative"] == note
+    assert len(mem.tree.entries_under("notes")) == 6
+
+
+def test_a_note_curated_again_another_day_stays_where_it_is(mem, monkeypatch) -> None:
+    import memgrove.memory as memory_module
+
+    class Later(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2031, 1, 2, 12, 0, tzinfo=timezone.utc)
+
+    [first] = mem.ingest(text="The release train leaves every other Tuesday.")
+    monkeypatch.setattr(memory_module, "datetime", Later)
+    [again] = mem.ingest(text="The release train leaves every other Tuesday.")
+    assert (again.status, again.path) == ("unchanged", first.path)
+    [other] = mem.ingest(text="The release train skips December.")
+    assert other.path.startswith("notes/2031_01_02/")

@@ -8,6 +8,7 @@ in one batch and across calls; the same input curated again changes nothing.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -57,8 +58,10 @@ def test_two_notes_with_the_same_opening_keep_both(mem) -> None:
     [a] = mem.ingest(text=NOTE_A)
     [b] = mem.ingest(text=NOTE_B)
     assert (a.status, b.status) == ("added", "added")
-    assert a.path == "notes/the_deploy_runbook_says_build/part_1.md"
-    assert b.path.startswith("notes/the_deploy_runbook_says_build_") and b.path != a.path
+    day = a.path.split("/")[1]                      # the day's notes folder: one for both notes
+    assert re.fullmatch(r"\d{4}_\d{2}_\d{2}", day)
+    assert a.path == f"notes/{day}/the_deploy_runbook_says_build.md"
+    assert b.path.startswith(f"notes/{day}/the_deploy_runbook_says_build_") and b.path != a.path
     assert words_of(mem, a.path) == NOTE_A and words_of(mem, b.path) == NOTE_B
     assert [h.path for h in mem.search("monday")] == [a.path]
     assert [h.path for h in mem.search("friday")] == [b.path]
@@ -71,16 +74,16 @@ def test_two_notes_with_the_same_opening_keep_both(mem) -> None:
 def test_a_note_keeps_its_place_when_the_plain_name_is_freed(mem) -> None:
     [a] = mem.ingest(text=NOTE_A)
     [b] = mem.ingest(text=NOTE_B)
-    mem.curate([{"op": "DELETE", "path": a.path.rsplit("/", 1)[0], "reason": "drop note A"}])
+    mem.curate([{"op": "DELETE", "path": a.path, "reason": "drop note A"}])
     assert [(r.status, r.path) for r in mem.ingest(text=NOTE_B)] == [("unchanged", b.path)]
 
 
 def test_an_entry_written_by_hand_is_not_taken_over(mem) -> None:
-    mem.curate([{"op": "ADD", "path": "notes/the_deploy_runbook_says_build/part_1.md", "title": "Mine",
-                 "content": "written by hand", "reason": "by hand"}])
+    mine = f"notes/{datetime.now(timezone.utc):%Y_%m_%d}/the_deploy_runbook_says_build.md"
+    mem.curate([{"op": "ADD", "path": mine, "title": "Mine", "content": "written by hand", "reason": "by hand"}])
     [r] = mem.ingest(text=NOTE_A)
-    assert r.status == "added" and r.path != "notes/the_deploy_runbook_says_build/part_1.md"
-    assert words_of(mem, "notes/the_deploy_runbook_says_build/part_1.md") == "written by hand"
+    assert r.status == "added" and r.path != mine
+    assert words_of(mem, mine) == "written by hand"
 
 
 def test_cli_second_note_with_the_same_opening_is_added(run) -> None:
@@ -216,7 +219,7 @@ def test_placer_refuses_when_every_name_holds_another_input() -> None:
 
 def test_an_input_another_writer_put_there_meanwhile_is_not_overwritten(mem, monkeypatch) -> None:
     """The places are chosen without the lock; under it, before writing, they are checked again."""
-    path = "notes/the_deploy_runbook_says_build/part_1.md"
+    path = f"notes/{datetime.now(timezone.utc):%Y_%m_%d}/the_deploy_runbook_says_build.md"
     recover = mem.tree.recover
 
     def another_writer_first() -> None:

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .curator import _FENCE, _session_of, check_conversation, paragraphs
+from . import conversation_formats
+from .curator import _FENCE, _session_of, message_source, paragraphs
 from .errors import InvalidInput
 
 
@@ -109,9 +110,11 @@ def message_line(m: dict[str, Any]) -> str:
 
 
 def conversation_chunks(conv: Any, *, size: int, overlap: int) -> list[Chunk]:
-    """A conversation in chunks of whole messages; a chunk never spans two sessions."""
+    """A conversation (any shape ``conversation_formats`` reads) in chunks of whole messages;
+    a chunk never spans two sessions."""
     check_sizes(size, overlap)
-    cid, msgs = check_conversation(conv)
+    read = conversation_formats.normalize(conv)
+    cid, msgs = read.id, read.messages
     lines = [message_line(m) for m in msgs]
     sessions = [_session_of(m) for m in msgs]
     groups: list[list[int]] = []
@@ -124,8 +127,7 @@ def conversation_chunks(conv: Any, *, size: int, overlap: int) -> list[Chunk]:
     for g in groups:
         first, last = msgs[g[0]], msgs[g[-1]]
         span = f"message {first['id']}" if len(g) == 1 else f"messages {first['id']}–{last['id']}"
-        sources = [{"kind": "conversation", "ref": f"{cid}#{msgs[i]['id']}", "at": str(msgs[i].get("time") or "")}
-                   for i in g]
+        sources = [message_source(cid, msgs[i], id_generated=read.id_generated) for i in g]
         earlier = _tail(lines, g[0], overlap, "\n") if g[0] > 0 and sessions[g[0] - 1] == sessions[g[0]] else ""
         out.append(Chunk(text="\n".join(lines[i] for i in g),
                          label=f"conversation {cid}, {sessions[g[0]].replace('_', ' ')}, {span}",

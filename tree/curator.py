@@ -6,7 +6,10 @@ words and its provenance. Placement is by source and session:
 
     conversations/<conversation id>/<session>/<first message id>.md
     files/<file stem>/<section>.md
-    notes/<first words>/part_<n>.md
+    notes/<yyyy_mm_dd>/<first words>[_part_<n>].md
+
+Conversations are read in any shape ``conversation_formats`` knows (memgrove's,
+OpenAI-style messages, LangChain messages).
 
 Each name is claimed through a ``placement.Placer``: where two different inputs
 give one name (notes that open alike, two ``README.md``, ids ``m-1`` and ``m_1``,
@@ -23,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import dates
+from . import conversation_formats, dates
 from .errors import InvalidInput
 from .paths import folder_of, snake_case
 from .placement import Owner, Placer, digest as _digest
@@ -109,26 +112,37 @@ def _iso(dt: datetime) -> str:
 
 def ops_from_text(text: str, *, now: datetime, source: str | None = None,
                   placer: Placer | None = None) -> list[dict[str, Any]]:
-    """Free text -> entries of about 220 words under ``notes/<first words>/``."""
+    """Free text -> entries of about 220 words in the day's notes folder, ``notes/<yyyy_mm_dd>/``.
+
+    One folder per day, not one per note: five notes curated today share one folder, the way a
+    notebook has pages per day, so the tree stays browsable by time; what a note is about is in
+    its entry name, title and words, which search reads. The same text curated again, on any
+    day, finds the entries it was given before and changes nothing.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("the text to curate is empty")
     placer = placer or Placer()
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     ref = source or "text:" + digest
     owner = Owner("text", (ref,))
-    topic = snake_case(_words(text, 5))[:40].strip("_") or f"text_{digest}"
-    folder = placer.folder("notes", topic, owner)
+    name = snake_case(_words(text, 5))[:40].strip("_") or f"note_{digest[:6]}"
+    day = now.astimezone(timezone.utc)
+    folder = placer.find("notes", name, owner) or f"notes/{day:%Y_%m_%d}"
+    chunks = _chunks(paragraphs(text))
     ops = []
-    for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
+    for i, chunk in enumerate(chunks, 1):
         ops.append({
             "op": "UPSERT",
-            "path": placer.entry(folder, f"part_{i}", owner),
+            "path": placer.entry(folder, name if i == 1 else f"{name}_part_{i}", owner),
             "title": _first_sentence(chunk, 90),
             "summary": _first_sentence(chunk),
             "content": {"narrative": chunk},
             "sources": [{"kind": "text", "ref": f"{ref}#p{i}", "at": _iso(now)}],
             "reason": f"verbatim curator: part {i} of {source or 'the given text'}",
         })
+    ops[0]["context"] = {"domain": "Notes curated verbatim, one folder per day.",
+                         "topic": f"Notes curated on {dates.day_label(day.date())}." if folder.endswith(
+                             f"{day:%Y_%m_%d}") else ""}
     return ops
 
 
@@ -244,31 +258,37 @@ def when_label(msg: dict[str, Any]) -> str:
 
 
 def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
-    if not isinstance(conv, dict):
-        raise InvalidInput('a conversation is an object: {"id": ..., "messages": [{"id", "speaker", "text", "time"}]}')
-    cid = conv.get("id")
-    # letters of any script: an id in Cyrillic or Han gets a digest-named folder (placement.py)
-    if not isinstance(cid, (str, int)) or not any(ch.isalnum() for ch in str(cid)):
-        raise InvalidInput("the conversation needs an 'id' with letters or digits")
-    msgs = conv.get("messages")
-    if not isinstance(msgs, list) or not msgs:
-        raise InvalidInput(f"conversation {cid}: 'messages' must be a non-empty list")
-    seen = set()
-    for i, m in enumerate(msgs, 1):
-        if not isinstance(m, dict):
-            raise InvalidInput(f"conversation {cid}: message {i} is not an object")
-        for key in ("id", "speaker", "text"):
-            if not isinstance(m.get(key), (str, int)) or not str(m.get(key)).strip():
-                raise InvalidInput(f"conversation {cid}: message {i} has no '{key}'")
-        if str(m["id"]) in seen:
-            raise InvalidInput(f"conversation {cid}: message id {m['id']!r} appears twice")
-        seen.add(str(m["id"]))
-    return str(cid), msgs
+    """The id and messages of a conversation in any shape ``conversation_formats`` reads."""
+    c = conversation_formats.normalize(conv)
+    return c.id, c.messages
 
 
-def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None = None) -> list[dict[str, Any]]:
-    """Each message (or ``window`` consecutive messages of a session) -> one entry."""
-    cid, msgs = check_conversation(conv)
+def message_source(cid: str, m: dict[str, Any], *, now: datetime | None = None,
+                   id_generated: bool = False) -> dict[str, str]:
+    """A message's provenance: where it is in its conversation, when it was written and by whom
+    (``role``, when the input names one), and what memgrove made up (``generated``): an id the
+    input did not give, or the time of curation for a message that had none."""
+    src = {"kind": "conversation", "ref": f"{cid}#{m['id']}", "at": str(m.get("time") or "")}
+    generated = (["conversation id"] if id_generated else []) + list(m.get("generated", []))
+    if not src["at"] and now is not None:
+        src["at"] = _iso(now)
+        generated.append("time")
+    if m.get("role"):
+        src["role"] = str(m["role"])
+    if generated:
+        src["generated"] = ", ".join(generated)
+    return src
+
+
+def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None = None,
+                          now: datetime | None = None) -> list[dict[str, Any]]:
+    """Each message (or ``window`` consecutive messages of a session) -> one entry.
+
+    ``conv``: any shape ``conversation_formats`` reads. ``now``: the time of curation, the
+    source's ``at`` (marked generated) for messages that give no time.
+    """
+    read = conversation_formats.normalize(conv)
+    cid, msgs = read.id, read.messages
     if window < 1:
         raise InvalidInput("window must be at least 1")
     placer = placer or Placer()
@@ -304,8 +324,7 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
             "summary": _first_sentence(str(first["text"])),
             "tags": who,
             "content": {"narrative": "\n\n".join(lines)},
-            "sources": [{"kind": "conversation", "ref": f"{cid}#{m['id']}", "at": str(m.get("time") or "")}
-                        for m in group],
+            "sources": [message_source(cid, m, now=now, id_generated=read.id_generated) for m in group],
             "reason": f"verbatim curator: message {first['id']} of conversation {cid}",
         }
         if before is not None and _session_of(before) == session and str(before["speaker"]) != str(first["speaker"]):

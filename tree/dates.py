@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date
+from datetime import date, datetime, timezone
 
 MONTHS = {name.lower(): n for n in range(1, 13) for name in (calendar.month_name[n], calendar.month_abbr[n])}
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
@@ -46,6 +46,41 @@ def day_of(when: str) -> date | None:
     """The first whole date a time names ("1:56 pm on 8 May, 2023" -> 2023-05-08), or None."""
     days = days_named(when)
     return days[0] if days else None
+
+
+_SLASHED_DAY = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\b")   # "2023/05/20 (Sat) 02:21": year first, unambiguous
+# Epoch seconds from 2001 to 2100: a number outside is more likely milliseconds or a mistake.
+_EPOCH_RANGE = (978307200, 4102444800)
+
+
+def readable_time(value: object) -> str | None:
+    """A message time as memgrove keeps it, or None when it names no moment a reader could place.
+
+    Kept as given: ISO 8601 (``2023-05-08T13:56:00Z``, ``2023-05-08``), any text naming a whole
+    date (``1:56 pm on 8 May, 2023``, ``May 8, 2023``) and ``2023/05/20 (Sat) 02:21``. Epoch
+    seconds (a number, as chat exports give them) become ISO 8601 UTC. Relative times
+    ("yesterday", "last Friday") and dates without a year are not resolved against the time of
+    curation -- a stored export is curated long after it was written, so that guess would be
+    wrong silently -- they are refused, and the caller says so.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if not _EPOCH_RANGE[0] <= value <= _EPOCH_RANGE[1]:
+            return None
+        return datetime.fromtimestamp(value, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+        return text
+    except ValueError:
+        pass
+    m = _SLASHED_DAY.match(text)
+    if m and _day(int(m.group(1)), int(m.group(2)), int(m.group(3))):
+        return text
+    return text if days_named(text) else None
 
 
 def day_label(d: date) -> str:

@@ -82,12 +82,27 @@ class Placer:
     """
 
     def __init__(self, entry_sources: SourcesAt | None = None, folder_sources: SourcesAt | None = None,
-                 stamp: Callable[[str], Hashable | None] | None = None):
+                 stamp: Callable[[str], Hashable | None] | None = None,
+                 subfolders: Callable[[str], list[str]] | None = None):
         self._entry_sources = entry_sources or (lambda path: None)
         self._folder_sources = folder_sources or (lambda folder: None)
         self._stamp = stamp or (lambda path: object())    # unknown: read the entry each time
+        self._subfolders = subfolders or (lambda parent: [])
         self._held: dict[str, Owner] = {}
         self._seen: dict[str, Hashable | None] = {}       # entry path -> its stamp when handed out
+
+    def find(self, parent: str, name: str, owner: Owner) -> str | None:
+        """The folder under ``parent`` (``notes``: one per day) where ``owner`` already has entry
+        ``name``, if any: an input curated again on another day stays where it is."""
+        for held, who in self._held.items():
+            if who == owner and held.startswith(parent + "/") and held.endswith(".md"):
+                return held.rsplit("/", 1)[0]
+        for folder in sorted(self._subfolders(parent)):
+            for n in _names(name, owner):
+                path = f"{parent}/{folder}/{n}.md"
+                if path not in self._held and self._entry_state(path, owner) == "ours":
+                    return f"{parent}/{folder}"
+        return None
 
     def folder(self, parent: str, name: str, owner: Owner) -> str:
         """``parent/name`` for ``owner``'s entries: a folder of its own."""
