@@ -13,6 +13,7 @@ import pytest
 from memgrove import InvalidInput, Memory
 from memgrove.tree import curator
 from memgrove.tree.entry import parse
+from memgrove.tree.searchable import searchable
 
 SAMPLE = Path(__file__).resolve().parents[1] / "memgrove" / "data" / "sample"
 
@@ -303,6 +304,24 @@ def test_many_equal_headings_get_distinct_names_beside_a_literal_numbered_one(tm
     names = [o["path"].rsplit("/", 1)[1] for o in ops]
     assert names[:4] == ["same.md", "same_2.md", "same_3.md", "same_4.md"]
     assert len(set(names)) == len(names) == 3002
+
+
+@pytest.mark.parametrize("blob", ["a" * 100_000, "word " * 6_000, "data:image/png;base64," + "QUJD" * 30_000])
+def test_every_word_of_a_long_text_is_searchable(mem, tmp_path, blob) -> None:
+    # only an entry's first content_cap characters are indexed: a part longer than that was
+    # stored and its tail never found (a marker after a 100,000-character run); embedded base64
+    # stays whole in its entry and is skipped by the index
+    for results in (mem.ingest(text=blob + "\n\nmarker zqxmarkerone"),
+                    mem.ingest(files=[_write(tmp_path / "long.md", "# Doc\n## Big\n" + blob + " marker zqxmarkertwo\n")]),
+                    mem.ingest(files=[_write(tmp_path / "long.txt", blob + "\nmarker zqxmarkerthree\n")])):
+        assert all(len(searchable(mem.read(r.path).body)) <= curator.PART_CHARS for r in results)
+    for marker in ("zqxmarkerone", "zqxmarkertwo", "zqxmarkerthree"):
+        assert mem.search(marker), marker
+
+
+def _write(path, text: str):
+    path.write_text(text)
+    return path
 
 
 def test_sample_notes(mem) -> None:

@@ -31,10 +31,13 @@ from .errors import InvalidInput
 from .paths import folder_of, snake_case
 from .placement import Owner, Placer, digest as _digest
 from .questions import question_words
+from .searchable import searchable
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
 CHUNK_WORDS = 220
+# characters of one part, at most: half the default indexed span of an entry (content_cap, 8,000)
+PART_CHARS = 4000
 
 
 def _too_large(name: str, size: int, max_bytes: int) -> InvalidInput:
@@ -75,18 +78,36 @@ def _first_sentence(text: str, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _chunks(paragraphs: list[str], words: int = CHUNK_WORDS) -> list[str]:
-    out, cur, n = [], [], 0
-    for p in paragraphs:
+def _chunks(paragraphs: list[str], words: int = CHUNK_WORDS, chars: int = PART_CHARS) -> list[str]:
+    """Paragraphs packed into parts of about ``words`` words and at most ``chars`` characters: a
+    part longer than the indexed span of an entry would be stored but partly unsearchable."""
+    out, cur, n, c = [], [], 0, 0
+    for p in (piece for par in paragraphs for piece in _split_chars(par, chars)):
+        size = len(searchable(p))   # embedded base64 is kept but never indexed: it does not count
         w = len(p.split())
-        if cur and n + w > words:
+        if cur and (n + w > words or c + size + 2 > chars):
             out.append("\n\n".join(cur))
-            cur, n = [], 0
+            cur, n, c = [], 0, 0
         cur.append(p)
         n += w
+        c += size + 2
     if cur:
         out.append("\n\n".join(cur))
     return out
+
+
+def _split_chars(text: str, chars: int) -> list[str]:
+    """``text`` in pieces of at most ``chars`` characters, cut at the last line break or space
+    before the limit where there is one (a run without either, e.g. base64, is cut anywhere)."""
+    if len(searchable(text)) <= chars:
+        return [text]
+    pieces = []
+    while len(text) > chars:
+        cut = max(text.rfind("\n", chars // 2, chars), text.rfind(" ", chars // 2, chars))
+        cut = cut if cut > 0 else chars
+        pieces.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    return pieces + [text] if text else pieces
 
 
 def paragraphs(text: str) -> list[str]:
@@ -203,17 +224,21 @@ def ops_from_file(path: Path, *, max_bytes: int, now: datetime, root: Path | Non
         for heading, body in sections:
             if not body.strip():
                 continue
-            name = base = snake_case(heading) or "overview"
-            n = next_n.get(base, 2)
-            while name in used:
-                name, n = f"{base}_{n}", n + 1
-            next_n[base] = n
-            used.add(name)
             if heading and heading != doc_title:
                 title = f"{doc_title}: {heading}"
             else:
                 title = doc_title if heading else f"{doc_title}: overview"
-            ops.append(_file_op(placer.entry(folder, name, owner), name, title, body, f"{ref}#{name}", mtime))
+            parts = _chunks(paragraphs(body), words=len(body.split()) + 1) if len(searchable(body)) > PART_CHARS \
+                else [body]
+            for j, part in enumerate(parts, 1):
+                name = base = (snake_case(heading) or "overview") + (f"_part_{j}" if j > 1 else "")
+                n = next_n.get(base, 2)
+                while name in used:
+                    name, n = f"{base}_{n}", n + 1
+                next_n[base] = n
+                used.add(name)
+                ops.append(_file_op(placer.entry(folder, name, owner), name, title if j == 1 else f"{title} ({j})",
+                                    part, f"{ref}#{name}", mtime))
     else:
         for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
             ops.append(_file_op(placer.entry(folder, f"part_{i}", owner), f"part_{i}",

@@ -36,6 +36,7 @@ from .signals import Signals
 from .watch import TreeWatcher
 from .whoosh_engine import IndexBroken, WhooshEngine
 from .writer_lock import WriterLock
+from .searchable import searchable
 
 HOME_NAME = ".memgrove"
 
@@ -356,7 +357,7 @@ class ContextTree:
         # A context file's listing repeats its children's titles and summaries;
         # indexing it would make every folder compete with its own entries.
         body = e.sections.get(contexts.OVERVIEW, "") if kind == "context" else e.body
-        content = (e.summary + "\n" + body[: self.settings.content_cap]).strip()
+        content = (e.summary + "\n" + searchable(body)[: self.settings.content_cap]).strip()
         words = rel[:-3].replace("/", " ").replace("_", " ")
         links = [l for l in e.links() if l != rel]
         doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,
