@@ -139,7 +139,9 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     ``postgres_tuning`` for the row "pool_size | 8"). Score: the idf-weighted share of the
     question's terms the sentence contains, plus the share it and its context contain between
     them, less ``RANK_STEP`` per rank of its entry; ties go to the earlier entry, then the
-    earlier sentence. A question leads only when no other sentence matches anything.
+    earlier sentence. A question never leads while the entries state anything: when only a
+    question matches, the statement after it in its entry leads (its answer, in a conversation
+    or a FAQ), else the best entry's first statement.
     """
     pool = candidates(bodies)
     if not pool:
@@ -170,10 +172,15 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     if matching:
         return min(matching, key=key)[1]
     asking = [item for item in scored if item[1].asks and item[0] > 0]
-    if asking:
-        return min(asking, key=key)[1]
-    # nothing shares a word with the question: the best entry's first statement
-    return min(statements or scored, key=key)[1]
-
+    if asking and statements:
+        # only a question matches: what follows it in its entry is its answer, if anything does
+        q = min(asking, key=key)[1]
+        after = [c for _, c in statements if c.rank == q.rank and c.order > q.order]
+        if after:
+            return after[0]
+    if statements:
+        # nothing that states matches a word of the question: the best entry's first statement
+        return min(statements, key=key)[1]
+    return min(asking or scored, key=key)[1]
 
 __all__ = ["Candidate", "RANK_STEP", "SHORT_WORDS", "candidates", "pick", "sentences", "shown"]
