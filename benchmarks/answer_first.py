@@ -12,8 +12,11 @@ tier 2). Out of the same chosen entries, two answers are compared, same run:
 
 - **old rule**: the top entry's title and first sentence (its summary), what led
   every answer without a model before (``tiers.first_sentence_rule``);
-- **new rule**: the sentence the extractive pick chooses (``tiers.pick_answer``,
-  with the next sentence when the picked one is short, as shown).
+- **new rule**: the answer as shown (``tiers.pick_answer``): the sentence the
+  extractive pick chooses, with the next one when it is short and, for a message,
+  who said it and when;
+- **the picked sentence alone**: the same pick without the next sentence and the
+  speaker and day (nearer the old rule's length).
 
 A hit = the normalised gold answer occurs on word boundaries in the shown text
 (``retrieval_metrics.answer_in_text``: lower-cased, punctuation removed;
@@ -42,12 +45,12 @@ if str(HERE) not in sys.path:
 import locomo  # noqa: E402
 import retrieval_metrics as rm  # noqa: E402
 
-RULES = ("old", "new", "reachable")
+RULES = ("old", "new", "sentence", "reachable")
 
 
 def answers_for(mem: Any, question: str) -> dict[str, str]:
     """The old and new leading text, and all chosen entries' text, for one question."""
-    from memgrove.graphs import tiers
+    from memgrove.graphs import answer_pick, tiers
     from memgrove.graphs.pipeline import QueryPipeline
 
     pipe = getattr(mem, "_bench_pipe", None)
@@ -63,14 +66,18 @@ def answers_for(mem: Any, question: str) -> dict[str, str]:
     old = tiers.first_sentence_rule(tiers.chosen_hits(hits, s)[0])
     new = tiers.pick_answer(mem.tree, question, bodies, tiers.contexts_of(evidence),
                             tiers.said_of(hits, evidence)) or old
-    return {"old": old, "new": new, "reachable": "\n".join(f"{e['title']}\n{b}" for e, b in zip(evidence, bodies))}
+    # the picked sentence alone: no next sentence, no speaker and day (what the pick itself finds)
+    terms = mem.tree.engine.terms(question)
+    found = answer_pick.pick(terms, mem.tree.engine.idf(terms) if terms else {},
+                             [b[: tiers.PICK_CHARS] for b in bodies], mem.tree.engine.terms, tiers.contexts_of(evidence))
+    return {"old": old, "new": new, "sentence": found.text if found else old, "reachable": "\n".join(f"{e['title']}\n{b}" for e, b in zip(evidence, bodies))}
 
 
 def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
     from memgrove import Memory
 
     hits: dict[str, dict[Any, list[bool]]] = {r: defaultdict(list) for r in RULES}
-    words: dict[str, list[int]] = {r: [] for r in ("old", "new")}
+    words: dict[str, list[int]] = {r: [] for r in ("old", "new", "sentence")}
     started = time.perf_counter()
     for sample in samples:
         turns = locomo.turns_of(sample)
@@ -110,7 +117,8 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render(rep: dict[str, Any]) -> str:
-    names = {"old": "old rule: top entry's first sentence", "new": "new rule: the picked sentence",
+    names = {"old": "old rule: top entry's title and first sentence", "new": "new rule: the answer as shown",
+             "sentence": "new rule, the picked sentence alone",
              "reachable": "gold anywhere in the chosen entries"}
     lines = [f"LoCoMo, {rep['conversations']} conversation(s), {rep['questions']} questions (categories 1–4), "
              f"{rep['seconds']} s", "",
