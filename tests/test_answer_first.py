@@ -172,6 +172,11 @@ def test_answer_is_read_only_and_round_trips():
     with pytest.raises(AttributeError):
         a.tier = 3  # type: ignore[misc]
     assert Answer.from_dict(json.loads(json.dumps(a.to_dict()))) == a
+    import copy
+    import pickle
+
+    for same in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert type(same) is Answer and same == a and same.tier == 2
     d = a.to_dict()
     d["sources"].append("x/y/z.md")
     assert a.sources == ["a/b/c.md"]
