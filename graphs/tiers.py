@@ -175,7 +175,7 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 
 # The most of an entry's text the answer is picked from: a sentence beyond it is not worth
 # analyzing every sentence of a 10 MB entry for.
-PICK_CHARS = 20_000
+PICK_CHARS = 8_000
 
 
 def _entry_text(tree, path: str) -> str:
