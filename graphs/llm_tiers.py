@@ -80,8 +80,10 @@ def tier3_llm(tree, model, question: str, hits: list[Hit], s: QuerySettings, sta
             raise ValueError("the model returned an empty answer")
     except Exception as exc:  # noqa: BLE001 - any model failure degrades, named
         return tiers.extractive_answer(tree, question, hits, s, 3, started, describe_error(exc))
-    return tiers.Answer(question=question, text=text, tier=3, sources=cited(text, used) or used,
-                        top_score=tiers.top_scores(hits)[0], latency_ms=tiers.elapsed_ms(started), llm=True)
+    sources = cited(text, used) or used
+    return tiers.Answer(question=question, text=text, tier=3, sources=sources,
+                        evidence=tiers.evidence_of_paths(tree, sources, s), top_score=tiers.top_scores(hits)[0],
+                        latency_ms=tiers.elapsed_ms(started), llm=True)
 
 
 class AgentState(TypedDict):
@@ -155,8 +157,10 @@ def agent_result(tree, question: str, hits: list[Hit], messages: list[AnyMessage
     text = _content(last).strip()
     seen = [p for m in messages if getattr(m, "type", "") == "tool" for p in _PATH.findall(_content(m))]
     allowed = list(dict.fromkeys(seen + [h.path for h in hits]))
-    return tiers.Answer(question=question, text=text, tier=4, sources=cited(text, allowed),
-                        top_score=tiers.top_scores(hits)[0], latency_ms=tiers.elapsed_ms(started), llm=True)
+    sources = cited(text, allowed)
+    return tiers.Answer(question=question, text=text, tier=4, sources=sources,
+                        evidence=tiers.evidence_of_paths(tree, sources, s), top_score=tiers.top_scores(hits)[0],
+                        latency_ms=tiers.elapsed_ms(started), llm=True)
 
 
 def tier4_agent(tree, model, question: str, hits: list[Hit], s: QuerySettings, started: float,

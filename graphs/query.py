@@ -49,7 +49,8 @@ class QueryState(TypedDict, total=False):
     terms: list[str]
     entry_count: int
     route: str                            # out_of_domain | direct | llm | agent
-    answer: dict                          # tiers.Answer.to_dict()
+    # a tiers.Answer: the same object Memory.query returns, and a dict, so the state stays plain JSON
+    answer: dict
     messages: Annotated[list[AnyMessage], add_messages]   # the agent loop's conversation
     model_calls: Annotated[int, _add]
 
@@ -105,35 +106,35 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
 
     def exact_cache(state: QueryState) -> dict:
         hit = tiers.tier0_exact(pipe.cache, question_of(state), state["fingerprint"])
-        return {"answer": tiers.from_cache(hit, question_of(state), 0, state["started"]).to_dict()} if hit else {}
+        return {"answer": tiers.from_cache(hit, question_of(state), 0, state["started"])} if hit else {}
 
     def fuzzy_cache(state: QueryState) -> dict:
         hit = tiers.tier1_fuzzy(pipe.cache, question_of(state), state["fingerprint"], s)
-        return {"answer": tiers.from_cache(hit, question_of(state), 1, state["started"]).to_dict()} if hit else {}
+        return {"answer": tiers.from_cache(hit, question_of(state), 1, state["started"])} if hit else {}
 
     def classify(state: QueryState) -> dict:
         return {"route": tiers.route(hits_of(state), state.get("terms", []), state.get("entry_count", 0), s)}
 
     def out_of_domain(state: QueryState) -> dict:
-        return {"answer": tiers.out_of_domain_answer(question_of(state), hits_of(state), state["started"]).to_dict()}
+        return {"answer": tiers.out_of_domain_answer(question_of(state), hits_of(state), state["started"])}
 
     def direct_answer(state: QueryState) -> dict:
         a = tiers.direct_answer(tree, question_of(state), hits_of(state), s, state["started"])
-        return {"answer": a.to_dict()}
+        return {"answer": a}
 
     def no_model_answer(state: QueryState, tier: int) -> dict | None:
         model, error = pipe.model_or_error()
         if model is not None:
             return None
         a = tiers.extractive_answer(tree, question_of(state), hits_of(state), s, tier, state["started"], error)
-        return {"answer": a.to_dict()}
+        return {"answer": a}
 
     def llm_answer(state: QueryState) -> dict:
         fallback = no_model_answer(state, 3)
         if fallback:
             return fallback
         a = llm_tiers.tier3_llm(tree, pipe.model(), question_of(state), hits_of(state), s, state["started"])
-        return {"answer": a.to_dict()}
+        return {"answer": a}
 
     def agent_prompt(state: QueryState) -> dict:
         return no_model_answer(state, 4) or {"messages": llm_tiers.agent_messages(question_of(state)),
@@ -142,14 +143,14 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
     def agent_answer(state: QueryState) -> dict:
         a = llm_tiers.agent_result(tree, question_of(state), hits_of(state), state.get("messages", []), s,
                                    state["started"])
-        return {"answer": a.to_dict()}
+        return {"answer": a}
 
     def finish(state: QueryState) -> dict:
-        a = tiers.Answer.from_dict(state["answer"])
+        a = tiers.Answer.from_dict(state["answer"])   # an Answer, or its JSON from a checkpoint
         if not a.cached:
-            a = tiers.Answer.from_dict({**a.to_dict(), "latency_ms": tiers.elapsed_ms(state["started"])})
+            a = tiers.Answer.from_dict({**a, "latency_ms": tiers.elapsed_ms(state["started"])})
         pipe.finish(a, state.get("search_fingerprint") or state["fingerprint"])
-        return {"answer": a.to_dict()}
+        return {"answer": a}
 
     g = StateGraph(QueryState)
     g.add_node("fingerprint", fingerprint)

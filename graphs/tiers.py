@@ -13,45 +13,97 @@ they live in ``graphs/llm_tiers.py``.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from memgrove.tree.cache import QueryCache, normalize_query
 from memgrove.tree.fsio import append_line
 from memgrove.tree.search import Hit
 
+from . import answer_pick
 from .settings import QuerySettings
 
 NOT_IN_MEMORY = "not in memory"
 NO_LLM = "No LLM is configured (set MEMGROVE_MODEL, and OPENAI_API_KEY / OPENAI_BASE_URL)"
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What the pipeline answered. ``text`` is markdown: Summary / Details / Sources / Gaps."""
+class Answer(dict):
+    """What the pipeline answered: the same object from ``Memory.query``, in the query graph's
+    state and output, and (as ``to_dict()``) in ``memgrove query --json``.
+
+    A ``dict`` with read-only attribute access, so that it is plain JSON wherever it goes (the
+    graph's state is serialised by LangGraph Studio and checkpointers, the caches store it)
+    and still ``answer.tier`` in Python. Fields:
+
+    - ``answer``: the short answer, first: the sentence of the evidence that answers best
+      (tiers 0–2 and tiers 3–4 without a model), or the model's own answer (tiers 3–4)
+    - ``text``: the whole answer as markdown (Summary / Details / Sources / Gaps)
+    - ``evidence``: the entries behind it, best first: ``{"path", "title", "refs", "text"}``
+    - ``sources``: their paths; ``tier``, ``top_score``, ``latency_ms``, ``cached``,
+      ``out_of_domain``, ``llm``, ``error``: how it was answered
+    """
 
     question: str
+    answer: str
     text: str
     tier: int
-    sources: list[str] = field(default_factory=list)
-    top_score: float = 0.0
-    latency_ms: float = 0.0
-    cached: bool = False
-    out_of_domain: bool = False
-    llm: bool = False
-    error: str | None = None
+    sources: list[str]
+    evidence: list[dict[str, Any]]
+    top_score: float
+    latency_ms: float
+    cached: bool
+    out_of_domain: bool
+    llm: bool
+    error: str | None
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "question", "answer", "text", "tier", "sources", "evidence", "top_score", "latency_ms", "cached",
+        "out_of_domain", "llm", "error")
+
+    def __init__(self, *, question: str, text: str, tier: int, answer: str = "",
+                 sources: list[str] | None = None, evidence: list[dict[str, Any]] | None = None,
+                 top_score: float = 0.0, latency_ms: float = 0.0, cached: bool = False,
+                 out_of_domain: bool = False, llm: bool = False, error: str | None = None):
+        super().__init__(question=question, answer=answer or short_answer(text), text=text, tier=tier,
+                         sources=list(sources or []), evidence=[dict(e) for e in evidence or []],
+                         top_score=top_score, latency_ms=latency_ms, cached=cached,
+                         out_of_domain=out_of_domain, llm=llm, error=error)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Answer is read-only: make a new one with Answer.from_dict({{**a, {name!r}: ...}})")
+
+    def __repr__(self) -> str:
+        return f"Answer(tier={self.tier}, answer={self.answer!r}, sources={self.sources!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A plain, independent copy: what ``memgrove query --json`` prints."""
+        return {**self, "sources": list(self.sources), "evidence": [dict(e) for e in self.evidence]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Answer":
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return cls(**{k: v for k, v in d.items() if k in cls.FIELDS})
+
+
+def short_answer(text: str) -> str:
+    """The answer of a markdown answer without a separate one (a model's, an old cache entry's):
+    its Summary section, else its first paragraph."""
+    text = text.strip()
+    m = re.search(r"^#+\s*Summary\s*$\n(.*?)(?=^#+\s|\Z)", text, re.S | re.M | re.I)
+    body = m.group(1) if m else text
+    for para in re.split(r"\n\s*\n", body.strip()):
+        if para.strip() and not para.lstrip().startswith("#"):
+            return para.strip()
+    return body.strip()
 
 
 # -- tiers 0 and 1 -------------------------------------------------------------
@@ -77,9 +129,8 @@ def tier1_fuzzy(cache: QueryCache, question: str, fingerprint: str, s: QuerySett
 
 
 def from_cache(answer: dict[str, Any], question: str, tier: int, started: float) -> Answer:
-    a = Answer.from_dict(answer)
-    return Answer(question=question, text=a.text, tier=tier, sources=a.sources, top_score=a.top_score,
-                  latency_ms=elapsed_ms(started), cached=True, out_of_domain=a.out_of_domain, llm=a.llm)
+    return Answer.from_dict({**answer, "question": question, "tier": tier, "latency_ms": elapsed_ms(started),
+                             "cached": True, "error": None})
 
 
 # -- retrieval and routing -----------------------------------------------------
@@ -122,13 +173,20 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 
 # -- answers without an LLM ----------------------------------------------------
 
-def _entry_body(tree, path: str, limit: int) -> str:
+# The most of an entry's text the answer is picked from: a sentence beyond it is not worth
+# analyzing every sentence of a 10 MB entry for.
+PICK_CHARS = 8_000
+
+
+def _entry_text(tree, path: str) -> str:
     try:
         entry = tree.read(path)
-        text = entry.sections.get("Narrative") or entry.body
     except Exception:  # noqa: BLE001 - a vanished entry: fall back to the excerpt
         return ""
-    text = text.strip()
+    return (entry.body or entry.summary).strip()
+
+
+def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
@@ -140,35 +198,99 @@ def format_answer(summary: str, details: list[str], sources: list[str], gaps: st
     return "\n".join(parts)
 
 
-def evidence_answer(tree, hits: list[Hit], s: QuerySettings, gaps: str) -> tuple[str, list[str]]:
-    """The best entries quoted verbatim, as an answer: tier 2, and tiers 3–4 without an LLM."""
-    chosen = [h for h in hits if h.kind == "entry"][: s.direct_max_entries] or hits[: s.direct_max_entries]
-    details, sources = [], []
-    for h in chosen:
-        body = _entry_body(tree, h.path, s.direct_max_chars) or h.excerpt
-        refs = ", ".join(src.get("ref", "") for src in h.sources if src.get("ref"))
-        details.append(f"### {h.title}\n`{h.path}`" + (f" — source {refs}" if refs else "") + f"\n\n{body}\n")
-        sources.append(h.path)
-    top = chosen[0]
-    summary = top.summary or top.excerpt
-    headline = top.title if not summary or summary in top.title else f"{top.title}: {summary}"
-    return format_answer(headline,
-                         details, sources, gaps), sources
+def chosen_hits(hits: list[Hit], s: QuerySettings) -> list[Hit]:
+    """The entries an answer without a model is made of: the best ``direct_max_entries``."""
+    return [h for h in hits if h.kind == "entry"][: s.direct_max_entries] or hits[: s.direct_max_entries]
+
+
+def first_sentence_rule(hit: Hit) -> str:
+    """What led the answer before ``answer_pick``: the top entry's title and first sentence
+    (its summary). Kept for ``benchmarks/answer_first.py``, which measures both."""
+    summary = hit.summary or hit.excerpt
+    return hit.title if not summary or summary in hit.title else f"{hit.title}: {summary}"
+
+
+def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
+                said: list[str] = ()) -> str:
+    """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
+    titles and paths) that answers ``question``. ``said``: per body, who said it and when
+    (a conversation message's title, "Ana, 2 March 2026"), added after the sentence: the
+    answer to "when did Ana …" is often that day, not a word of what she said."""
+    terms = tree.engine.terms(question)
+    try:
+        idf = tree.engine.idf(terms) if terms else {}
+    except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
+        idf = {}
+    clipped = [b[:PICK_CHARS] for b in bodies]
+    found = answer_pick.pick(terms, idf, clipped, tree.engine.terms, contexts)
+    if found is None:
+        return ""
+    text = answer_pick.shown(found, answer_pick.candidates(clipped))
+    who = said[found.rank] if found.rank < len(said) else ""
+    return f"{text} ({who})" if who and who not in text else text
+
+
+def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
+    """The chosen entries as evidence (``{"path", "title", "refs", "text"}``), and their full texts."""
+    evidence, bodies = [], []
+    for h in chosen_hits(hits, s):
+        full = _entry_text(tree, h.path) or h.excerpt
+        refs = [str(src["ref"]) for src in h.sources if src.get("ref")]
+        evidence.append({"path": h.path, "title": h.title, "refs": refs, "text": _clip(full, s.direct_max_chars)})
+        bodies.append(full)
+    return evidence, bodies
+
+
+def evidence_of_paths(tree, paths: list[str], s: QuerySettings) -> list[dict[str, Any]]:
+    """The entries a model's answer cites, as evidence (a vanished one is left out)."""
+    out = []
+    for p in paths:
+        try:
+            entry = tree.read(p)
+        except Exception:  # noqa: BLE001 - deleted since the model read it
+            continue
+        refs = [str(src["ref"]) for src in entry.sources if src.get("ref")]
+        out.append({"path": p, "title": entry.title, "refs": refs,
+                    "text": _clip((entry.body or entry.summary).strip(), s.direct_max_chars)})
+    return out
+
+
+def contexts_of(evidence: list[dict[str, Any]]) -> list[str]:
+    """What each chosen entry is about, beyond its sentences: its title and the words of its path."""
+    return [f"{e['title']} {e['path'].replace('/', ' ')}" for e in evidence]
+
+
+def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
+    """Per chosen entry, its title when it is a conversation's message (who said it, and when)."""
+    kinds = {h.path: {src.get("kind") for src in h.sources} for h in hits}
+    return [e["title"] if "conversation" in kinds.get(e["path"], ()) else "" for e in evidence]
+
+
+def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
+                    gaps: str) -> tuple[str, str, list[str], list[dict[str, Any]]]:
+    """The best entries, quoted, led by the sentence that answers: tier 2, and tiers 3–4 without
+    an LLM. Returns ``(answer, text, sources, evidence)``."""
+    evidence, bodies = evidence_of(tree, hits, s)
+    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said_of(hits, evidence)) or first_sentence_rule(chosen_hits(hits, s)[0])
+    details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
+               + f"\n\n{e['text']}\n" for e in evidence]
+    sources = [e["path"] for e in evidence]
+    return answer, format_answer(answer, details, sources, gaps), sources, evidence
 
 
 def direct_answer(tree, question: str, hits: list[Hit], s: QuerySettings, started: float) -> Answer:
     hits = sorted(hits, key=confidence, reverse=True)
-    text, sources = evidence_answer(
-        tree, hits, s, "Quoted from memory without an LLM; the entries above are the evidence as written.")
-    return Answer(question=question, text=text, tier=2, sources=sources, top_score=top_scores(hits)[0],
-                  latency_ms=elapsed_ms(started))
+    answer, text, sources, evidence = evidence_answer(
+        tree, question, hits, s, "Quoted from memory without an LLM; the entries above are the evidence as written.")
+    return Answer(question=question, answer=answer, text=text, tier=2, sources=sources, evidence=evidence,
+                  top_score=top_scores(hits)[0], latency_ms=elapsed_ms(started))
 
 
 def out_of_domain_answer(question: str, hits: list[Hit], started: float) -> Answer:
-    text = format_answer(
-        f"Not in memory: nothing stored matches this question closely enough ({NOT_IN_MEMORY}).", [], [],
-        "The memory holds no entry about this. Curate the knowledge first, then ask again.")
-    return Answer(question=question, text=text, tier=2, sources=[], top_score=top_scores(hits)[0],
+    summary = f"Not in memory: nothing stored matches this question closely enough ({NOT_IN_MEMORY})."
+    text = format_answer(summary, [], [],
+                         "The memory holds no entry about this. Curate the knowledge first, then ask again.")
+    return Answer(question=question, answer=summary, text=text, tier=2, sources=[], top_score=top_scores(hits)[0],
                   latency_ms=elapsed_ms(started), out_of_domain=True)
 
 
@@ -176,15 +298,32 @@ def extractive_answer(tree, question: str, hits: list[Hit], s: QuerySettings, ti
                       error: str | None) -> Answer:
     """Tiers 3–4 when no LLM is configured or the LLM failed: the best evidence, said plainly."""
     why = f"The LLM call failed ({error}); " if error else f"{NO_LLM}; "
+    evidence: list[dict[str, Any]] = []
     if not hits:
-        text = format_answer(f"{why}no stored entry matches this question.", [], [],
-                             "Nothing in memory matches; no answer could be composed.")
+        answer = f"{why}no stored entry matches this question."
+        text = format_answer(answer, [], [], "Nothing in memory matches; no answer could be composed.")
         sources: list[str] = []
     else:
-        text, sources = evidence_answer(
-            tree, hits, s, why + "these are the most relevant entries, quoted; they may not fully answer the question.")
-    return Answer(question=question, text=text, tier=tier, sources=sources, top_score=top_scores(hits)[0],
-                  latency_ms=elapsed_ms(started), error=error)
+        answer, text, sources, evidence = evidence_answer(
+            tree, question, hits, s,
+            why + "these are the most relevant entries, quoted; they may not fully answer the question.")
+    return Answer(question=question, answer=answer, text=text, tier=tier, sources=sources, evidence=evidence,
+                  top_score=top_scores(hits)[0], latency_ms=elapsed_ms(started), error=error)
+
+
+def tier_label(a: Answer) -> str:
+    """What ran to give ``a``, in words: no "agent loop" when no agent ran."""
+    if a.cached:
+        return "exact cache" if a.tier == 0 else "fuzzy cache"
+    if a.out_of_domain:
+        return "not in memory (search, no LLM)"
+    if a.tier <= 2:
+        return "search, quoted (no LLM)"
+    if a.llm:
+        return "one LLM call" if a.tier == 3 else "agent loop (LLM with tools)"
+    did = "the LLM call" if a.tier == 3 else "the agent loop"
+    why = "the LLM failed" if a.error else "no LLM configured"
+    return f"search, quoted ({why}: {did} did not run)"
 
 
 # -- after an answer -------------------------------------------------------------
@@ -220,6 +359,7 @@ def elapsed_ms(started: float) -> float:
 
 __all__ = [
     "Answer", "NOT_IN_MEMORY", "NO_LLM", "direct_answer", "elapsed_ms", "evidence_answer", "extractive_answer",
-    "format_answer", "from_cache", "log_query", "normalize_query", "out_of_domain_answer", "remember", "route",
-    "tier0_exact", "tier1_fuzzy", "top_scores",
+    "evidence_of_paths", "first_sentence_rule", "format_answer", "from_cache", "log_query", "normalize_query",
+    "out_of_domain_answer", "pick_answer", "remember", "route", "short_answer", "tier0_exact", "tier_label", "tier1_fuzzy",
+    "top_scores",
 ]

@@ -247,20 +247,41 @@ def search(state: _State, query: str, limit: int, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("question")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the evidence: every entry quoted, and the gaps.")
 @json_option
 @click.pass_obj
-def query(state: _State, question: str, as_json: bool) -> None:
-    """Answer QUESTION from memory: caches and BM25 first, an LLM only if needed."""
+def query(state: _State, question: str, verbose: bool, as_json: bool) -> None:
+    """Answer QUESTION from memory: caches and BM25 first, an LLM only if needed.
+
+    Prints the answer first, then how it was answered and the entries it came from
+    (paths for `memgrove show`); --verbose adds the evidence, --json all of it.
+    """
     answer = state.memory().query(question)
     if as_json:
         _emit_json(answer.to_dict())
         return
-    echo(answer.text)
-    how = "cached, " if answer.cached else ""
-    llm = ", LLM" if answer.llm else ""
-    echo(f"\n[tier {answer.tier} · {how}{answer.latency_ms:.1f} ms · top score {answer.top_score:.3f}{llm}]")
+    for line in _answer_lines(answer, verbose):
+        echo(line)
+
+
+# the sources a short answer lists; the rest are one `--verbose` away
+SHORT_SOURCES = 3
+
+
+def _answer_lines(answer: Any, verbose: bool) -> list[str]:
+    from memgrove.graphs.tiers import tier_label
+
+    lines = [answer.text if verbose else answer.answer, ""]
+    lines.append(f"[tier {answer.tier} · {tier_label(answer)} · {answer.latency_ms:.1f} ms · "
+                 f"top score {answer.top_score:.3f}]")
     if answer.error:
-        echo(f"[LLM error: {answer.error}]")
+        lines.append(f"[LLM error: {answer.error}]")
+    if not verbose and answer.sources:
+        shown = answer.sources[:SHORT_SOURCES]
+        lines += ["sources:"] + [f"  {p}" for p in shown]
+        if len(answer.sources) > len(shown):
+            lines.append(f"  … {len(answer.sources) - len(shown)} more (--verbose shows the evidence)")
+    return lines
 
 
 @cli.command()

@@ -243,8 +243,10 @@ class Memory:
     def query(self, question: str) -> "Answer":
         """Answer from memory through the 5-tier pipeline (an LLM only for tiers 3–4).
 
-        The answer carries ``text`` (Summary / Details / Sources / Gaps), ``tier``,
-        ``sources``, ``top_score``, ``latency_ms`` and ``cached``.
+        The ``Answer`` leads with ``answer`` (without a model, the sentence of the evidence that
+        answers best; with one, the model's summary), then ``evidence`` (the entries, quoted),
+        ``sources``, ``tier``, ``text`` (all of it as markdown: Summary / Details / Sources / Gaps),
+        ``top_score``, ``latency_ms`` and ``cached``. The query graph's ``answer`` is the same type.
         """
         return self.pipeline.answer(question)
 

@@ -140,8 +140,9 @@ def start(folder: Path, home: Path, llm: OpenAIServer) -> DevServer:
     workdir.mkdir()
     config = server_config(folder)
     log = folder / "server.log"            # beside the server's folder, never inside a watched one
-    langgraph = Path(sys.executable).parent / "langgraph"
-    cmd = [str(langgraph), "dev", "--no-browser", "--host", "127.0.0.1", "--port", str(free_port()),
+    # this interpreter, not the `langgraph` script: a venv copied from another checkout keeps that
+    # checkout's interpreter in the script's first line, and the server would run its memgrove
+    cmd = [sys.executable, "-m", "langgraph_cli", "dev", "--no-browser", "--host", "127.0.0.1", "--port", str(free_port()),
            "--config", str(config)]
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, cwd=workdir, env=server_env(home, llm), stdout=out,
@@ -225,6 +226,11 @@ def test_query_graph_answers_from_memory_then_from_the_cache(dev: DevServer):
     state = dev.run("query", {"question": TIER2_QUESTION})
     a = state["answer"]
     assert a["tier"] == 2 and not a["cached"] and not a["llm"] and not a["out_of_domain"], a
+    # Studio gets the Answer as plain JSON: every field, the short answer first among them
+    from memgrove.graphs.tiers import Answer
+
+    assert set(a) == set(Answer.FIELDS) and a["answer"] and a["answer"] in a["text"], a
+    assert [e["path"] for e in a["evidence"]] == a["sources"]
     assert a["error"] is None
     assert a["sources"], a
     for path in a["sources"]:

@@ -18,7 +18,8 @@ from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.graphs.tiers import Answer
 
-FIELDS = {"question", "text", "tier", "sources", "top_score", "latency_ms", "cached", "out_of_domain", "llm", "error"}
+FIELDS = {"question", "answer", "text", "tier", "sources", "evidence", "top_score", "latency_ms", "cached",
+          "out_of_domain", "llm", "error"}
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def log_rows(home: Path) -> list[dict]:
 
 def test_query_json_has_every_answer_field(runner):
     data = ask_json(runner, QUESTIONS["direct"])
-    assert set(data) == FIELDS == set(Answer.__dataclass_fields__)
+    assert set(data) == FIELDS == set(Answer.FIELDS)
     assert data["question"] == QUESTIONS["direct"]
     assert (data["tier"], data["cached"], data["llm"], data["error"]) == (2, False, False, None)
     assert data["sources"][0] == "auth/jwt/rotation.md"
@@ -66,21 +67,26 @@ def test_second_identical_query_is_tier0_cached(runner):
     assert second["latency_ms"] < first["latency_ms"]
 
 
+def tier_line(stdout: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith("[tier "))
+
+
 def test_query_table_output(runner):
-    res = invoke(runner, "query", QUESTIONS["direct"])
+    res = invoke(runner, "query", QUESTIONS["direct"], "--verbose")
     assert res.exit_code == 0
     assert res.stdout.startswith("## Summary\n")
-    last = res.stdout.rstrip().splitlines()[-1]
-    assert last.startswith("[tier 2 · ") and "ms · top score 0.9" in last
-    again = invoke(runner, "query", QUESTIONS["direct"]).stdout.rstrip().splitlines()[-1]
-    assert again.startswith("[tier 0 · cached, ")
+    line = tier_line(res.stdout)
+    assert line.startswith("[tier 2 · search, quoted (no LLM) · ") and "ms · top score 0.9" in line
+    again = tier_line(invoke(runner, "query", QUESTIONS["direct"]).stdout)
+    assert again.startswith("[tier 0 · exact cache · ")
 
 
 def test_query_without_llm_says_so(runner):
     res = invoke(runner, "query", QUESTIONS["llm"])
     assert res.exit_code == 0
-    assert "No LLM is configured" in res.stdout and "[tier 3 · " in res.stdout
+    assert "[tier 3 · search, quoted (no LLM configured: the LLM call did not run)" in res.stdout
     assert "LLM error" not in res.stdout
+    assert "No LLM is configured" in invoke(runner, "query", QUESTIONS["llm"], "--verbose").stdout
 
 
 def test_query_shows_the_llm_error(runner, monkeypatch, openai_server):
@@ -90,7 +96,7 @@ def test_query_shows_the_llm_error(runner, monkeypatch, openai_server):
     openai_server.queue(status(401))
     res = invoke(runner, "query", QUESTIONS["llm"])
     assert res.exit_code == 0
-    err_line = res.stdout.rstrip().splitlines()[-1]
+    err_line = next(line for line in res.stdout.splitlines() if line.startswith("[LLM error"))
     assert err_line.startswith("[LLM error: ") and "AuthenticationError (HTTP 401)" in err_line
 
 

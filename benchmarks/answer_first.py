@@ -1,0 +1,149 @@
+#!/usr/bin/env python
+"""Answers first on LoCoMo: is the gold answer in the first sentence an answer shows?
+
+    python benchmarks/answer_first.py                    # all 10 conversations
+    python benchmarks/answer_first.py --conversations 2  # quicker
+
+For every question of categories 1–4 with a gold answer, the conversation is
+curated as in ``benchmarks/locomo.py`` (verbatim curator, one entry per message)
+and the question is searched as ``Memory.query`` does (``tree.search`` with the
+product's default ``prefetch_limit``, ordered by confidence when it routes to
+tier 2). Out of the same chosen entries, two answers are compared, same run:
+
+- **old rule**: the top entry's title and first sentence (its summary), what led
+  every answer without a model before (``tiers.first_sentence_rule``);
+- **new rule**: the answer as shown (``tiers.pick_answer``): the sentence the
+  extractive pick chooses, with the next one when it is short and, for a message,
+  who said it and when;
+- **the picked sentence alone**: the same pick without the next sentence and the
+  speaker and day (nearer the old rule's length).
+
+A hit = the normalised gold answer occurs on word boundaries in the shown text
+(``retrieval_metrics.answer_in_text``: lower-cased, punctuation removed;
+category 3 uses the text before ';'). Reported overall and per category, with
+the answers' mean length in words (a longer text contains more by chance), and
+"reachable": the share of questions whose gold answer is anywhere in the chosen
+entries' texts (the ceiling of any pick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import locomo  # noqa: E402
+import retrieval_metrics as rm  # noqa: E402
+
+RULES = ("old", "new", "sentence", "reachable")
+
+
+def answers_for(mem: Any, question: str) -> dict[str, str]:
+    """The old and new leading text, and all chosen entries' text, for one question."""
+    from memgrove.graphs import answer_pick, tiers
+    from memgrove.graphs.pipeline import QueryPipeline
+
+    pipe = getattr(mem, "_bench_pipe", None)
+    if pipe is None:
+        pipe = mem._bench_pipe = QueryPipeline(mem.tree)
+    s = pipe.settings
+    hits, route = pipe.retrieve(question)
+    if not hits or route == "out_of_domain":
+        return {"old": "", "new": "", "reachable": ""}
+    if route == "direct":
+        hits = sorted(hits, key=tiers.confidence, reverse=True)
+    evidence, bodies = tiers.evidence_of(mem.tree, hits, s)
+    old = tiers.first_sentence_rule(tiers.chosen_hits(hits, s)[0])
+    new = tiers.pick_answer(mem.tree, question, bodies, tiers.contexts_of(evidence),
+                            tiers.said_of(hits, evidence)) or old
+    # the picked sentence alone: no next sentence, no speaker and day (what the pick itself finds)
+    terms = mem.tree.engine.terms(question)
+    found = answer_pick.pick(terms, mem.tree.engine.idf(terms) if terms else {},
+                             [b[: tiers.PICK_CHARS] for b in bodies], mem.tree.engine.terms, tiers.contexts_of(evidence))
+    return {"old": old, "new": new, "sentence": found.text if found else old, "reachable": "\n".join(f"{e['title']}\n{b}" for e, b in zip(evidence, bodies))}
+
+
+def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    from memgrove import Memory
+
+    hits: dict[str, dict[Any, list[bool]]] = {r: defaultdict(list) for r in RULES}
+    words: dict[str, list[int]] = {r: [] for r in ("old", "new", "sentence")}
+    started = time.perf_counter()
+    for sample in samples:
+        turns = locomo.turns_of(sample)
+        qs = [q for q in locomo.questions_of(sample, turns) if q.category in (1, 2, 3, 4) and q.answer]
+        work = Path(tempfile.mkdtemp(prefix="memgrove-answer-first-"))
+        mem = Memory.open(work, create=True, durable=False)
+        try:
+            mem.ingest(conversation=locomo.to_conversation(sample))
+            for q in qs:
+                shown = answers_for(mem, q.question)
+                for r in RULES:
+                    ok = rm.answer_in_text(q.answer, shown[r])
+                    hits[r]["all"].append(ok)
+                    hits[r][q.category].append(ok)
+                for r in words:
+                    words[r].append(rm.word_count(shown[r]))
+        finally:
+            pipe = getattr(mem, "_bench_pipe", None)
+            if pipe is not None:
+                pipe.close()
+            mem.close()
+            shutil.rmtree(work, ignore_errors=True)
+        locomo.log(f"{sample['sample_id']}: {len(qs)} questions")
+
+    def rate(xs: list[bool]) -> float:
+        return round(100.0 * sum(xs) / len(xs), 1) if xs else 0.0
+
+    groups = ["all", 1, 2, 3, 4]
+    return {
+        "conversations": len(samples),
+        "questions": len(hits["old"]["all"]),
+        "seconds": round(time.perf_counter() - started, 1),
+        "rates": {r: {str(g): rate(hits[r][g]) for g in groups} for r in RULES},
+        "counts": {str(g): len(hits["old"][g]) for g in groups},
+        "mean_words": {r: round(sum(w) / len(w), 1) if w else 0.0 for r, w in words.items()},
+    }
+
+
+def render(rep: dict[str, Any]) -> str:
+    names = {"old": "old rule: top entry's title and first sentence", "new": "new rule: the answer as shown",
+             "sentence": "new rule, the picked sentence alone",
+             "reachable": "gold anywhere in the chosen entries"}
+    lines = [f"LoCoMo, {rep['conversations']} conversation(s), {rep['questions']} questions (categories 1–4), "
+             f"{rep['seconds']} s", "",
+             "| gold answer in … | all | cat 1 | cat 2 | cat 3 | cat 4 | mean words |",
+             "|---|---|---|---|---|---|---|"]
+    for r in RULES:
+        rates = rep["rates"][r]
+        mw = rep["mean_words"].get(r)
+        lines.append(f"| {names[r]} | " + " | ".join(f"{rates[g]:.1f}%" for g in ("all", "1", "2", "3", "4"))
+                     + f" | {mw if mw is not None else '—'} |")
+    lines.append("| questions | " + " | ".join(str(rep["counts"][g]) for g in ("all", "1", "2", "3", "4")) + " | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=None, help="locomo10.json (default: as benchmarks/locomo.py)")
+    ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = ap.parse_args(argv)
+    samples = locomo.load_samples(args.data or locomo.default_data())[: args.conversations]
+    rep = run(samples)
+    print(json.dumps(rep, indent=2) if args.json else render(rep))
+    return rep
+
+
+if __name__ == "__main__":
+    main()
