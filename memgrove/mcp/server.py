@@ -13,7 +13,9 @@ import json
 from typing import Any, Callable, Literal
 
 import anyio
+from pydantic import ValidationError
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
 from memgrove.tree.errors import MemgroveError, error_body
@@ -51,7 +53,21 @@ class MemgroveMCP(FastMCP):
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
             arguments = canonical(arguments, tool.parameters.get("properties", {}))
-        return await super().call_tool(name, arguments)
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            # pydantic's report is a dozen lines with a URL; the model needs which argument and why
+            if isinstance(exc.__cause__, ValidationError):
+                return _bad_arguments(name, exc.__cause__)
+            raise
+
+
+def _bad_arguments(tool: str, exc: ValidationError) -> CallToolResult:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+    message = f"invalid arguments for {tool}: {problems}"
+    return CallToolResult(content=[TextContent(type="text", text=f"Error: {message}")],
+                          structuredContent={"error": {"code": "invalid_arguments", "message": message}},
+                          isError=True)
 
 
 def _project(ctx: Context | None, project: str | None) -> str | None:
