@@ -6,6 +6,7 @@ Lists the tools with their annotations, calls every tool and every memory-tool c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -258,3 +259,33 @@ def test_stdout_carries_nothing_but_protocol(project):
     assert "auth/jwt/refresh_rotation.md" in second["result"]["content"][0]["text"]
     assert rest == ""
     assert "a stray print from a library" in err
+
+
+def test_a_write_waiting_for_the_lock_does_not_block_reads(project):
+    """Tools run in worker threads: while a curate waits for the writer lock (held here by
+    another process), a search in the same session is answered."""
+    order: list[str] = []
+
+    with Memory.open(project) as mem, contextlib.ExitStack() as held:
+        held.enter_context(mem.tree.lock.hold())
+
+        async def body(s: ClientSession):
+            async def write() -> None:
+                r = await s.call_tool("memgrove_curate", {"operations": [
+                    {"op": "UPSERT", "path": "auth/jwt/expiry.md", "content": "Tokens last 15 minutes.",
+                     "reason": "waits for the lock"}]})
+                assert not r.isError, r.content[0].text
+                order.append("curate")
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write)
+                await anyio.sleep(0.5)
+                found = await s.call_tool("memgrove_search", {"query": "refresh rotation"})
+                order.append("search")
+                assert found.structuredContent["hits"]
+                held.close()           # the writer may go on now
+
+        session_on(project, body)
+    assert order == ["search", "curate"]
+    with Memory.open(project) as mem:
+        assert mem.tree.exists("auth/jwt/expiry.md")
