@@ -8,8 +8,11 @@ paths refused without writing anything.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from memgrove import Memory
 from memgrove.mcp.memory_files import MemoryFiles, file_text, resolve
 from memgrove.tree.errors import InvalidInput, InvalidPath, MemgroveError
 
@@ -218,3 +221,40 @@ def test_unknown_command_and_missing_arguments_are_fixable_errors(files):
         with pytest.raises(MemgroveError) as exc:
             files.run(command, args)
         assert "\n" not in str(exc.value)
+
+
+def test_create_with_frontmatter_keeps_its_fields(files, mem):
+    files.create(path="/memories/auth/jwt/rotation.md",
+                 file_text="---\ntitle: Rotation\nsummary: Tokens rotate.\ntags: [auth]\n"
+                           "sources: [{kind: file, ref: design.md}]\n---\nRefresh tokens rotate.\n")
+    e = mem.read("auth/jwt/rotation.md")
+    assert (e.title, e.summary, e.tags, e.sources) == \
+        ("Rotation", "Tokens rotate.", ["auth"], [{"kind": "file", "ref": "design.md"}])
+    assert files.view(path="/memories/auth/jwt/rotation.md").splitlines()[1:] == \
+        ["     1\t# Rotation", "     2\t", "     3\tRefresh tokens rotate.", "     4\t"]
+
+
+def test_concurrent_edits_of_one_file_lose_nothing(tmp_path, mem):
+    """Two writers (each its own Memory, as two agents would be) insert into the same file at
+    once: every line lands, because each edit reads and writes under the writer lock."""
+    MemoryFiles(mem).create(path=P, file_text="# Log")
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        with Memory.open(tmp_path) as own:
+            files = MemoryFiles(own)
+            try:
+                for i in range(8):
+                    files.insert(path=P, insert_line=1, insert_text=f"{name} {i}")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    body = mem.read("notes/general/progress.md").body
+    assert sorted(line for line in body.splitlines() if line.strip()) == \
+        sorted(f"{n} {i}" for n in "ab" for i in range(8))
