@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from memgrove import Memory
 from memgrove.mcp import PROJECT_HEADER, create_server
-from memgrove.mcp.stdio import Projects
+from memgrove.mcp.projects import Projects
 
 from test_mcp_stdio import TOOLS
 
