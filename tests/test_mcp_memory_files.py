@@ -258,3 +258,19 @@ def test_concurrent_edits_of_one_file_lose_nothing(tmp_path, mem):
     body = mem.read("notes/general/progress.md").body
     assert sorted(line for line in body.splitlines() if line.strip()) == \
         sorted(f"{n} {i}" for n in "ab" for i in range(8))
+
+
+def test_a_hand_placed_file_is_edited_by_its_exact_name(files, mem):
+    folder = mem.tree.root / "Team-Notes" / "On Call"
+    folder.mkdir(parents=True)
+    (folder / "Rota 2024.md").write_text("# Rota\n\nAna covers March.\n", encoding="utf-8")
+    path = "/memories/Team-Notes/On Call/Rota 2024.md"
+    assert "Ana covers March." in files.view(path=path)
+    files.str_replace(path=path, old_str="Ana", new_str="Ben")
+    assert "Ben covers March." in (folder / "Rota 2024.md").read_text(encoding="utf-8")
+    assert not (mem.tree.root / "team_notes").exists()
+    # a new file still needs the canonical form
+    with pytest.raises(InvalidPath, match="use /memories/team_notes/on_call/x.md"):
+        files.create(path="/memories/Team-Notes/On Call/x.md", file_text="x")
+    files.delete(path=path)
+    assert not (folder / "Rota 2024.md").exists()

@@ -54,8 +54,9 @@ def _one_line(text: str) -> str:
 
 def resolve(path: Any, *, write: bool = False,
             existing: Callable[[str, bool], str | None] | None = None) -> Target:
-    """The tree path a ``/memories`` path names. Writes need the canonical form; reads also
-    reach a hand-placed file by its exact name (``existing(rel, is_file)`` finds it)."""
+    """The tree path a ``/memories`` path names. A new path (``write``) must be in the canonical
+    form; other commands also reach a hand-placed file or folder by its exact name
+    (``existing(rel, is_file)`` finds it)."""
     if not isinstance(path, str) or not path.strip():
         raise InvalidPath(f"a path is required, e.g. {ROOT}/notes/general/progress.md")
     if "\x00" in path or "\\" in path:
@@ -187,7 +188,7 @@ class MemoryFiles:
         return f"File created successfully at: {t.given}"
 
     def str_replace(self, path: Any = None, old_str: Any = None, new_str: Any = "", **_: Any) -> str:
-        t = self._resolve(path, write=True)
+        t = self._resolve(path)
         if not isinstance(old_str, str) or old_str == "":
             raise InvalidInput("str_replace needs 'old_str': text that appears exactly once in the file")
         if new_str is None:
@@ -218,7 +219,7 @@ class MemoryFiles:
                 + "\n".join(snippet))
 
     def insert(self, path: Any = None, insert_line: Any = None, insert_text: Any = None, **_: Any) -> str:
-        t = self._resolve(path, write=True)
+        t = self._resolve(path)
         if isinstance(insert_line, bool) or not isinstance(insert_line, int):
             raise InvalidInput("insert needs 'insert_line': the line number to insert after (0 for the top)")
         if not isinstance(insert_text, str):
@@ -234,7 +235,7 @@ class MemoryFiles:
         return f"The file {t.given} has been edited."
 
     def delete(self, path: Any = None, **_: Any) -> str:
-        t = self._resolve(path, write=True)
+        t = self._resolve(path)
         if not t.rel:
             raise InvalidPath(f"Cannot delete the {ROOT} directory itself")
         with self.tree.lock.hold():
@@ -246,7 +247,7 @@ class MemoryFiles:
         return f"Successfully deleted {t.given}"
 
     def rename(self, old_path: Any = None, new_path: Any = None, **_: Any) -> str:
-        old = self._resolve(old_path, write=True)
+        old = self._resolve(old_path)
         new = self._resolve(new_path, write=True)
         if not old.rel or not new.rel:
             raise InvalidPath(f"Cannot rename the {ROOT} directory itself")

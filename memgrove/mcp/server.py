@@ -73,7 +73,10 @@ def _bad_arguments(tool: str, exc: ValidationError) -> CallToolResult:
 def _project(ctx: Context | None, project: str | None) -> str | None:
     if project:
         return project
-    request = getattr(ctx.request_context, "request", None) if ctx is not None else None
+    try:
+        request = ctx.request_context.request if ctx is not None else None
+    except ValueError:          # no request in progress (a call made outside a session)
+        request = None
     headers = getattr(request, "headers", None)
     return headers.get(PROJECT_HEADER) if headers is not None else None
 
