@@ -20,6 +20,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from helpers.openai_server import serve, text
 from memgrove import Memory
 
 TOOLS = {"memgrove_query", "memgrove_search", "memgrove_read", "memgrove_list", "memgrove_curate",
@@ -57,7 +58,7 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def text(result) -> str:
+def shown(result) -> str:
     return result.content[0].text
 
 
@@ -106,11 +107,11 @@ def test_every_memgrove_tool_over_stdio(project):
 
     r = session_on(project, body)
     assert not r["query"].isError
-    assert "Refresh tokens rotate on every use" in text(r["query"])
+    assert "Refresh tokens rotate on every use" in shown(r["query"])
     assert r["query"].structuredContent["tier"] in (2, 3, 4) and not r["query"].structuredContent["llm"]
-    hits = json.loads(text(r["search"]))["hits"]
+    hits = json.loads(shown(r["search"]))["hits"]
     assert hits[0]["path"] == "auth/jwt/refresh_rotation.md"
-    assert "reuse revokes the family" in text(r["read"])
+    assert "reuse revokes the family" in shown(r["read"])
     assert r["list"].structuredContent["folders"][0]["path"] == "auth/jwt"
     assert r["curate"].structuredContent["applied"][0]["status"] == "added"
     # ADD onto an existing entry: nothing written, its current text returned
@@ -121,12 +122,12 @@ def test_every_memgrove_tool_over_stdio(project):
     assert (first["op"], first["path"], first["reason"], first["actor"]) == \
         ("UPSERT", "auth/jwt/expiry.md", "learned in review", "mcp")
     assert r["undo"].structuredContent["status"] == "undone"
-    assert r["read_gone"].isError and "no entry at auth/jwt/expiry.md" in text(r["read_gone"])
+    assert r["read_gone"].isError and "no entry at auth/jwt/expiry.md" in shown(r["read_gone"])
     # errors a model can fix are tool results, not protocol errors, with the error body
     for key, code in (("bad_undo", "journal_error"), ("bad_curate", "batch_rejected"),
                       ("empty_query", "invalid_input")):
         assert r[key].isError, key
-        assert text(r[key]).startswith("Error: ") and r[key].structuredContent["error"]["code"] == code
+        assert shown(r[key]).startswith("Error: ") and r[key].structuredContent["error"]["code"] == code
     with Memory.open(project) as mem:
         assert not mem.tree.exists("auth/jwt/expiry.md")
         assert [x.op for x in mem.history(limit=3)] == ["UNDO", "UPSERT", "ADD"]
@@ -166,27 +167,27 @@ def test_every_memory_command_over_stdio(project):
     ok = {"view_root", "create", "view", "view_range", "replace", "insert", "rename", "view_renamed", "view_dir",
           "delete"}
     for name, _ in calls:
-        assert r[name].isError is (name not in ok), (name, text(r[name]))
-    assert "/memories/auth/jwt/" in text(r["view_root"])
-    assert text(r["create"]) == f"File created successfully at: {p}"
-    assert text(r["create_again"]) == (f"Error: File {p} already exists: view it, then edit it with str_replace "
+        assert r[name].isError is (name not in ok), (name, shown(r[name]))
+    assert "/memories/auth/jwt/" in shown(r["view_root"])
+    assert shown(r["create"]) == f"File created successfully at: {p}"
+    assert shown(r["create_again"]) == (f"Error: File {p} already exists: view it, then edit it with str_replace "
                                        "or insert, or delete it first")
-    assert "files live at /memories/<domain>/<topic>" in text(r["create_shallow"])
-    assert "would escape /memories directory" in text(r["escape"])
-    assert "Path must start with /memories, got: /tmp/x.md" in text(r["outside"])
-    assert "     3\t- step 1 done" in text(r["view"])
-    assert text(r["view_range"]).splitlines()[1:] == ["     3\t- step 1 done", "     4\t- step 2 todo"]
-    assert "     4\t- step 2 done" in text(r["replace"])
-    assert "Multiple occurrences of old_str `done` in lines: 3, 4" in text(r["replace_twice"])
-    assert "did not appear verbatim" in text(r["replace_missing"])
-    assert "It should be within the range [0, 5]" in text(r["insert_range"])
-    assert "     5\t- step 3 next" in text(r["view_renamed"])
-    assert "does not exist" in text(r["view_old"])
-    assert "/memories/notes/general/log.md" in text(r["view_dir"])
-    assert "Cannot delete the /memories directory itself" in text(r["delete_root"])
-    assert text(r["unknown"]).startswith("Error: invalid arguments for memory: command: Input should be 'view'")
+    assert "files live at /memories/<domain>/<topic>" in shown(r["create_shallow"])
+    assert "would escape /memories directory" in shown(r["escape"])
+    assert "Path must start with /memories, got: /tmp/x.md" in shown(r["outside"])
+    assert "     3\t- step 1 done" in shown(r["view"])
+    assert shown(r["view_range"]).splitlines()[1:] == ["     3\t- step 1 done", "     4\t- step 2 todo"]
+    assert "     4\t- step 2 done" in shown(r["replace"])
+    assert "Multiple occurrences of old_str `done` in lines: 3, 4" in shown(r["replace_twice"])
+    assert "did not appear verbatim" in shown(r["replace_missing"])
+    assert "It should be within the range [0, 5]" in shown(r["insert_range"])
+    assert "     5\t- step 3 next" in shown(r["view_renamed"])
+    assert "does not exist" in shown(r["view_old"])
+    assert "/memories/notes/general/log.md" in shown(r["view_dir"])
+    assert "Cannot delete the /memories directory itself" in shown(r["delete_root"])
+    assert shown(r["unknown"]).startswith("Error: invalid arguments for memory: command: Input should be 'view'")
     assert r["unknown"].structuredContent["error"]["code"] == "invalid_arguments"
-    assert "\n" not in text(r["unknown"])
+    assert "\n" not in shown(r["unknown"])
     with Memory.open(project) as mem:
         reasons = [x.reason for x in reversed(mem.history(limit=None))][1:]   # after the seed
     assert reasons == [f"memory tool: create {p}", f"memory tool: str_replace {p}",
@@ -289,3 +290,21 @@ def test_a_write_waiting_for_the_lock_does_not_block_reads(project):
     assert order == ["search", "curate"]
     with Memory.open(project) as mem:
         assert mem.tree.exists("auth/jwt/expiry.md")
+
+
+def test_memgrove_query_uses_the_configured_model(project, monkeypatch):
+    """With a model configured (here a scripted OpenAI-protocol server on 127.0.0.1), the LLM
+    tiers answer through memgrove_query; without one they quote the evidence (tested above)."""
+    with serve([text("Reusing a refresh token revokes the whole token family.")] * 3) as llm:
+        monkeypatch.setenv("MEMGROVE_MODEL", "gpt-test")
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+
+        async def body(s: ClientSession):
+            return await s.call_tool("memgrove_query", {"query": "what happens when someone reuses a token"})
+
+        answer = session_on(project, body)
+    assert not answer.isError, answer.content[0].text
+    assert answer.structuredContent["llm"] is True and answer.structuredContent["tier"] in (3, 4)
+    assert "revokes the whole token family" in answer.content[0].text
+    assert llm.requests, "the model was never called"
