@@ -99,6 +99,7 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
     app is mounted under ``/mcp``); the host app must run ``server.session_manager.run()`` in its
     lifespan when it mounts that app. Other ``settings`` go to ``FastMCP``.
     """
+    settings.setdefault("log_level", "WARNING")   # FastMCP logs every request at INFO
     server = MemgroveMCP(name, instructions=INSTRUCTIONS, streamable_http_path=streamable_http_path, **settings)
 
     async def run(ctx: Context | None, project: str | None, fn: Callable[[Any], Any],

@@ -27,7 +27,7 @@ def serve_stdio(root: str | None) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     projects = Projects(root)
-    server = create_server(projects, log_level="WARNING")
+    server = create_server(projects)
 
     async def main() -> None:
         out = anyio.wrap_file(TextIOWrapper(protocol_out, encoding="utf-8", write_through=True))
