@@ -435,6 +435,20 @@ def doctor(state: _State, fix: bool, as_json: bool) -> None:
         raise click.exceptions.Exit(1)
 
 
+@cli.command("mcp")
+@click.option("--root", "mcp_root", type=click.Path(file_okay=False),
+              help="Project folder holding .memgrove/ (default: the global --root, or found upwards).")
+@click.pass_obj
+def mcp_command(state: _State, mcp_root: str | None) -> None:
+    """Serve the memory to an MCP client over stdio (Claude Code, Claude Desktop, Cursor...).
+
+    Standard output carries only the protocol; messages go to standard error.
+    """
+    from memgrove.mcp.stdio import serve_stdio
+
+    serve_stdio(mcp_root or state.root)
+
+
 def main() -> None:
     try:
         cli(prog_name="memgrove")

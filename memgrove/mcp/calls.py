@@ -1,0 +1,113 @@
+"""What the ``memgrove_*`` MCP tools do, as plain functions of a ``Memory``.
+
+Each returns JSON-ready data and raises a ``MemgroveError`` for a mistake the caller can fix;
+the MCP layer (``server.py``) only adapts them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from memgrove.tree.errors import InvalidInput, MemgroveError
+from memgrove.tree.nesting import deep_error, too_deep
+from memgrove.tree.operations import check_batch_size
+from memgrove.tree.paths import existing_literal, normalize_entry_path
+
+ACTOR = "mcp"
+MAX_LIMIT = 100
+
+
+def _limit(value: Any, default: int, most: int = MAX_LIMIT) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"'limit' must be a whole number from 1 to {most}")
+    return min(value, most)
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"'{name}' is required: give a non-empty string")
+    return value
+
+
+def query(mem: Any, question: Any) -> dict[str, Any]:
+    """The 5-tier pipeline; tiers 3–4 call a model only when one is configured."""
+    return mem.query(_text(question, "query")).to_dict()
+
+
+def search(mem: Any, text: Any, limit: Any = None) -> dict[str, Any]:
+    hits = mem.search(_text(text, "query"), limit=_limit(limit, 10))
+    return {"query": text, "hits": [h.to_dict() for h in hits]}
+
+
+def read(mem: Any, path: Any) -> dict[str, Any]:
+    data = mem.show(_text(path, "path"))
+    if not path.endswith("context.md"):
+        mem.tree.record_delivery([_tree_path(mem, path)])
+    return data
+
+
+def list_folder(mem: Any, folder: Any = "") -> dict[str, Any]:
+    if folder is None:
+        folder = ""
+    if not isinstance(folder, str):
+        raise InvalidInput("'folder' must be a folder path such as 'auth' or 'auth/jwt', or '' for the top")
+    return mem.list(folder.strip().strip("/"))
+
+
+def curate(mem: Any, operations: Any) -> dict[str, Any]:
+    """Explicit operations, all or nothing. An ADD whose path holds an entry writes nothing and
+    answers with that entry's text, so the caller can UPDATE it instead of losing either."""
+    if isinstance(operations, dict):
+        operations = [operations]
+    if not isinstance(operations, list) or not operations:
+        raise InvalidInput("'operations' must be a non-empty list of {op, path, reason, ...} objects")
+    if too_deep(operations):
+        raise deep_error("the operations")
+    check_batch_size(operations, mem.tree.settings.max_input_bytes)  # before waiting for the lock
+    with mem.tree.lock.hold():
+        mem.tree.recover()
+        taken = _taken_by_add(mem, operations)
+        if taken:
+            return {"written": False,
+                    "message": "nothing was written: ADD onto an existing entry; here is its current text. "
+                               "Use UPDATE (or UPSERT) to change it, or ADD under another path.",
+                    "existing": taken}
+        results = mem.curate(operations, actor=ACTOR)
+    return {"written": True, "applied": [dataclasses.asdict(r) for r in results]}
+
+
+def _taken_by_add(mem: Any, operations: list[Any]) -> list[dict[str, str]]:
+    out = []
+    for d in operations:
+        if not isinstance(d, dict) or str(d.get("op", "")).strip().upper() != "ADD":
+            continue
+        raw = d.get("path")
+        if not isinstance(raw, str):
+            continue              # the tree's own validation names what is wrong with it
+        try:
+            rel = _tree_path(mem, raw)
+        except MemgroveError:     # an invalid path is reported by the batch's validation
+            continue
+        if (mem.tree.root / rel).is_file():
+            out.append({"path": rel, "text": mem.tree.read_text(rel)})
+    return out
+
+
+def _tree_path(mem: Any, path: str) -> str:
+    return existing_literal(mem.tree.root, path) or normalize_entry_path(path)
+
+
+def history(mem: Any, limit: Any = None, path: Any = None) -> dict[str, Any]:
+    if path is not None and not isinstance(path, str):
+        raise InvalidInput("'path' must be an entry or folder path")
+    records = mem.history(limit=_limit(limit, 20, 500), path=path or None)
+    return {"operations": [{k: v for k, v in r.to_json().items() if k not in ("before", "after", "also")}
+                           | {"files": [c.path for c in r.changes()]} for r in records]}
+
+
+def undo(mem: Any, op_id: Any, force: Any = False) -> dict[str, Any]:
+    result = mem.undo(_text(op_id, "op_id").strip(), force=bool(force))
+    return dataclasses.asdict(result)

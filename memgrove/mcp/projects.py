@@ -1,0 +1,33 @@
+"""The memories one MCP process serves, opened once each."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+
+class Projects:
+    """The memories one process serves: the default (``root``) and any project a call names,
+    each opened once (``Memory.open`` finds ``.memgrove/`` upwards, like git)."""
+
+    def __init__(self, root: str | None):
+        self.root = root
+        self._open: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, project: str | None) -> Any:
+        from memgrove.memory import Memory
+
+        key = Path(project or self.root or ".").expanduser().resolve()
+        with self._lock:
+            mem = self._open.get(key)
+            if mem is None:
+                mem = self._open[key] = Memory.open(key)
+            return mem
+
+    def close(self) -> None:
+        with self._lock:
+            for mem in self._open.values():
+                mem.close()
+            self._open.clear()
