@@ -110,10 +110,11 @@ def _as_json(value: Any) -> dict[str, Any]:
         raise InvalidInput(f"a store value must be a dict, not {type(value).__name__}")
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"the value is not JSON-serializable ({exc}); give text, numbers, "
                            "booleans, null, lists and dicts") from None
+    try:
+        text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInput("the value holds a lone surrogate, which no text file can hold") from None
     return json.loads(text)
@@ -372,10 +373,9 @@ class ContextTreeStore(BaseStore):
             raise ValueError(f"Unknown operation type: {type(op)}")
         validate_op_namespace(op)
         if isinstance(op, PutOp):
+            # the "langgraph" root is refused by BaseStore.put, and allowed by batch(), as in InMemoryStore
             if not op.namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
-            if op.namespace[0] == "langgraph":
-                raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
             if op.ttl is not None:
                 raise NotImplementedError("TTL is not supported by ContextTreeStore. "
                                           "Use a store implementation that supports TTL or set ttl=None.")
