@@ -170,7 +170,7 @@ def entry_op(namespace: tuple[str, ...], key: str, value: dict[str, Any], index:
                             "value": {k: v for k, v in value.items() if k not in sections},
                             "sections": list(sections)}
     content = _section_text(sections, texts)
-    title = " ".join(_CONTROL.sub(" ", key).split())[:200] or "Untitled"
+    title = _title(key, sections)
     probe = entry_mod.Entry(title=title, sections=entry_mod.sections_from_content(content), extra={META: meta})
     try:
         back = value_of(entry_mod.parse(entry_mod.serialize(probe)))
@@ -181,6 +181,16 @@ def entry_op(namespace: tuple[str, ...], key: str, value: dict[str, Any], index:
         content = _section_text({}, [value[k] for k in fields if value[k].strip()] + nested)
     return {"op": "UPSERT", "path": path_of(namespace, key), "title": title, "content": content or None,
             "extra": {META: meta}, "replace": True, "reason": f"store put {_describe(namespace, key)}"}
+
+
+def _title(key: str, sections: dict[str, str]) -> str:
+    """The first line of the first searchable text field (a uuid key says nothing to a reader),
+    else the key. Only searchable text: a title is indexed, so it must not leak ``index=False``."""
+    for text in sections.values():
+        line = next((" ".join(_CONTROL.sub(" ", ln).split()) for ln in text.split("\n") if ln.strip()), "")
+        if line:
+            return line if len(line) <= 80 else line[:79].rsplit(" ", 1)[0] + "…"
+    return " ".join(_CONTROL.sub(" ", key).split())[:200] or "Untitled"
 
 
 def _describe(namespace: tuple[str, ...], key: str) -> str:

@@ -368,7 +368,7 @@ def test_tree_items_are_readable_entries(tree_store: ContextTreeStore) -> None:
     assert "## text\n\nPrefers dark mode.\n\nAlso large fonts.\n" in text    # markdown a person reads
     assert "importance: 3" in text
     entry = s.memory.read("memories/user_1/editor.md")
-    assert entry.title == "editor"
+    assert entry.title == "Prefers dark mode."                              # its first line, not the key
     assert s.memory.search("large fonts")[0].path == "memories/user_1/editor.md"
 
 
