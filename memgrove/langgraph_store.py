@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -436,10 +436,7 @@ class ContextTreeStore(BaseStore):
                     and (not op.filter or all(matches(item.value.get(k), v) for k, v in op.filter.items())))
 
         if not op.query or not op.query.strip():
-            items = [it for rel in self._paths_under(_prefix_folder(prefix)) if keep(it := self._read(rel))]
-            items.sort(key=lambda it: it.updated_at, reverse=True)
-            return [SearchItem(namespace=it.namespace, key=it.key, value=it.value, created_at=it.created_at,
-                               updated_at=it.updated_at) for it in items[offset:offset + limit]]
+            return self._listing(_prefix_folder(prefix), keep, offset, limit)
         folder = _prefix_folder(prefix)
         want = offset + limit
         n = max(50, want * 4)
@@ -459,6 +456,31 @@ class ContextTreeStore(BaseStore):
             if len(raw) < n:
                 return found[offset:want]
             n *= 4
+
+    def _listing(self, folder: str, keep: Callable[[Item | None], bool], offset: int,
+                 limit: int) -> list[SearchItem]:
+        """Items under ``folder``, the most recently written file first: a stat of each, and
+        reads only until the page is full (reading every item took 135 ms for 100 of them)."""
+        stamped = []
+        for rel in self._paths_under(folder):
+            try:
+                stamped.append((os.stat(self.tree.root / rel).st_mtime_ns, rel))
+            except OSError:
+                continue
+        stamped.sort(reverse=True)
+        out: list[SearchItem] = []
+        for _, rel in stamped:
+            it = self._read(rel)
+            if not keep(it):
+                continue
+            if offset:
+                offset -= 1
+                continue
+            out.append(SearchItem(namespace=it.namespace, key=it.key, value=it.value, created_at=it.created_at,
+                                  updated_at=it.updated_at))
+            if len(out) >= limit:
+                break
+        return out
 
     def _engine(self, query: str, n: int) -> list[tuple[str, float, frozenset]]:
         tree = self.tree

@@ -479,6 +479,22 @@ def test_tree_lists_only_namespaces_holding_items(tree_store: ContextTreeStore) 
     assert ref.list_namespaces() == [("a", "b")]
 
 
+def test_tree_lists_newest_first(tree_store: ContextTreeStore) -> None:
+    """Without a query, the tree lists the most recently written items first (as SqliteStore and
+    PostgresStore order by updated_at); InMemoryStore lists in insertion order."""
+    for k in ("a", "b", "c"):
+        tree_store.put(("m",), k, {"k": k})
+    tree_store.put(("m",), "a", {"k": "a2"})
+    assert keys(tree_store.search(("m",))) == ["a", "c", "b"]
+    assert keys(tree_store.search(("m",), limit=1, offset=1)) == ["c"]
+    assert keys(tree_store.search(("m",), filter={"k": {"$ne": "c"}}, offset=1)) == ["b"]
+    ref = InMemoryStore()
+    for k in ("a", "b", "c"):
+        ref.put(("m",), k, {"k": k})
+    ref.put(("m",), "a", {"k": "a2"})
+    assert keys(ref.search(("m",))) == ["a", "b", "c"]
+
+
 def test_tree_json_normalization(tree_store: ContextTreeStore) -> None:
     """Values come back as JSON gives them back (as from the SQLite and Postgres stores)."""
     tree_store.put(("m",), "k", {"t": (1, 2), "d": {1: "one"}})
