@@ -140,8 +140,10 @@ def start(folder: Path, home: Path, llm: OpenAIServer) -> DevServer:
     workdir.mkdir()
     config = server_config(folder)
     log = folder / "server.log"            # beside the server's folder, never inside a watched one
-    langgraph = Path(sys.executable).parent / "langgraph"
-    cmd = [str(langgraph), "dev", "--no-browser", "--host", "127.0.0.1", "--port", str(free_port()),
+    # this interpreter, not the `langgraph` script beside it: a venv copied from another checkout
+    # keeps that checkout's interpreter in its scripts' shebangs, and the server then imports
+    # that checkout's memgrove
+    cmd = [sys.executable, "-m", "langgraph_cli", "dev", "--no-browser", "--host", "127.0.0.1", "--port", str(free_port()),
            "--config", str(config)]
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, cwd=workdir, env=server_env(home, llm), stdout=out,
