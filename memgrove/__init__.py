@@ -48,6 +48,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Answer",
     "BatchRejected",
+    "ContextTreeStore",
     "DoctorReport",
     "Entry",
     "Hit",
@@ -66,3 +67,12 @@ __all__ = [
     "TreeSettings",
     "__version__",
 ]
+
+
+def __getattr__(name: str):
+    # the store imports LangGraph: loaded on first use, so ``import memgrove`` stays cheap
+    if name == "ContextTreeStore":
+        from memgrove.langgraph_store import ContextTreeStore
+
+        return ContextTreeStore
+    raise AttributeError(f"module 'memgrove' has no attribute {name!r}")

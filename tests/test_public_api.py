@@ -17,6 +17,7 @@ from memgrove import Memory, MemgroveError, TreeNotFound
 EXPECTED_ALL = [
     "Answer",
     "BatchRejected",
+    "ContextTreeStore",
     "DoctorReport",
     "Entry",
     "Hit",

@@ -1,0 +1,199 @@
+#!/usr/bin/env python
+"""Store benchmark: ``ContextTreeStore`` against ``InMemoryStore`` and ``SqliteStore``, same run.
+
+    python benchmarks/store.py                      # 1,000 and 10,000 items, seed 0
+    python benchmarks/store.py --sizes 1000 2000    # a shorter run
+    python benchmarks/store.py --quick --out /tmp/s # 200 items, few calls (for tests)
+
+For every size N and every store (each in a fresh temp folder; SqliteStore on a file there):
+
+1. fill: N items put in batches of ``--batch`` (``store.batch`` of PutOps: one curate batch each
+   for the tree), items ``("bench", "user_<i % 20>")`` / ``item_<i>`` / ``{"text": <seeded words>,
+   "n": i}``;
+2. ``put``: ``--calls`` single puts of new keys (what a tool's ``runtime.store.put`` costs);
+3. ``get``: ``--calls`` gets of random existing keys;
+4. ``search``: ``--calls`` queries of 2–3 words from the corpus's vocabulary, prefix ``("bench",)``,
+   limit 10. InMemoryStore and SqliteStore have no embedding index here (none can be reached
+   offline), and without one both ignore ``query``: their number is a prefix listing, not a
+   search. ContextTreeStore ranks by BM25;
+5. ``list``: ``--calls`` searches without a query in one user's namespace (N/20 items), limit 10.
+
+Latencies are medians (and p90) in milliseconds; ratios are against InMemoryStore and SqliteStore.
+Results: ``benchmarks/results/store.{json,md}`` (``--out`` to choose).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.metadata
+import json
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Callable
+
+from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+
+from memgrove.langgraph_store import ContextTreeStore
+
+RESULTS = Path(__file__).resolve().parent / "results"
+STORES = ("ContextTreeStore", "InMemoryStore", "SqliteStore")
+USERS = 20
+_WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord "
+          "grove harbor island jasper kestrel lagoon meadow nectar orchid pebble quartz raven saffron tundra "
+          "umber violet willow yarrow zephyr token rotate deploy friday editor theme lisbon vim coffee").split()
+
+
+def vocabulary(seed: int, size: int = 2000) -> list[str]:
+    """``size`` distinct made-up words (two syllables of the list above), seeded."""
+    rng = random.Random(seed)
+    words: set[str] = set()
+    while len(words) < size:
+        words.add(rng.choice(_WORDS)[:4] + rng.choice(_WORDS)[-4:])
+    return sorted(words)
+
+
+def item(i: int, vocab: list[str], seed: int) -> tuple[tuple[str, ...], str, dict[str, Any]]:
+    rng = random.Random(seed * 1_000_003 + i)   # item i is the same at every size
+    text = " ".join(rng.choice(vocab) for _ in range(rng.randint(8, 24)))
+    return ("bench", f"user_{i % USERS}"), f"item_{i}", {"text": text.capitalize() + ".", "n": i}
+
+
+def open_store(kind: str, folder: Path, stack: ExitStack) -> BaseStore:
+    if kind == "ContextTreeStore":
+        return stack.enter_context(ContextTreeStore(folder / "project"))
+    if kind == "InMemoryStore":
+        return InMemoryStore()
+    store = stack.enter_context(SqliteStore.from_conn_string(str(folder / "store.sqlite")))
+    store.setup()
+    return store
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000.0
+
+
+def summary(ms: list[float]) -> dict[str, float]:
+    ms = sorted(ms)
+    return {"median_ms": round(statistics.median(ms), 3), "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 3),
+            "n": len(ms)}
+
+
+def measure(kind: str, n: int, calls: int, batch: int, seed: int) -> dict[str, Any]:
+    vocab = vocabulary(seed)
+    rng = random.Random(seed + n)
+    queries = [" ".join(rng.sample(vocab, rng.randint(2, 3))) for _ in range(calls)]
+    get_keys = [rng.randrange(n) for _ in range(calls)]
+    users = [rng.randrange(USERS) for _ in range(calls)]
+    out: dict[str, Any] = {"store": kind, "size": n}
+    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp, ExitStack() as stack:
+        store = open_store(kind, Path(tmp), stack)
+        t = time.perf_counter()
+        for start in range(0, n, batch):
+            store.batch([PutOp(*item(i, vocab, seed)) for i in range(start, min(n, start + batch))])
+        out["fill_s"] = round(time.perf_counter() - t, 3)
+        out["fill_items_per_s"] = round(n / max(out["fill_s"], 1e-9), 1)
+        store.search(("bench",), query=queries[0], limit=10)   # warm: the index searcher, caches
+        out["put"] = summary([timed(lambda i=i: store.put(*item(n + i, vocab, seed))) for i in range(calls)])
+        out["get"] = summary([timed(lambda k=k: store.get(("bench", f"user_{k % USERS}"), f"item_{k}"))
+                              for k in get_keys])
+        hits: list[int] = []
+
+        def search(q: str) -> None:
+            hits.append(len(store.search(("bench",), query=q, limit=10)))
+
+        out["search"] = summary([timed(lambda q=q: search(q)) for q in queries])
+        out["search"]["mean_hits"] = round(sum(hits) / len(hits), 2)
+        out["list"] = summary([timed(lambda u=u: store.search(("bench", f"user_{u}"), limit=10)) for u in users])
+        out["check"] = {"get_found": all(store.get(("bench", f"user_{k % USERS}"), f"item_{k}") is not None
+                                         for k in get_keys[:20])}
+    return out
+
+
+def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """ContextTreeStore's median over each reference's, per size and operation."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    by = {(r["store"], r["size"]): r for r in rows}
+    for (kind, size), r in by.items():
+        if kind != "ContextTreeStore":
+            continue
+        for ref in ("InMemoryStore", "SqliteStore"):
+            o = by.get((ref, size))
+            if o is None:
+                continue
+            out.setdefault(str(size), {})[ref] = {
+                op: round(r[op]["median_ms"] / max(o[op]["median_ms"], 1e-6), 1) for op in ("put", "get", "search", "list")}
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [f"# Store benchmark ({report['date']}, commit {report['commit']})", "",
+             f"{report['machine']}; seed {report['seed']}; {report['calls']} calls per operation; fill in batches of "
+             f"{report['batch']}. Medians (p90) in ms.", "",
+             "| size | store | fill s | fill items/s | put | get | search | list |", "|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        cell = [f"{r[op]['median_ms']:.2f} ({r[op]['p90_ms']:.2f})" for op in ("put", "get", "search", "list")]
+        lines.append(f"| {r['size']:,} | {r['store']} | {r['fill_s']:.2f} | {r['fill_items_per_s']:,.0f} | "
+                     + " | ".join(cell) + " |")
+    lines += ["", "ContextTreeStore's median ÷ the reference's:", "",
+              "| size | against | put | get | search | list |", "|---|---|---|---|---|---|"]
+    for size, refs in report["ratios"].items():
+        for ref, r in refs.items():
+            lines.append(f"| {int(size):,} | {ref} | {r['put']}× | {r['get']}× | {r['search']}× | {r['list']}× |")
+    lines += ["", "`search` for InMemoryStore and SqliteStore is a prefix listing: without an embedding index "
+              "both ignore the query. ContextTreeStore's is a BM25 search returning ranked, scored matches "
+              f"(mean hits per query: {', '.join(str(r['search']['mean_hits']) for r in report['rows'] if r['store'] == 'ContextTreeStore')})."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--calls", type=int, default=60)
+    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="200 items, 12 calls (for tests)")
+    ap.add_argument("--out", type=Path, default=None, help="results path without extension")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.calls = [200], 12
+    out = args.out or RESULTS / ("store_quick" if args.quick else "store")
+    rows = []
+    for n in args.sizes:
+        for kind in STORES:
+            row = measure(kind, n, args.calls, args.batch, args.seed)
+            rows.append(row)
+            print(f"{n:>6} {kind:<17} fill {row['fill_s']:>7.2f} s  put {row['put']['median_ms']:>7.2f}  "
+                  f"get {row['get']['median_ms']:>6.3f}  search {row['search']['median_ms']:>7.2f}  "
+                  f"list {row['list']['median_ms']:>7.2f} ms", flush=True)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent).stdout.strip()
+    except OSError:
+        commit = "?"
+    report = {"date": dt.date.today().isoformat(), "commit": commit, "seed": args.seed, "calls": args.calls,
+              "batch": args.batch, "sizes": args.sizes,
+              "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
+                         f"langgraph {importlib.metadata.version('langgraph')}",
+              "rows": rows, "ratios": ratios(rows)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
+    print(markdown(report))
+    return report
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
