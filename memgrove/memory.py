@@ -72,9 +72,12 @@ class Memory:
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
                conversation: dict[str, Any] | str | os.PathLike | None = None, *, window: int = 1,
-               batch_size: int = 200, progress: Progress | None = None) -> list[OpResult]:
+               batch_size: int = 200, progress: Progress | None = None,
+               documents: Iterable[tuple[str, str]] = ()) -> list[OpResult]:
         """Curate text, files and/or a conversation with the verbatim curator (no LLM).
 
+        ``documents``: ``(file name, text)`` pairs, files' contents without the files (what a
+        client sends the server); curated as those files would be.
         Every input is read and checked before anything is written. Different inputs land in
         different entries (``tree/placement.py``); the same input curated again changes nothing.
         """
@@ -89,6 +92,11 @@ class Memory:
         for f in files:
             ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,
                                          placer=placer)
+        for name, content in documents:
+            if len(content.encode("utf-8", "surrogatepass")) > limit:
+                raise InvalidInput(f"{name} is larger than {limit:,} bytes (setting max_input_bytes)")
+            ops += curator.ops_from_document(name, content, ref=name, at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                             placer=placer)
         if conversation is not None:
             ops += curator.ops_from_conversation(self._load_conversation(conversation, limit), window=window,
                                                  placer=placer)
