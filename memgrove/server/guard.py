@@ -130,27 +130,36 @@ class Guard:
     async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.policy.max_body_bytes
         seen = 0
+        refused: BodyTooLarge | None = None
         started = False
 
         async def counting_receive() -> dict[str, Any]:
-            nonlocal seen
+            nonlocal seen, refused
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise _too_large(limit)
+                    refused = _too_large(limit)
+                    raise refused
             return message
 
-        async def tracking_send(message: dict[str, Any]) -> None:
+        async def guarded_send(message: dict[str, Any]) -> None:
+            # a body cut off by the limit makes parsers answer "invalid body": say what happened
             nonlocal started
+            if refused is not None:
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await _refuse(send, refused)
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
+            await self.app(scope, counting_receive, guarded_send)
         except BodyTooLarge as exc:
             if not started:
+                started = True
                 await _refuse(send, exc)
 
 
