@@ -65,7 +65,7 @@ def create_app(project: str | os.PathLike, settings: ServerSettings, *, token: s
                 yield
             finally:
                 await projects.drain()       # every write that started is finished before exit
-                projects.close()
+                await projects.aclose()
 
     app = FastAPI(title="memgrove", version=_version(), lifespan=lifespan,
                   description="Agent-native memory: the Context Tree over REST, LangServe and MCP.")

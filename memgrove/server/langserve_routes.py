@@ -7,7 +7,8 @@ Each route serves a ``ProjectGraph``: the graph of the project the request names
 config schema for LangGraph 1.x graphs and drops ``configurable``, so
 ``per_req_config_modifier`` puts back the two keys that matter: the project and the
 ``thread_id`` (from the body's ``config.configurable.thread_id`` or an ``X-Thread-Id``
-header; the agent keeps threads in ``.memgrove/threads.db``).
+header; the agent keeps threads in ``.memgrove/threads.db``; a run without one gets a
+fresh thread).
 
 On an ``APIRouter`` rather than a ``FastAPI()`` app so the same routes mount beside the
 LangGraph API in ``langgraph.json``'s ``http.app``.
@@ -16,6 +17,7 @@ LangGraph API in ``langgraph.json``'s ``http.app``.
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any, AsyncIterator, Iterator
 
 from fastapi import APIRouter, Request
@@ -61,9 +63,11 @@ class ProjectGraph(Runnable):
         return self.projects.graph(mem, self.name), config, mem
 
     async def _atarget(self, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, Memory]:
-        import asyncio
-
-        return await asyncio.to_thread(self._target, config)
+        config = ensure_config(config)
+        configurable = dict(config.get("configurable") or {})
+        mem = await self.projects.amemory_for(configurable.pop(PROJECT_KEY, None))
+        config["configurable"] = configurable
+        return await self.projects.agraph(mem, self.name), config, mem
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         graph, config, _ = self._target(config)
@@ -109,9 +113,8 @@ async def per_request_config(config: dict[str, Any], request: Request) -> dict[s
     project = request.headers.get(PROJECT_HEADER) or request.query_params.get("project")
     if project:
         configurable[PROJECT_KEY] = project
-    thread = await _thread_of(request)
-    if thread:
-        configurable["thread_id"] = thread
+    # without one, a run of the agent (whose threads persist) is a thread of its own
+    configurable["thread_id"] = await _thread_of(request) or f"memgrove-{uuid.uuid4().hex}"
     return {**config, "configurable": configurable}
 
 
@@ -119,7 +122,7 @@ def langserve_router(projects: Projects) -> APIRouter:
     router = APIRouter()
     default = projects.memory_for(None)
     for name in GRAPHS:
-        add_routes(router, ProjectGraph(name, projects, projects.graph(default, name)), path=f"/{name}",
+        add_routes(router, ProjectGraph(name, projects, projects.template(default, name)), path=f"/{name}",
                    per_req_config_modifier=per_request_config, enable_feedback_endpoint=False,
                    enable_public_trace_link_endpoint=False)
     return router

@@ -35,6 +35,8 @@ class Projects:
         self._graphs: dict[tuple[Path, str], Any] = {}
         self._mutex = threading.Lock()
         self._writes: set[asyncio.Task] = set()
+        self._agent_lock = asyncio.Lock()
+        self._aconns: list[Any] = []
 
     # -- opening ------------------------------------------------------------------------
     def memory_for(self, project: str | None = None) -> Memory:
@@ -55,7 +57,8 @@ class Projects:
         return await asyncio.to_thread(self.memory_for, project)
 
     def graph(self, mem: Memory, name: str) -> Any:
-        """A compiled graph of this project (built once): ``query``, ``curate`` or ``agent``."""
+        """A compiled graph of this project (built once): ``query``, ``curate`` or ``agent``;
+        for synchronous runs (the agent's threads through the synchronous SQLite checkpointer)."""
         with self._mutex:
             g = self._graphs.get((mem.home, name))
             if g is None:
@@ -63,6 +66,28 @@ class Projects:
                 g = mem.agent() if name == "agent" else mem.graph(name)
                 self._graphs[(mem.home, name)] = g
             return g
+
+    async def agraph(self, mem: Memory, name: str) -> Any:
+        """The same for runs on the event loop: the agent's checkpointer must be the async one
+        (the synchronous ``SqliteSaver`` refuses async calls); same ``threads.db``, same threads."""
+        if name != "agent":
+            return await asyncio.to_thread(self.graph, mem, name)
+        key = (mem.home, "agent-async")
+        async with self._agent_lock:
+            g = self._graphs.get(key)
+            if g is None:
+                import aiosqlite
+                from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+                conn = await aiosqlite.connect(str(mem.home / "threads.db"))
+                self._aconns.append(conn)
+                g = await asyncio.to_thread(mem.graph, "agent", checkpointer=AsyncSqliteSaver(conn))
+                self._graphs[key] = g
+            return g
+
+    def template(self, mem: Memory, name: str) -> Any:
+        """A graph to read schemas from (no checkpointer, nothing opened)."""
+        return mem.graph(name)
 
     def writer(self, mem: Memory) -> asyncio.Lock:
         lock = self._writers.get(mem.home)
@@ -101,6 +126,12 @@ class Projects:
         """Wait for every write in flight (shutdown: what was acknowledged or started is finished)."""
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        for conn in self._aconns:
+            await conn.close()
+        self._aconns.clear()
+        await asyncio.to_thread(self.close)
 
     def close(self) -> None:
         with self._mutex:
