@@ -86,6 +86,8 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
     finally:
         if registered:
             registry.unregister(home, os.getpid())
+        if token_file is not None:           # this start's token: useless once it is gone
+            token_file.unlink(missing_ok=True)
     if not server.started:
         print(f"memgrove serve: could not start on {settings.host}:{settings.port} (see above)", file=sys.stderr)
         return 1
