@@ -18,7 +18,7 @@ import pytest
 from helpers.memgrove_server import Server, start_server, stop_server
 
 from memgrove import Memory
-from memgrove.server.errors import RequestTimeout
+from memgrove.server.errors import RequestTimeout, status_of
 from memgrove.server.projects import Projects
 
 BODY_LIMIT = 64 * 1024
@@ -314,7 +314,8 @@ def test_concurrent_curations_all_land_and_queries_keep_answering(srv: Server):
     assert {h["id"] for h in hist} == ids and len(hist) == n
 
 
-def test_a_request_past_the_timeout_answers_504_shape(tmp_path: Path):
+def test_requests_past_the_timeout_give_up_but_writes_complete(tmp_path: Path):
+    assert status_of(RequestTimeout("x")) == 504
     Memory.open(tmp_path, create=True).close()
     projects = Projects(tmp_path, timeout=0.2)
 

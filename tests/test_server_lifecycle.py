@@ -190,8 +190,8 @@ def test_memgrove_token_sets_the_token(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_finder_imports_nothing_heavy():
     code = ("import sys, memgrove.server.registry as r; r.find_server('/nonexistent/.memgrove'); "
-            "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette', 'langserve', 'langchain', 'langchain_core', "
-            "'langgraph', 'pydantic') if m in sys.modules))")
+            "print(sorted(m for m in ('whoosh', 'yaml', 'diskcache', 'fastapi', 'uvicorn', 'starlette', 'langserve', "
+            "'langchain', 'langchain_core', 'langgraph', 'pydantic') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=server_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

@@ -8,9 +8,7 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-from pathlib import Path
 from typing import Any, Callable
 
 from fastapi import FastAPI
@@ -20,7 +18,6 @@ from .guard import Guard, GuardPolicy
 from .projects import Projects
 from .settings import ServerSettings, split_list
 
-log = logging.getLogger("memgrove.server")
 
 
 def _mount_mcp(app: FastAPI, memory_for: Callable[[str | None], Any]) -> bool:
@@ -75,9 +72,7 @@ def create_app(project: str | os.PathLike, settings: ServerSettings, *, token: s
     policy = GuardPolicy(token=token, bind_host=settings.host, port=settings.port,
                          max_body_bytes=settings.max_body_bytes, allowed_hosts=split_list(settings.allowed_hosts),
                          allowed_origins=split_list(settings.allowed_origins))
-    guarded = Guard(app, policy)
-    guarded.fastapi = app              # type: ignore[attr-defined]  (tests and callers reach the app)
-    return guarded
+    return Guard(app, policy)
 
 
 def _version() -> str:
@@ -103,13 +98,8 @@ def _langgraph_app() -> FastAPI:
     policy = GuardPolicy(token=os.environ.get("MEMGROVE_TOKEN") or None, bind_host="127.0.0.1", port=None,
                          max_body_bytes=settings.max_body_bytes, allowed_hosts=split_list(settings.allowed_hosts),
                          allowed_origins=split_list(settings.allowed_origins))
-    app.add_middleware(_GuardMiddleware, policy=policy)
+    app.add_middleware(Guard, policy=policy)
     return app
-
-
-class _GuardMiddleware(Guard):
-    def __init__(self, app: Callable, policy: GuardPolicy):
-        super().__init__(app, policy)
 
 
 def __getattr__(name: str) -> Any:

@@ -116,8 +116,7 @@ class Guard:
         if origin == "null":
             await _refuse(send, Forbidden("Origin 'null' refused"))
             return
-        if scope.get("path") not in OPEN_PATHS and scope.get("method") != "OPTIONS" \
-                and not p.token_ok(headers.get("authorization")):
+        if scope.get("path") not in OPEN_PATHS and not p.token_ok(headers.get("authorization")):
             await _refuse(send, Unauthorized("missing or wrong bearer token: send 'Authorization: Bearer <token>' "
                                              "(the token is in .memgrove/server.token, or MEMGROVE_TOKEN)"))
             return

@@ -13,7 +13,6 @@ import http.client
 import json
 import os
 import secrets
-import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -153,12 +152,3 @@ def find_server(home: str | os.PathLike, timeout: float = PROBE_TIMEOUT) -> dict
 
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
-
-
-def port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True

@@ -8,7 +8,6 @@ done, which would turn that clean stop into a death by signal; our handlers swal
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -93,5 +92,3 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
         return 1
     return 0
 
-
-logging.getLogger("memgrove.server").setLevel(logging.INFO)
