@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-READY_TIMEOUT = 30.0
+READY_TIMEOUT = 90.0   # the machine may be busy: a start imports LangChain and builds three graphs
 _DROP_PREFIXES = ("LANGSMITH_", "LANGCHAIN_", "OPENAI_", "MEMGROVE_", "LANGFUSE_")
 _PROXIES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
