@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import httpx
+
 import pytest
 
 pytest.importorskip("mcp")
@@ -16,7 +18,7 @@ pytest.importorskip("memgrove.mcp")
 
 from helpers.memgrove_server import start_server, stop_server  # noqa: E402
 from mcp import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamablehttp_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from memgrove import Memory  # noqa: E402
 
@@ -32,11 +34,12 @@ def test_mcp_over_streamable_http_needs_the_token_and_lists_tools(tmp_path: Path
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
 
         async def session() -> list[str]:
-            async with streamablehttp_client(f"{srv.url}/mcp", headers={"Authorization": f"Bearer {srv.token}"}) \
-                    as (read, write, _):
-                async with ClientSession(read, write) as s:
-                    await s.initialize()
-                    return [t.name for t in (await s.list_tools()).tools]
+            async with httpx.AsyncClient(headers={"Authorization": f"Bearer {srv.token}"}, timeout=30,
+                                         trust_env=False) as client:
+                async with streamable_http_client(f"{srv.url}/mcp", http_client=client) as (read, write, _):
+                    async with ClientSession(read, write) as s:
+                        await s.initialize()
+                        return [t.name for t in (await s.list_tools()).tools]
 
         names = asyncio.run(session())
         assert "memgrove_search" in names and "memory" in names, names
