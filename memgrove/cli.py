@@ -449,6 +449,25 @@ def mcp_command(state: _State, mcp_root: str | None) -> None:
     serve_stdio(mcp_root or state.root)
 
 
+@cli.command()
+@click.option("--port", type=int, default=None, help="Port to listen on (default 7437, setting port).")
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1, setting host).")
+@click.option("--no-auth", is_flag=True, help="Accept requests without the bearer token (loopback hosts only).")
+@click.pass_obj
+def serve(state: _State, port: int | None, host: str | None, no_auth: bool) -> None:
+    """Serve this project's memory (and any other project a request names) over HTTP: a REST API,
+    LangServe routes for the query, curate and agent graphs, and MCP when installed.
+
+    A bearer token is required: it is written to .memgrove/server.token (readable by you only)
+    unless MEMGROVE_TOKEN sets it. The server registers itself in .memgrove/server.json; stop it
+    with Ctrl-C or SIGTERM."""
+    from memgrove.server.run import serve as run_server
+
+    code = run_server(state.root, host=host, port=port, no_auth=no_auth)
+    if code:
+        raise click.exceptions.Exit(code)
+
+
 def main() -> None:
     try:
         cli(prog_name="memgrove")

@@ -99,7 +99,8 @@ class Memory:
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
                conversation: Any = None, *, window: int = 1,
-               batch_size: int = 200, progress: Progress | None = None) -> IngestResult:
+               batch_size: int = 200, progress: Progress | None = None,
+               documents: Iterable[tuple[str, str]] = ()) -> IngestResult:
         """Curate text, files and/or a conversation with the verbatim curator (no LLM).
 
         ``conversation``: a JSON file's path, or the conversation itself -- memgrove's
@@ -109,6 +110,9 @@ class Memory:
         gets the time of curation, and its source says what was generated; roles are kept.
         Times must name a date ("yesterday" is refused). Empty and repeated messages are skipped
         and counted in the result's ``skipped``.
+
+        ``documents``: ``(file name, text)`` pairs, files' contents without the files (what a
+        client sends the server); curated as those files would be.
 
         Every input is read and checked before anything is written. Different inputs land in
         different entries (``tree/placement.py``); the same input curated again changes nothing.
@@ -128,6 +132,11 @@ class Memory:
         for f in files:
             ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,
                                          placer=placer)
+        for name, content in documents:
+            if len(content.encode("utf-8", "surrogatepass")) > limit:
+                raise InvalidInput(f"{name} is larger than {limit:,} bytes (setting max_input_bytes)")
+            ops += curator.ops_from_document(name, content, ref=name, at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                             placer=placer)
         if conversation is not None:
             conv = self._load_conversation(conversation, limit)
             skipped = skipped_of(conv)
