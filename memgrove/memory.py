@@ -153,7 +153,7 @@ class Memory:
         With no model configured (``model=``, ``Memory.open(model=)`` or ``MEMGROVE_MODEL``), or
         with ``verbatim=True``, the verbatim curator runs instead and the report says so.
         """
-        from memgrove.graphs.curate_report import CurateReport, summarize
+        from memgrove.graphs.curate_report import verbatim_report
         from memgrove.graphs.llm import model_configured
 
         model = model if model is not None else self._model
@@ -162,9 +162,7 @@ class Memory:
             why = ("verbatim curator chosen" if verbatim else
                    "no model configured (set MEMGROVE_MODEL): used the verbatim curator, one entry per message "
                    "or paragraph")
-            applied = [r.__dict__ for r in self.ingest(text=text, files=files, conversation=conversation)]
-            return CurateReport(curator="verbatim", applied=applied,
-                                summary=summarize("verbatim", applied, why_verbatim=why))
+            return verbatim_report(self.ingest(text=text, files=files, conversation=conversation), why)
         from memgrove.graphs.curate import build_curate_graph, report_from_state
 
         data: dict[str, Any] = {"files": files}

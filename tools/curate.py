@@ -8,7 +8,6 @@ configuration error (an unknown op in ``allow``) raises when the tool is built.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any, Literal, Optional
 
@@ -134,7 +133,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
                     f"batch:\n{lines}"), []
         except MemgroveError as exc:
             return f"Error: nothing was written: {exc}. Try again.", []
-        done = [dataclasses.asdict(r) for r in results]
+        done = [r.to_dict() for r in results]
         applied = [{k: d[k] for k in ("op", "path", "status", "message")} for d in done]
         return json.dumps({"applied": applied}, ensure_ascii=False), done
 
