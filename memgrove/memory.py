@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -256,7 +257,8 @@ class Memory:
     def list(self, folder: str = "") -> dict[str, Any]:
         return self.tree.list_folder(folder)
 
-    def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
+    # builtins.list: in this class body, ``list`` is the method above
+    def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list[JournalRecord]:
         return self.tree.history(limit, path)
 
     def reindex(self, progress: Progress | None = None) -> int:
