@@ -325,7 +325,7 @@ def _report_ops(results: list[OpResult], curator_name: str, as_json: bool) -> No
 
 @cli.command()
 @click.argument("query")
-@click.option("-n", "--limit", default=10, show_default=True, help="Most results to show.")
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
 @json_option
 @click.pass_obj
 def search(state: _State, query: str, limit: int, as_json: bool) -> None:
@@ -420,7 +420,8 @@ def _tier_label(row: dict[str, Any]) -> str:
 
 @cli.command()
 @click.argument("folder", required=False, default="")
-@click.option("-n", "--limit", default=20, show_default=True, help="Most entries shown per folder (0: all).")
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Most entries shown per folder (0: all).")
 @click.option("--all", "show_all", is_flag=True, help="Show every entry (same as --limit 0).")
 @json_option
 @click.pass_obj
@@ -494,7 +495,8 @@ def show(state: _State, path: str, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("-n", "--limit", default=20, show_default=True, help="Most operations shown (0: all).")
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Most operations shown (0: all).")
 @click.option("--all", "show_all", is_flag=True, help="Show every operation (same as --limit 0).")
 @click.option("--path", default=None, help="Only operations touching this entry or folder.")
 @json_option
@@ -503,7 +505,7 @@ def history(state: _State, limit: int, show_all: bool, path: str | None, as_json
     """List curate operations, newest first."""
     mem = state.memory()
     records = mem.history(limit=None, path=tree_path(path, mem.tree.root) or None if path else None)
-    shown = records if show_all or limit <= 0 else records[:limit]
+    shown = records if show_all or not limit else records[:limit]
     if as_json:
         _emit_json([{k: v for k, v in r.to_json().items() if k not in ("before", "after", "also")}
                     | {"files": [c.path for c in r.changes()]} for r in shown])
