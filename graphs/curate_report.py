@@ -18,7 +18,7 @@ from memgrove.tree.operations import OpResult
 
 @dataclass(frozen=True)
 class CurateReport:
-    curator: str                                  # "llm" or "verbatim"
+    curator: str              # "llm", "verbatim", or "ops" (explicit operations: the CLI's --ops)
     applied: list[OpResult] = field(default_factory=list)   # in the order they were written
     chunks: int = 0
     model_calls: int = 0

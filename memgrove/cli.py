@@ -13,6 +13,7 @@ well (``memgrove search x --root DIR``), and ``-h`` is ``--help`` everywhere.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -450,7 +451,8 @@ def _render(mem: Memory, node: dict[str, Any], prefix: str, limit: int) -> None:
     lines: list[tuple[str, dict[str, Any] | None]] = [(_folder_line(f), f) for f in node["folders"]]
     lines += [(_entry_line(e), None) for e in entries]
     if more:
-        lines.append((click.style(f"… {more} more entries: memgrove tree {safe(node['path'])} --all", dim=True), None))
+        again = f"memgrove tree {shlex.quote(node['path'])} --all" if node["path"] else "memgrove tree --all"
+        lines.append((click.style(f"… {more} more entries: {safe(again)}", dim=True), None))
     for i, (line, sub) in enumerate(lines):
         last = i == len(lines) - 1
         click.echo(prefix + ("└── " if last else "├── ") + line)
