@@ -461,6 +461,8 @@ CURATOR = textwrap.dedent("""
                 ops.append({"op": "DELETE", "path": f"churn/items/item_{i - 2}.md", "reason": "churn"})
             mem.curate(ops)
             done = time.monotonic()
+            if i == 0:
+                print("READY", flush=True)   # the askers start now, not while this process imports
             if i >= 2:
                 out.write(json.dumps({"deleted": f"churn/items/item_{i - 2}.md", "done": done}) + "\\n")
                 out.flush()
@@ -526,6 +528,8 @@ def test_queries_in_threads_while_another_process_curates(tmp_path, via):
     graph = mem.graph() if via == "graph" else None
     rows: list[dict] = []
     errors: list[BaseException] = []
+    # on a loaded machine the curator may take seconds to import: ask only once it curates
+    assert curator.stdout is not None and curator.stdout.readline().strip() == "READY", curator.communicate()
     stop = time.monotonic() + 2.0
     questions = ["zephyr marker item", "Zephyr marker item says hello", "zephyr marker items say hello"]
 
@@ -557,7 +561,8 @@ def test_queries_in_threads_while_another_process_curates(tmp_path, via):
     assert not errors, repr(errors[:3])
     deletions = _deletions(log)
     assert len(deletions) >= 5 and len(rows) >= 20
-    assert any(r["tier"] <= 1 for r in rows) and any(r["sources"] for r in rows)
+    assert any(r["tier"] <= 1 for r in rows) and any(r["sources"] for r in rows), \
+        [(round(r["began"] % 100, 2), r["tier"], len(r["sources"])) for r in rows]
     _check_no_stale_citation(rows, deletions)
 
 
