@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import os
 from datetime import datetime, timezone
@@ -209,7 +210,7 @@ class Memory:
         With no model configured (``model=``, ``Memory.open(model=)`` or ``MEMGROVE_MODEL``), or
         with ``verbatim=True``, the verbatim curator runs instead and the report says so.
         """
-        from memgrove.graphs.curate_report import CurateReport, summarize
+        from memgrove.graphs.curate_report import verbatim_report
         from memgrove.graphs.llm import model_configured
 
         model = model if model is not None else self._model
@@ -219,11 +220,11 @@ class Memory:
                    "no model configured (set MEMGROVE_MODEL): used the verbatim curator, one entry per message "
                    "or paragraph")
             results = self.ingest(text=text, files=files, conversation=conversation)
-            applied = [r.__dict__ for r in results]
-            summary = summarize("verbatim", applied, why_verbatim=why)
+            report = verbatim_report(results, why)
             if results.skipped_line():
-                summary += "\n" + results.skipped_line()
-            return CurateReport(curator="verbatim", applied=applied, summary=summary, skipped=results.skipped)
+                report = dataclasses.replace(report, summary=report.summary + "\n" + results.skipped_line(),
+                                             skipped=results.skipped)
+            return report
         from memgrove.graphs.curate import build_curate_graph, report_from_state
 
         data: dict[str, Any] = {"files": files}
@@ -321,7 +322,8 @@ class Memory:
     def list(self, folder: str = "") -> dict[str, Any]:
         return self.tree.list_folder(folder)
 
-    def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
+    # builtins.list: in this class body, ``list`` is the method above
+    def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list[JournalRecord]:
         return self.tree.history(limit, path)
 
     def reindex(self, progress: Progress | None = None) -> int:

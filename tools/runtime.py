@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from langchain.tools import ToolRuntime
+
+# The default of a tool function's ``runtime`` parameter, for a call outside an agent. LangChain
+# injects the runtime only into a parameter annotated ``ToolRuntime`` itself: ``ToolRuntime | None``
+# is taken for a model-visible argument and the tool's schema fails. So the None is typed here.
+NO_RUNTIME = cast(ToolRuntime, None)
 
 _opened: dict[Path, Any] = {}
 _lock = threading.Lock()
