@@ -34,7 +34,8 @@ class CurateReport:
         return {"curator": self.curator, "applied": [r.to_dict() for r in self.applied], "chunks": self.chunks,
                 "model_calls": self.model_calls, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "notes": list(self.notes),
-                "errors": list(self.errors), "stopped": self.stopped, "summary": self.summary}
+                "errors": list(self.errors), "stopped": self.stopped, "skipped": dict(self.skipped),
+                "summary": self.summary}
 
     def account(self, *, stopped: bool = True) -> str:
         """The summary, written again; ``stopped=False`` leaves out the line saying the model
