@@ -19,23 +19,27 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memgrove.given_paths import tree_path
-from memgrove.graphs.curate_report import CurateReport
 from memgrove.graphs.llm import model_configured
-from memgrove.memory import Memory
 from memgrove.terminal import dumps, echo, safe
-from memgrove.tree import curator
-from memgrove.tree.curator import decode_input
 from memgrove.tree.errors import InvalidInput, MemgroveError, error_body
 from memgrove.tree.nesting import parse_json
-from memgrove.tree.operations import OpResult
+
+# Heavy modules (Memory: Whoosh, YAML) are imported where used: with a server running,
+# `memgrove query` never loads them (memgrove/client.py).
+if TYPE_CHECKING:
+    from memgrove.client import ServerMemory
+    from memgrove.memory import Memory
+    from memgrove.tree.operations import OpResult
 
 _ROOT_HELP = "Project folder holding .memgrove/ (default: found upwards from the current folder)."
 _JSON_HELP = "Print JSON instead of text (errors too: {\"error\": {\"code\", \"message\"}})."
+_NO_SERVER_HELP = ("Work in this process even when `memgrove serve` runs for the project "
+                   "(also MEMGROVE_NO_SERVER=1).")
 
 
 class _Failure(click.ClickException):
@@ -70,12 +74,21 @@ def _with_global_options(cmd: click.Command) -> None:
     if "--json" not in given:
         cmd.params.append(click.Option(["--json"], is_flag=True, expose_value=False, callback=_json_flag,
                                        help=_JSON_HELP))
+    if "--no-server" not in given and cmd.name not in ("serve", "mcp", "init"):
+        cmd.params.append(click.Option(["--no-server"], is_flag=True, expose_value=False,
+                                       callback=_no_server_after, help=_NO_SERVER_HELP))
 
 
 def _root_after(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     state = ctx.find_object(_State)
     if value is not None and state is not None:
         state.root = value
+
+
+def _no_server_after(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    state = ctx.find_object(_State)
+    if value and state is not None:
+        state.no_server = True
 
 
 def _json_flag(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -157,13 +170,25 @@ def _reader_left() -> None:
 
 
 class _State:
-    def __init__(self, root: str | None, as_json: bool = False):
+    def __init__(self, root: str | None, as_json: bool = False, no_server: bool = False):
         self.root = root
         self.json = as_json
-        self._memory: Memory | None = None
+        self.no_server = no_server
+        self._memory: Memory | ServerMemory | None = None
 
-    def memory(self) -> Memory:
+    def memory(self) -> "Memory | ServerMemory":
+        """The project's memory, chosen once: its running server's, else in this process."""
         if self._memory is None:
+            from memgrove.client import open_memory
+
+            self._memory = open_memory(self.root, self.no_server)
+        return self._memory
+
+    def local(self) -> Memory:
+        """The memory in this process, for what only it does (reindex, doctor)."""
+        from memgrove.memory import Memory
+
+        if self._memory is None or not isinstance(self._memory, Memory):
             self._memory = Memory.open(self.root)
         return self._memory
 
@@ -210,14 +235,15 @@ json_option = click.option("--json", "as_json", is_flag=True, callback=_json_fla
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", envvar="MEMGROVE_HOME", metavar="DIR", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP + " Also taken after the command.")
+@click.option("--no-server", is_flag=True, help=_NO_SERVER_HELP + " Also taken after the command.")
 @click.version_option(package_name="memgrove")
 @click.pass_context
-def cli(ctx: click.Context, root: str | None, as_json: bool) -> None:
+def cli(ctx: click.Context, root: str | None, as_json: bool, no_server: bool) -> None:
     """memgrove: agent-native memory in a tree of markdown files.
 
     --root and --json are taken after the command as well: memgrove search "x" --root DIR.
     """
-    ctx.obj = _State(root, as_json)
+    ctx.obj = _State(root, as_json, no_server)
 
 
 @cli.command()
@@ -228,6 +254,7 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
     """Create .memgrove/ in FOLDER (default: --root or the current folder), with a config.toml
     listing every setting at its default, commented out (an existing one is kept)."""
     from memgrove.config import write_config
+    from memgrove.memory import Memory
 
     mem = Memory.open(folder or state.root or ".", create=True)
     written = write_config(mem.home)
@@ -266,6 +293,8 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
         raw = sys.stdin.buffer.read(limit + 1)
         if len(raw) > limit:
             raise InvalidInput(f"standard input is larger than {limit:,} bytes (setting max_input_bytes)")
+        from memgrove.tree.curator import decode_input
+
         text = decode_input(raw, "standard input", limit)
     if ops_file:
         _report_ops(mem.curate(_read_ops(ops_file, mem.tree.settings.max_input_bytes)), "ops", as_json)
@@ -301,6 +330,8 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
 
 def _read_ops(ops_file: str, limit: int) -> Any:
     """The operations of an ``--ops`` file; one larger than the curator takes is refused unread."""
+    from memgrove.tree import curator
+
     try:
         text = curator.decode_input(curator.read_input(Path(ops_file), limit), ops_file, limit)
     except OSError as exc:
@@ -316,6 +347,8 @@ def _report_ops(results: list[OpResult], curator_name: str, as_json: bool,
     """What the verbatim curator or an ``--ops`` file wrote; as JSON, the same ``CurateReport``
     shape as the LLM curator's. ``skipped``: what the input held but was not curated, by kind."""
     if as_json:
+        from memgrove.graphs.curate_report import CurateReport
+
         _emit_json(CurateReport(curator=curator_name, applied=results, skipped=dict(skipped or {})).to_dict())
         return
     counts: dict[str, int] = {}
@@ -385,7 +418,7 @@ SHORT_SOURCES = 3
 
 
 def _answer_lines(answer: Any, verbose: bool) -> list[str]:
-    from memgrove.graphs.tiers import tier_label
+    from memgrove.graphs.answer import tier_label
 
     lines = [answer.text if verbose else answer.answer, ""]
     lines.append(f"[tier {answer.tier} · {tier_label(answer)} · {answer.latency_ms:.1f} ms · "
@@ -467,13 +500,13 @@ def tree(state: _State, folder: str, limit: int, show_all: bool, as_json: bool) 
     _render(mem, top, "", 0 if show_all else limit)
 
 
-def _walk(mem: Memory, folder: str) -> dict[str, Any]:
+def _walk(mem: "Memory | ServerMemory", folder: str) -> dict[str, Any]:
     node = mem.list(folder)
     node["folders"] = [_walk(mem, f["path"]) for f in node["folders"]]
     return node
 
 
-def _render(mem: Memory, node: dict[str, Any], prefix: str, limit: int) -> None:
+def _render(mem: "Memory | ServerMemory", node: dict[str, Any], prefix: str, limit: int) -> None:
     """One line per folder and entry, never wrapped or cut here: a name is copied whole."""
     entries = node["entries"] if not limit else node["entries"][:limit]
     more = len(node["entries"]) - len(entries)
@@ -576,7 +609,7 @@ def reindex(state: _State, as_json: bool) -> None:
     start = time.perf_counter()
     bar, update = _progress("indexing")
     with bar:
-        n = state.memory().reindex(progress=update)
+        n = state.local().reindex(progress=update)
     secs = time.perf_counter() - start
     if as_json:
         _emit_json({"documents": n, "seconds": round(secs, 3)})
@@ -590,7 +623,7 @@ def reindex(state: _State, as_json: bool) -> None:
 @click.pass_obj
 def doctor(state: _State, fix: bool, as_json: bool) -> None:
     """Check that files, index and journal agree; exit 1 if not."""
-    rep = state.memory().doctor(fix=fix)
+    rep = state.local().doctor(fix=fix)
     if as_json:
         _emit_json(rep.to_dict())
     else:

@@ -7,26 +7,73 @@
     tree.search("refresh token")
 """
 
-from .doctor import DoctorReport, diagnose
-from .entry import Entry, parse, serialize
-from .errors import (
-    BatchRejected,
-    InvalidEntry,
-    InvalidInput,
-    InvalidPath,
-    JournalError,
-    LockTimeout,
-    MemgroveError,
-    NotWritable,
-    OperationConflict,
-    TreeNotFound,
-)
-from .journal import Change, JournalRecord
-from .operations import OPS, OpResult
-from .paths import normalize_entry_path, normalize_folder, snake_case
-from .search import Hit
-from .settings import TreeSettings
-from .store import ContextTree, locate_home
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .doctor import DoctorReport, diagnose
+    from .entry import Entry, parse, serialize
+    from .errors import (
+        BatchRejected,
+        InvalidEntry,
+        InvalidInput,
+        InvalidPath,
+        JournalError,
+        LockTimeout,
+        MemgroveError,
+        NotWritable,
+        OperationConflict,
+        TreeNotFound,
+    )
+    from .journal import Change, JournalRecord
+    from .operations import OPS, OpResult
+    from .paths import normalize_entry_path, normalize_folder, snake_case
+    from .search import Hit
+    from .settings import TreeSettings
+    from .home import locate_home
+    from .store import ContextTree
+
+# Names are imported on first use: a client that only needs ``errors`` (the CLI talking to a
+# running server) must not pay for Whoosh, SQLite and YAML.
+_WHERE = {
+    "DoctorReport": "doctor",
+    "diagnose": "doctor",
+    "Entry": "entry",
+    "parse": "entry",
+    "serialize": "entry",
+    "BatchRejected": "errors",
+    "InvalidEntry": "errors",
+    "InvalidInput": "errors",
+    "InvalidPath": "errors",
+    "JournalError": "errors",
+    "LockTimeout": "errors",
+    "MemgroveError": "errors",
+    "NotWritable": "errors",
+    "OperationConflict": "errors",
+    "TreeNotFound": "errors",
+    "Change": "journal",
+    "JournalRecord": "journal",
+    "OPS": "operations",
+    "OpResult": "operations",
+    "normalize_entry_path": "paths",
+    "normalize_folder": "paths",
+    "snake_case": "paths",
+    "Hit": "search",
+    "TreeSettings": "settings",
+    "ContextTree": "store",
+    "locate_home": "home",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{where}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "OPS", "BatchRejected", "Change", "ContextTree", "DoctorReport", "Entry", "Hit", "InvalidEntry", "InvalidInput",

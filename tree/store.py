@@ -22,7 +22,8 @@ from . import contexts, dates, entry as entry_mod, questions
 from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
-from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, TreeNotFound
+from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
+from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
 from .fsio import TEMP_PREFIX, as_not_writable, atomic_write, disk_errors_as_not_writable
 from .journal import Journal, JournalRecord, utc_now_iso
 from .lifecycle import PROFILES, rank_score
@@ -38,38 +39,10 @@ from .whoosh_engine import IndexBroken, WhooshEngine
 from .writer_lock import WriterLock
 from .searchable import searchable
 
-HOME_NAME = ".memgrove"
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
 INDEX_FORMAT = "whoosh-11"
-
-
-def locate_home(path: str | os.PathLike | None = None, *, create: bool = False) -> Path:
-    """Find ``.memgrove/`` like git finds ``.git``: in ``path`` or any parent.
-
-    ``path`` may also be the ``.memgrove`` folder itself. With ``create``, a
-    missing one is made in ``path``.
-    """
-    start = Path(path or os.environ.get("MEMGROVE_HOME") or os.getcwd()).expanduser().absolute()
-    if start.name == HOME_NAME and (start.is_dir() or create):
-        home = start
-    else:
-        home = None
-        for folder in [start, *start.parents]:
-            if (folder / HOME_NAME / "tree").is_dir():
-                home = folder / HOME_NAME
-                break
-        if home is None:
-            if not create:
-                raise TreeNotFound(f"no {HOME_NAME}/ in {start} or any parent; run `memgrove init` there first")
-            home = start / HOME_NAME
-    if create:
-        (home / "tree").mkdir(parents=True, exist_ok=True)
-        (home / "journal").mkdir(exist_ok=True)
-    elif not (home / "tree").is_dir():
-        raise TreeNotFound(f"{home} is not a memgrove folder (no tree/ inside); run `memgrove init`")
-    return home
 
 
 class ContextTree:

@@ -34,7 +34,8 @@ Proj = Annotated[str | None, Depends(project)]
 
 
 class CurateBody(BaseModel):
-    operations: list[dict[str, Any]] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason; "
+    # items are the library's to check: one that is not an object gets its message, as in the CLI
+    operations: list[Any] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason; "
                                                          "applied all or nothing")
     actor: str = "api"
 
@@ -52,7 +53,8 @@ class IngestBody(BaseModel):
 
 
 class QueryBody(BaseModel):
-    question: str = Field(min_length=1)
+    # an empty question is the library's to refuse, with the message the CLI prints in-process
+    question: str
 
 
 class UndoBody(BaseModel):
@@ -90,7 +92,7 @@ async def read_entry(p: P, proj: Proj, path: str) -> dict[str, Any]:
 
 
 @router.get("/search")
-async def search(p: P, proj: Proj, q: Annotated[str, Query(min_length=1)],
+async def search(p: P, proj: Proj, q: Annotated[str, Query()],
                  limit: Annotated[int, Query(ge=1, le=200)] = 10) -> dict[str, Any]:
     """BM25F search (no LLM)."""
     hits = await p.read(proj, lambda m: m.search(q, limit=limit))
