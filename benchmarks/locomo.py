@@ -457,26 +457,7 @@ def env_without(*names: str) -> Iterator[None]:
 # -- scoring one question -------------------------------------------------------------------
 
 def score(q: Question, r: Retrieved) -> dict[str, Any]:
-    out: dict[str, Any] = {"n_items": len(r.items), "words_available": sum(it.words for it in r.items)}
-    ev = set(q.evidence)
-    all_ids = rm.ids_at_k(r.items, len(r.items))
-    if ev:
-        for k in KS:
-            out[f"R@{k}"] = rm.recall(ev, rm.ids_at_k(r.items, k))
-        out["R@all"] = rm.recall(ev, all_ids)
-    for b in BUDGETS:
-        cut = rm.within_budget(r.items, b)
-        if ev:
-            out[f"R@{b}w"] = rm.recall(ev, cut.ids)
-        if q.answer is not None:
-            out[f"AIC@{b}w"] = rm.answer_in_text(q.answer, cut.text)
-        if b == max(BUDGETS):
-            out["filled"] = not cut.exhausted
-    if ev:
-        cut = rm.within_budget(r.items, max(BUDGETS))
-        out["lost"] = {e: ("in_budget" if e in cut.ids else "beyond_budget" if e in all_ids else "not_retrieved")
-                       for e in q.evidence}
-    return out
+    return rm.score_items(r.items, q.evidence, q.answer, KS, BUDGETS)
 
 
 RECALL_KEYS = [f"R@{k}" for k in KS] + [f"R@{b}w" for b in BUDGETS]
