@@ -72,6 +72,7 @@ SYSTEMS = ("memgrove", "bm25-turns", "bm25-user-turns", "bm25-sessions")
 BASELINES = SYSTEMS[1:]
 ROLES = ("user", "assistant")
 RECALL_KEYS = [f"R@{k}" for k in KS] + [f"R@{b}w" for b in BUDGETS]
+SESSION_KEYS = [f"S@{k}" for k in KS] + [f"S@{k}-all" for k in KS]
 PAIRED_KEYS = ("R@10", "R@200w", "R@500w", "R@1000w")
 DEFAULT_TIER = "100K"
 TRUNCATED = "chat_trunecated.json"   # BEAM's spelling
@@ -227,9 +228,66 @@ def item_role(item: rm.Item, roles: dict[str, str]) -> str:
     return found.pop() if len(found) == 1 else "mixed"
 
 
-def score(q: Question, items: Sequence[rm.Item], roles: dict[str, str]) -> dict[str, Any]:
-    """``rm.score_items`` plus where the words and the evidence are by role."""
+WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+INFLECTIONS = ("'s", "s", "es", "ed", "d", "ing", "en", "n")
+
+
+def _bases(word: str) -> set[str]:
+    out = set()
+    stems = [word[:-len(x)] for x in INFLECTIONS if word.endswith(x) and len(word) - len(x) >= 2]
+    if word.endswith("ies"):
+        stems.append(word[:-3] + "y")
+    for w in [word] + stems:
+        w = w.rstrip("e")
+        out.add(w[:-1] if len(w) > 2 and w[-1] == w[-2] else w)   # "running" -> "runn" -> "run"
+    return out
+
+
+def inflection(a: str, b: str) -> bool:
+    """Whether two words differ only by an inflection ("days"/"day", "used"/"use", "running"/"run"):
+    a match the analyzer should make. Anything else it joins ("publications"/"public", "kids"/"children",
+    "currently"/"current") is a conflation worth counting."""
+    return bool(_bases(a) & _bases(b))
+
+
+class Conflation:
+    """Which of a question's terms a text matches only through the analyzer (a stem or the word-form
+    table joining two different words, e.g. "publications" and "public", "kids" and "children")."""
+
+    def __init__(self) -> None:
+        from memgrove.tree.whoosh_engine import analyzer
+
+        self.analyze = analyzer()
+        self.memo: dict[str, tuple[str, ...]] = {}
+
+    def forms(self, text: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = defaultdict(set)
+        for w in WORD.findall(text.lower()):
+            if w not in self.memo:
+                self.memo[w] = tuple(t.text for t in self.analyze(w))
+            for t in self.memo[w]:
+                out[t].add(w)
+        return out
+
+    def pairs(self, question: dict[str, set[str]], text: str) -> list[str]:
+        """"question word → text word" for each shared term that only words differing by more than an
+        inflection carry (no word of the text is the question's word or an inflection of it)."""
+        mine = self.forms(text)
+        return sorted(f"{min(question[t])} → {min(mine[t])}" for t in question.keys() & mine.keys()
+                      if not any(inflection(a, b) for a in question[t] for b in mine[t]))
+
+
+def score(q: Question, items: Sequence[rm.Item], roles: dict[str, str], sessions: dict[str, str] | None = None,
+          conflation: Conflation | None = None) -> dict[str, Any]:
+    """``rm.score_items`` plus where the words and the evidence are by role, recall of the evidence's
+    sessions, and (with ``conflation``) the top-5 items' matches made only by the analyzer."""
     out = rm.score_items(items, q.evidence, None, KS, BUDGETS)
+    if q.evidence and sessions is not None:   # the issue's session-level view: are the evidence sessions in the top k?
+        wanted = {sessions[e] for e in q.evidence}
+        for k in KS:
+            got = {sessions[i] for it in items[:k] for i in it.ids if i in sessions}
+            out[f"S@{k}"] = len(wanted & got) / len(wanted)
+            out[f"S@{k}-all"] = float(wanted <= got)
     for b in BUDGETS:
         cut = rm.within_budget(items, b)
         out[f"assistant_words@{b}w"] = sum(s.words for s in cut.segments if roles.get(s.id) == "assistant")
@@ -245,6 +303,10 @@ def score(q: Question, items: Sequence[rm.Item], roles: dict[str, str]) -> dict[
         out["wrong_top5"] = dict(Counter(item_role(it, roles) for it in items[:5] if not ev & set(it.ids)))
         out["top1_role"] = item_role(items[0], roles) if items else None
         out["top1_evidence"] = bool(items) and bool(ev & set(items[0].ids))
+        if conflation is not None:
+            qf = conflation.forms(q.question)
+            out["conflated_top5"] = [{"evidence": bool(ev & set(it.ids)), "pairs": conflation.pairs(qf, it.text)}
+                                     for it in items[:5]]
     return out
 
 
@@ -256,8 +318,8 @@ def aggregate(records: list[dict[str, Any]], system: str) -> dict[str, dict[str,
         s = [r["systems"][system] for r in recs]
         with_ev = [x for x in s if "R@5" in x]
         row: dict[str, Any] = {"questions": len(s), "with_evidence": len(with_ev)}
-        for key in RECALL_KEYS + ["R@all"]:
-            row[key] = rm.mean(x[key] for x in with_ev)
+        for key in RECALL_KEYS + ["R@all"] + SESSION_KEYS:
+            row[key] = rm.mean(x[key] for x in with_ev if key in x)
         for b in BUDGETS:   # words-weighted: of all the words the budget bought, how many were the assistant's
             words = sum(x[f"words@{b}w"] for x in s)
             row[f"assistant_share@{b}w"] = sum(x[f"assistant_words@{b}w"] for x in s) / words if words else None
@@ -286,6 +348,14 @@ def by_role(records: list[dict[str, Any]], system: str) -> dict[str, dict[str, A
         wrong.update(x["wrong_top5"])
         if x["top1_role"] is not None and not x["top1_evidence"]:
             top1[x["top1_role"]] += 1
+    if any("conflated_top5" in x for x in pooled):
+        conf: dict[str, Any] = {}
+        for label, is_ev in (("evidence", True), ("wrong", False)):
+            hits = [h for x in pooled for h in x.get("conflated_top5", []) if h["evidence"] == is_ev]
+            pairs = Counter(p for h in hits for p in h["pairs"])
+            conf[label] = {"items": len(hits), "with_conflated_match": sum(1 for h in hits if h["pairs"]),
+                           "top_pairs": dict(pairs.most_common(15))}
+        out["conflated_top5"] = conf
     out["wrong_top5_roles"] = dict(sorted(wrong.items()))
     out["wrong_top1_roles"] = dict(sorted(top1.items()))
     return out
@@ -311,8 +381,10 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
     tiers: Counter = Counter()
     chat_rows, dropped = [], []
     entry_words: list[int] = []
+    conflation = Conflation()
     for chat in chats:
         roles = {m.id: m.role for m in chat.messages}
+        sessions = {m.id: m.session for m in chat.messages}
         for q in chat.questions:
             dropped += [{"chat": chat.id, "question": q.index, "id": x} for x in q.dropped]
         log(f"{chat.id}: {len(chat.messages)} messages, {len(chat.questions)} questions; curating ({variant.name}) ...")
@@ -332,7 +404,8 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
                     for name, retr in systems.items():
                         r = retr(q.question)
                         latencies[name].append(r.latency_ms)
-                        rec["systems"][name] = score(q, r.items, roles)
+                        rec["systems"][name] = score(q, r.items, roles, sessions,
+                                                     conflation if name == "memgrove" else None)
                         if name == "memgrove":
                             tiers[str(r.info.get("tier"))] += 1
                     records.append(rec)
@@ -351,6 +424,11 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
     by_system = {s: aggregate(records, s) for s in SYSTEMS}
     best = {g: {k: max((by_system[b][g][k] for b in BASELINES if by_system[b][g][k] is not None), default=None)
                 for k in RECALL_KEYS} for g in by_system["memgrove"]}
+    message_best = {g: {k: max((by_system[b][g][k] for b in ("bm25-turns", "bm25-user-turns")
+                                if by_system[b][g][k] is not None), default=None) for k in RECALL_KEYS}
+                    for g in by_system["memgrove"]}
+    ratio_message = {g: {k: (by_system["memgrove"][g][k] / message_best[g][k] if by_system["memgrove"][g][k]
+                             is not None and message_best[g][k] else None) for k in RECALL_KEYS} for g in best}
     ratio_best = {g: {k: (by_system["memgrove"][g][k] / best[g][k] if by_system["memgrove"][g][k] is not None
                           and best[g][k] else None) for k in RECALL_KEYS} for g in best}
     role_of = {c.id: {m.id: m.role for m in c.messages} for c in chats}
@@ -359,6 +437,7 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
         "systems": by_system,
         "best_baseline": best,
         "ratio_to_best_baseline": ratio_best,
+        "ratio_to_best_message_baseline": ratio_message,
         "by_role": {s: by_role(records, s) for s in SYSTEMS},
         "paired": {b: paired(records, "memgrove", b) for b in BASELINES},
         "latency_ms": {s: rm.latency_summary(v) for s, v in latencies.items()},
@@ -387,10 +466,14 @@ _pct, _x = locomo._pct, locomo._x
 
 
 def _recall_table(report: dict[str, Any], group: str) -> list[str]:
-    syst, ratio = report["systems"], report["ratio_to_best_baseline"]
-    L = ["| metric | " + " | ".join(SYSTEMS) + " | memgrove ÷ best baseline |", "|---|" + "---|" * (len(SYSTEMS) + 1)]
+    syst, ratio, rmsg = report["systems"], report["ratio_to_best_baseline"], report["ratio_to_best_message_baseline"]
+    L = ["| metric | " + " | ".join(SYSTEMS) + " | memgrove ÷ best baseline | ÷ best message baseline |",
+         "|---|" + "---|" * (len(SYSTEMS) + 2)]
     for k in RECALL_KEYS:
-        L.append(f"| {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS) + f" | {_x(ratio[group][k])} |")
+        L.append(f"| {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS)
+                 + f" | {_x(ratio[group][k])} | {_x(rmsg[group][k])} |")
+    for k in SESSION_KEYS:
+        L.append(f"| sessions {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS) + " | | |")
     return L
 
 
@@ -414,6 +497,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append(f"## Overall: the nine question types with evidence ({n} questions; abstention left out)")
     L.append("")
     L.extend(_recall_table(report, OVERALL))
+    L.append("")
+    L.append("Best message baseline = the better of bm25-turns and bm25-user-turns. sessions S@k = share of the "
+             "evidence's sessions among the sessions of the top k items; S@k-all = all of them there (the issue's "
+             "session-level view). Where a chat has no more than k sessions, bm25-sessions' top k is the whole chat.")
     L.append("")
     L.append("## Per question type")
     L.append("")
@@ -451,13 +538,22 @@ def render_markdown(report: dict[str, Any]) -> str:
         L.append(f"| {s} | " + " | ".join(f"{_pct(row[f'used@{b}w'])} / {_pct(row[f'empty@{b}w'])} / "
                                           f"{_pct(row[f'blocked_by_assistant@{b}w'])}" for b in BUDGETS) + " |")
     L.append("")
-    L.append("Assistant share ÷ all words within the budget (pooled over the questions). "
+    L.append("Assistant share = assistant words ÷ all words within the budget (pooled over the questions). "
              "User / assistant ev. = recall of the evidence ids in user / assistant messages (pooled over ids). "
              "Wrong top-5 = the top-5 items holding none of the question's evidence, by the role of their message "
              "(a session is mixed); wrong top-1 = the same for the first item. Used = words taken ÷ budget; empty = "
              "questions whose budget took nothing (the first message did not fit); stopped by an assistant message = "
              "questions whose budget walk ended at an assistant message that did not fit (percent of questions).")
     L.append("")
+    conf = report["by_role"]["memgrove"].get("conflated_top5")
+    if conf:
+        L.append("memgrove's top-5 items that match the question on a term only through the analyzer (a stem or the "
+                 "word-form table joining words that differ by more than an inflection): " + "; ".join(
+                     f"{k} items {v['with_conflated_match']} of {v['items']} "
+                     f"({v['with_conflated_match'] / max(1, v['items']) * 100:.0f}%)" for k, v in conf.items())
+                 + ". Most frequent among the wrong items (question word → item word): "
+                 + ", ".join(f"{p} ({n})" for p, n in list(conf["wrong"]["top_pairs"].items())[:12]) + ".")
+        L.append("")
     L.append("## Paired per question: memgrove − baseline (pooled questions with evidence)")
     L.append("")
     L.append("| baseline | " + " | ".join(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS) + " |")

@@ -97,6 +97,23 @@ def test_evidence_and_chat_file(data):
 
 # -- scoring by role ----------------------------------------------------------------
 
+def test_session_recall_and_conflations():
+    seg = rm.Segment
+    items = [rm.Item((seg("a", 3, "the public transport museum"),)), rm.Item((seg("u", 2, "two"),))]
+    sessions = {"a": "session_1", "u": "session_2", "v": "session_3"}
+    q = beam.Question("c", 0, "multi_session_reasoning", "How many publications did my kids read?", ["u", "v"], [])
+    out = beam.score(q, items, {"a": "assistant", "u": "user", "v": "user"}, sessions, beam.Conflation())
+    assert out["S@5"] == 0.5 and out["S@5-all"] == 0.0 and out["R@5"] == 0.5
+    # "publications" meets "public" only through the stemmer; "kids" meets "children" through the word-form table
+    conf = beam.Conflation()
+    assert conf.pairs(conf.forms(q.question), "Public transport and the Children's Museum") == [
+        "kids → children's", "publications → public"]
+    assert conf.pairs(conf.forms(q.question), "She read two publications; the kid read one") == []
+    assert out["conflated_top5"][0] == {"evidence": False, "pairs": ["publications → public"]}
+    assert beam.inflection("days", "day") and beam.inflection("running", "run") and beam.inflection("used", "use")
+    assert beam.inflection("libraries", "library") and not beam.inflection("currently", "current")
+
+
 def test_score_by_role_hand_computed():
     seg = rm.Segment
     items = [rm.Item((seg("a", 150, "x " * 150),)), rm.Item((seg("u", 10, "y " * 10),)),
@@ -128,7 +145,7 @@ def test_baselines_by_role(data):
 # -- end to end --------------------------------------------------------------------
 
 def _rates(row: dict, where: str) -> None:
-    keys = [k for k in row if k.startswith(("R@", "assistant_share@", "used@", "empty@", "blocked_by_assistant@"))]
+    keys = [k for k in row if k.startswith(("R@", "S@", "assistant_share@", "used@", "empty@", "blocked_by_assistant@"))]
     assert keys, where
     for k in keys:
         assert row[k] is None or 0.0 <= row[k] <= 1.0, f"{where}.{k} = {row[k]}"
@@ -159,6 +176,8 @@ def test_end_to_end(data, tmp_path, monkeypatch):
     assert report["by_role"]["bm25-turns"]["wrong_top1_roles"].get("assistant", 0) >= 1
     assert set(report["paired"]) == set(beam.BASELINES)
     assert report["paired"]["bm25-turns"]["R@10"]["n"] == 3
+    assert mg["overall"]["S@5-all"] is not None and mg["abstention"]["S@5"] is None
+    assert set(report["by_role"]["memgrove"]["conflated_top5"]) == {"evidence", "wrong"}
     assert report["memgrove"]["entries_total"] == 6 and report["latency_ms"]["memgrove"]["n"] == 5
 
 
