@@ -4,6 +4,7 @@
     python benchmarks/beam.py                    # every chat of the 100K tier, variant verbatim-w1
     python benchmarks/beam.py --chats 3          # the first 3 chats (a short run)
     python benchmarks/beam.py --tier 500K        # the 500K tier
+    python benchmarks/beam.py --tree keywords_boost=0   # an ablation of a [tree] setting
 
 Data: BEAM (mohammadtavakoli78/BEAM), by default ``../shared/datasets/beam/`` relative to the
 repository root, or ``$BEAM_PATH``, or ``--data``; ``<tier>/<n>/chat.json`` and
@@ -34,6 +35,9 @@ with evidence (abstention has none by design and is left out). Evidence = the qu
 ids not in the chat are dropped and counted. Also, per system: the share of each budget's words
 that is assistant text, recall of user and of assistant evidence separately, the roles of the
 top-5 items that hold no evidence, paired per-question differences memgrove − baseline, latency.
+Also, the same run re-sorts memgrove's own hits with the assistant's scores scaled by 0.5 and by 0
+(``memgrove-assistant×w``): a simulation within the 50 hits, to size a role prior before any ranking
+code changes; the product's ranking is untouched.
 No answers are generated or judged: BEAM's answers need an LLM judge and none is reachable.
 """
 
@@ -70,6 +74,10 @@ KS = locomo.KS
 BUDGETS = locomo.BUDGETS
 SYSTEMS = ("memgrove", "bm25-turns", "bm25-user-turns", "bm25-sessions")
 BASELINES = SYSTEMS[1:]
+# not systems: memgrove's own hits re-sorted with the assistant's scores scaled by w (w = 0: every user hit
+# first), to size the role prior the numbers call for before any ranking code changes
+ROLE_PRIORS = (0.5, 0.0)
+SIMULATED = tuple(f"memgrove-assistant×{w:g}" for w in ROLE_PRIORS)
 ROLES = ("user", "assistant")
 RECALL_KEYS = [f"R@{k}" for k in KS] + [f"R@{b}w" for b in BUDGETS]
 SESSION_KEYS = [f"S@{k}" for k in KS] + [f"S@{k}-all" for k in KS]
@@ -310,6 +318,13 @@ def score(q: Question, items: Sequence[rm.Item], roles: dict[str, str], sessions
     return out
 
 
+def reweigh(items: Sequence[rm.Item], scores: Sequence[float], roles: dict[str, str], w: float) -> list[rm.Item]:
+    """``items`` re-sorted by their score, an assistant message's scaled by ``w``; ties keep the order."""
+    keyed = [((sc or 0.0) * (w if item_role(it, roles) == "assistant" else 1.0), -i, it)
+             for i, (it, sc) in enumerate(zip(items, scores))]
+    return [it for _, _, it in sorted(keyed, key=lambda x: (x[0], x[1]), reverse=True)]
+
+
 def aggregate(records: list[dict[str, Any]], system: str) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[dict]] = {t: [r for r in records if r["qtype"] == t] for t in TYPES}
     groups[OVERALL] = [r for r in records if r["qtype"] in POOLED]
@@ -408,6 +423,9 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
                                                      conflation if name == "memgrove" else None)
                         if name == "memgrove":
                             tiers[str(r.info.get("tier"))] += 1
+                            for w, sim in zip(ROLE_PRIORS, SIMULATED):
+                                rec["systems"][sim] = score(q, reweigh(r.items, r.info["scores"], roles, w), roles,
+                                                           sessions)
                     records.append(rec)
         finally:
             entry_words += [sum(s.words for s in segs) for segs, _how in mg.bodies.values()]
@@ -421,7 +439,7 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
         log(f"  curated in {mg.curation['seconds']:.1f} s ({mg.curation['entries']} entries); "
             f"{len(chat.questions)} questions x {len(systems)} systems in {time.perf_counter() - t0:.1f} s")
 
-    by_system = {s: aggregate(records, s) for s in SYSTEMS}
+    by_system = {s: aggregate(records, s) for s in SYSTEMS + SIMULATED}
     best = {g: {k: max((by_system[b][g][k] for b in BASELINES if by_system[b][g][k] is not None), default=None)
                 for k in RECALL_KEYS} for g in by_system["memgrove"]}
     message_best = {g: {k: max((by_system[b][g][k] for b in ("bm25-turns", "bm25-user-turns")
@@ -438,8 +456,9 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
         "best_baseline": best,
         "ratio_to_best_baseline": ratio_best,
         "ratio_to_best_message_baseline": ratio_message,
-        "by_role": {s: by_role(records, s) for s in SYSTEMS},
+        "by_role": {s: by_role(records, s) for s in SYSTEMS + SIMULATED},
         "paired": {b: paired(records, "memgrove", b) for b in BASELINES},
+        "paired_simulated": {s: {b: paired(records, s, b) for b in ("memgrove", "bm25-user-turns")} for s in SIMULATED},
         "latency_ms": {s: rm.latency_summary(v) for s, v in latencies.items()},
         "memgrove": {"tiers": dict(sorted(tiers.items())),
                      "curation_seconds_total": round(sum(c["seconds"] for c in chat_rows), 2),
@@ -563,6 +582,31 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"{d[k]['mean_diff'] * 100:+.1f} ({d[k]['wins']}/{d[k]['losses']}/{d[k]['ties']})"
             if d[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
     L.append("")
+    L.append("## A role prior, simulated on memgrove's own hits (no ranking code changed)")
+    L.append("")
+    L.append("memgrove's 50 hits per question re-sorted with each assistant message's score × w (w = 0: every user "
+             "hit first, the assistant's after, in their order). Overall, percent:")
+    L.append("")
+    rows = ("memgrove", *SIMULATED, "bm25-user-turns")
+    L.append("| system | " + " | ".join(RECALL_KEYS) + " | user ev. @1000w | assistant ev. @1000w | "
+             "assistant share @500w |")
+    L.append("|---|" + "---|" * (len(RECALL_KEYS) + 3))
+    for s in rows:
+        row, br = syst[s][OVERALL], report["by_role"][s]
+        L.append(f"| {s} | " + " | ".join(_pct(row[k]) for k in RECALL_KEYS) + f" | {_pct(br['user']['R@1000w'])} | "
+                 f"{_pct(br['assistant']['R@1000w'])} | {_pct(row['assistant_share@500w'])} |")
+    L.append("")
+    L.append("| simulated | vs | " + " | ".join(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS) + " |")
+    L.append("|---|---|" + "---|" * len(PAIRED_KEYS))
+    for s, d in report["paired_simulated"].items():
+        for b, x in d.items():
+            L.append(f"| {s} | {b} | " + " | ".join(
+                f"{x[k]['mean_diff'] * 100:+.1f} ({x[k]['wins']}/{x[k]['losses']}/{x[k]['ties']})"
+                if x[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
+    L.append("")
+    L.append("Per type at 500 words (memgrove → " + " → ".join(SIMULATED) + "): " + "; ".join(
+        f"{t} " + " → ".join(_pct(syst[s][t]["R@500w"]) for s in ("memgrove", *SIMULATED)) for t in POOLED) + ".")
+    L.append("")
     L.append("## Latency and curation")
     L.append("")
     L.extend(locomo.latency_table(report["latency_ms"], SYSTEMS))
@@ -596,6 +640,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help=f"read chat.json even where BEAM ships {TRUNCATED} (which its answer generation uses)")
     ap.add_argument("--variant", default=locomo.DEFAULT_VARIANT, choices=sorted(locomo.VARIANTS),
                     help="memgrove variant (benchmarks/locomo.py VARIANTS)")
+    ap.add_argument("--tree", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a [tree] setting for an ablation, e.g. --tree keywords_boost=0 (repeatable)")
     ap.add_argument("--prefetch-limit", type=int, default=locomo.DEFAULT_PREFETCH,
                     help=f"query graph prefetch_limit (default {locomo.DEFAULT_PREFETCH})")
     ap.add_argument("--out", type=Path, default=RESULTS, help="directory for beam*.json/.md")
@@ -612,7 +658,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     digest = hashlib.sha256()
     for ch in chats:
         digest.update(ch.path.read_bytes())
-    variant = locomo.VARIANTS[a.variant]
+    variant = locomo.with_tree_overrides(locomo.VARIANTS[a.variant], a.tree)
     command = "python benchmarks/beam.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(0)
     machine["uncommitted"] = locomo.uncommitted_files()
@@ -639,6 +685,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         a.out.mkdir(parents=True, exist_ok=True)
         stem = "beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}") \
             + ("" if a.variant == locomo.DEFAULT_VARIANT else f"_{a.variant}") \
+            + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
             + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "")
         (a.out / f"{stem}.json").write_text(locomo.dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
