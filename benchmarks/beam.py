@@ -35,7 +35,7 @@ with evidence (abstention has none by design and is left out). Evidence = the qu
 ids not in the chat are dropped and counted. Also, per system: the share of each budget's words
 that is assistant text, recall of user and of assistant evidence separately, the roles of the
 top-5 items that hold no evidence, paired per-question differences memgrove − baseline, latency.
-Also, the same run re-sorts memgrove's own hits with the assistant's scores scaled by 0.5 and by 0
+Also, the same run re-sorts memgrove's own hits with the assistant's scores scaled by 0.95, 0.9, 0.8 and 0
 (``memgrove-assistant×w``): a simulation within the 50 hits, to size a role prior before any ranking
 code changes; the product's ranking is untouched.
 No answers are generated or judged: BEAM's answers need an LLM judge and none is reachable.
@@ -76,7 +76,7 @@ SYSTEMS = ("memgrove", "bm25-turns", "bm25-user-turns", "bm25-sessions")
 BASELINES = SYSTEMS[1:]
 # not systems: memgrove's own hits re-sorted with the assistant's scores scaled by w (w = 0: every user hit
 # first), to size the role prior the numbers call for before any ranking code changes
-ROLE_PRIORS = (0.5, 0.0)
+ROLE_PRIORS = (0.95, 0.9, 0.8, 0.0)
 SIMULATED = tuple(f"memgrove-assistant×{w:g}" for w in ROLE_PRIORS)
 ROLES = ("user", "assistant")
 RECALL_KEYS = [f"R@{k}" for k in KS] + [f"R@{b}w" for b in BUDGETS]
