@@ -441,7 +441,7 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
             mem.close()
     statuses: dict[str, int] = {}
     for a in rep.applied:
-        statuses[a["status"]] = statuses.get(a["status"], 0) + 1
+        statuses[a.status] = statuses.get(a.status, 0) + 1
     ours: dict[str, Any] = {
         "finish_on_curate": finish, "chunks": rep.chunks, "calls": rep.model_calls,
         "prompt_tokens": rep.prompt_tokens, "completion_tokens": rep.completion_tokens, "applied": len(rep.applied),

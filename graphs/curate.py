@@ -32,7 +32,7 @@ from memgrove.tree import curator
 from memgrove.tree.chunks import Chunk, conversation_chunks, text_chunks
 from memgrove.tree.errors import InvalidInput
 
-from .curate_report import CurateReport, summarize
+from .curate_report import CurateReport, as_results, summarize
 from .llm import describe_error, prompt, resolve_model
 from .settings import CurateSettings, load_curate_settings
 
@@ -47,7 +47,7 @@ class CurateOutput(TypedDict, total=False):
     """The run's report: what was written (``applied``), the summary, and what it cost."""
 
     summary: str
-    applied: Annotated[list[dict], operator.add]
+    applied: Annotated[list[dict], operator.add]     # OpResult.to_dict()s: the state stays JSON
     notes: Annotated[list[str], operator.add]
     errors: Annotated[list[str], operator.add]
     stopped: str
@@ -239,7 +239,7 @@ def build_curate_graph(memory: Any = None, *, model: Any = None, settings: Curat
 
 def report_from_state(state: dict[str, Any]) -> CurateReport:
     chunks = state.get("chunk_count", len(state.get("chunks", [])))
-    return CurateReport(curator="llm", applied=state.get("applied", []), chunks=chunks,
+    return CurateReport(curator="llm", applied=as_results(state.get("applied", [])), chunks=chunks,
                         model_calls=state.get("model_calls", 0), prompt_tokens=state.get("prompt_tokens", 0),
                         completion_tokens=state.get("completion_tokens", 0), notes=state.get("notes", []),
                         errors=state.get("errors", []), stopped=state.get("stopped", ""),

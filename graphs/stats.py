@@ -48,14 +48,18 @@ def query_stats(log_file: Path) -> dict[str, Any]:
     except FileNotFoundError:
         pass
     tiers: dict[int, list[float]] = {}
-    for tier, ms, _ in rows:
+    by_llm: dict[int, int] = {}
+    for tier, ms, r in rows:
         tiers.setdefault(tier, []).append(ms)
+        by_llm[tier] = by_llm.get(tier, 0) + bool(r.get("llm"))
     out: dict[str, Any] = {"queries": len(rows), "damaged_lines": damaged, "tiers": []}
     for tier in sorted(tiers):
         lat = tiers[tier]
         out["tiers"].append({"tier": tier, "count": len(lat), "share": len(lat) / len(rows),
                              "p50_ms": percentile(lat, 50), "p95_ms": percentile(lat, 95),
-                             "p99_ms": percentile(lat, 99)})
+                             "p99_ms": percentile(lat, 99),
+                             # without a model, tiers 3-4 answer from the best entries: a row says which ran
+                             "llm": by_llm[tier]})
     out["out_of_domain"] = sum(1 for _, _, r in rows if r.get("out_of_domain"))
     out["llm"] = sum(1 for _, _, r in rows if r.get("llm"))
     out["errors"] = sum(1 for _, _, r in rows if r.get("error"))

@@ -22,26 +22,59 @@ if not _os.path.isdir(_os.path.join(_here, "tree")) and all(
     __path__.append(_checkout)
 del _here, _checkout
 
-from memgrove.graphs.tiers import Answer
-from memgrove.memory import Memory
-from memgrove.tree.doctor import DoctorReport
-from memgrove.tree.entry import Entry
-from memgrove.tree.errors import (
-    BatchRejected,
-    InvalidEntry,
-    InvalidInput,
-    InvalidPath,
-    JournalError,
-    LockTimeout,
-    MemgroveError,
-    NotWritable,
-    OperationConflict,
-    TreeNotFound,
-)
-from memgrove.tree.journal import JournalRecord
-from memgrove.tree.operations import OpResult
-from memgrove.tree.search import Hit
-from memgrove.tree.settings import TreeSettings
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memgrove.graphs.tiers import Answer
+    from memgrove.langgraph_store import ContextTreeStore
+    from memgrove.memory import Memory
+    from memgrove.tree.doctor import DoctorReport
+    from memgrove.tree.entry import Entry
+    from memgrove.tree.errors import (
+        BatchRejected,
+        InvalidEntry,
+        InvalidInput,
+        InvalidPath,
+        JournalError,
+        LockTimeout,
+        MemgroveError,
+        NotWritable,
+        OperationConflict,
+        TreeNotFound,
+    )
+    from memgrove.tree.journal import JournalRecord
+    from memgrove.tree.operations import OpResult
+    from memgrove.tree.search import Hit
+    from memgrove.tree.settings import TreeSettings
+
+# Names are imported on first use: a client that only needs ``memgrove.server.registry``
+# (to find a running server) must not pay for Whoosh and YAML.
+_WHERE = {
+    "Answer": "memgrove.graphs.tiers",
+    "ContextTreeStore": "memgrove.langgraph_store",   # imports LangGraph: only when asked for
+    "Memory": "memgrove.memory",
+    "DoctorReport": "memgrove.tree.doctor",
+    "Entry": "memgrove.tree.entry",
+    "JournalRecord": "memgrove.tree.journal",
+    "OpResult": "memgrove.tree.operations",
+    "Hit": "memgrove.tree.search",
+    "TreeSettings": "memgrove.tree.settings",
+    **{name: "memgrove.tree.errors" for name in (
+        "BatchRejected", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
+        "MemgroveError", "NotWritable", "OperationConflict", "TreeNotFound")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'memgrove' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
@@ -67,12 +100,3 @@ __all__ = [
     "TreeSettings",
     "__version__",
 ]
-
-
-def __getattr__(name: str):
-    # the store imports LangGraph: loaded on first use, so ``import memgrove`` stays cheap
-    if name == "ContextTreeStore":
-        from memgrove.langgraph_store import ContextTreeStore
-
-        return ContextTreeStore
-    raise AttributeError(f"module 'memgrove' has no attribute {name!r}")

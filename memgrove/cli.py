@@ -1,31 +1,112 @@
 """The ``memgrove`` command line: a thin layer over ``Memory``.
 
 Each command parses its arguments, calls one library method and renders the
-result (a rich table, or JSON with ``--json``). Known errors become one line
-and exit status 1; unexpected ones too, unless ``MEMGROVE_RAISE_ERRORS`` is set
-(tests), where they propagate with their traceback.
+result (text, or JSON with ``--json``). Known errors become one line and exit
+status 1 (usage errors 2); unexpected ones too, unless ``MEMGROVE_RAISE_ERRORS``
+is set (tests), where they propagate with their traceback. With ``--json`` an
+error is one JSON object on stdout, ``{"error": {"code", "message"}}``.
+
+The group's options (``--root``, ``--json``) are taken after the subcommand as
+well (``memgrove search x --root DIR``), and ``-h`` is ``--help`` everywhere.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from memgrove.given_paths import tree_path
+from memgrove.graphs.curate_report import CurateReport
 from memgrove.graphs.llm import model_configured
 from memgrove.memory import Memory
-from memgrove.terminal import dumps, echo, safe, safe_markup
+from memgrove.terminal import dumps, echo, safe
 from memgrove.tree import curator
 from memgrove.tree.curator import decode_input
-from memgrove.tree.errors import InvalidInput, MemgroveError
+from memgrove.tree.errors import InvalidInput, MemgroveError, error_body
 from memgrove.tree.nesting import parse_json
+from memgrove.tree.operations import OpResult
+
+_ROOT_HELP = "Project folder holding .memgrove/ (default: found upwards from the current folder)."
+_JSON_HELP = "Print JSON instead of text (errors too: {\"error\": {\"code\", \"message\"}})."
+
+
+class _Failure(click.ClickException):
+    """An error with its JSON body (``error_body``), for ``--json``."""
+
+    def __init__(self, message: str, body: dict[str, Any]):
+        super().__init__(message)
+        self.body = body
+
+
+def _asks_json(args: list[str]) -> bool:
+    # decided from the words, not the parse: a usage error stops the parse before --json is read
+    words = args[:args.index("--")] if "--" in args else args
+    return "--json" in words
+
+
+def _error_json(exc: click.ClickException) -> dict[str, Any]:
+    if isinstance(exc, _Failure):
+        return exc.body
+    if isinstance(exc, click.UsageError):
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        return {"error": {"code": "usage", "message": safe(exc.format_message()) + hint}}
+    return {"error": {"code": "error", "message": safe(exc.format_message())}}
+
+
+def _with_global_options(cmd: click.Command) -> None:
+    """``--root`` and ``--json`` after the subcommand too, meaning what they mean before it."""
+    given = {opt for p in cmd.params for opt in getattr(p, "opts", ())}
+    if "--root" not in given:
+        cmd.params.append(click.Option(["--root"], metavar="DIR", type=click.Path(file_okay=False),
+                                       expose_value=False, callback=_root_after, help=_ROOT_HELP))
+    if "--json" not in given:
+        cmd.params.append(click.Option(["--json"], is_flag=True, expose_value=False, callback=_json_flag,
+                                       help=_JSON_HELP))
+
+
+def _root_after(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    state = ctx.find_object(_State)
+    if value is not None and state is not None:
+        state.root = value
+
+
+def _json_flag(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    state = ctx.find_object(_State)
+    if state is None:
+        return value
+    state.json = state.json or value
+    return state.json
 
 
 class _Group(click.Group):
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _with_global_options(cmd)
+        super().add_command(cmd, name)
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or not _asks_json(argv):
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        # click's standalone mode prints errors as text on stderr: here they are JSON on stdout
+        try:
+            rv = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            click.echo(dumps(_error_json(exc)))
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo(dumps({"error": {"code": "aborted", "message": "aborted"}}))
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return self._invoke(ctx)
@@ -36,7 +117,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except MemgroveError as exc:
-            raise click.ClickException(safe(exc)) from None
+            text = safe(exc)
+            raise _Failure(text, error_body(exc, text)) from None
         except click.ClickException as exc:   # its message may quote a path or a file's words
             exc.message = safe(exc.message)
             raise
@@ -48,7 +130,8 @@ class _Group(click.Group):
         except Exception as exc:  # noqa: BLE001 - users see one line, tests see the traceback
             if os.environ.get("MEMGROVE_RAISE_ERRORS"):
                 raise
-            raise click.ClickException(safe(f"unexpected {type(exc).__name__}: {exc}")) from None
+            text = safe(f"unexpected {type(exc).__name__}: {exc}")
+            raise _Failure(text, error_body(exc, text)) from None
 
 
 def _notices(ctx: click.Context) -> None:
@@ -74,8 +157,9 @@ def _reader_left() -> None:
 
 
 class _State:
-    def __init__(self, root: str | None):
+    def __init__(self, root: str | None, as_json: bool = False):
         self.root = root
+        self.json = as_json
         self._memory: Memory | None = None
 
     def memory(self) -> Memory:
@@ -109,29 +193,47 @@ def _progress(description: str):
     return bar, update
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def _width() -> int:
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
-@click.group(cls=_Group)
-@click.option("--root", envvar="MEMGROVE_HOME", type=click.Path(file_okay=False),
-              help="Project folder holding .memgrove/ (default: found upwards from the current folder).")
+def _wrap(text: str, indent: int, first: str = "") -> str:
+    """``text`` wrapped at the terminal's width by words; a word longer than a line (a path,
+    a URL) is kept whole, for the terminal to wrap, never cut."""
+    return textwrap.fill(" ".join(safe(text).split()), width=_width(), initial_indent=first or " " * indent,
+                         subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, callback=_json_flag, help=_JSON_HELP)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--root", envvar="MEMGROVE_HOME", metavar="DIR", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP + " Also taken after the command.")
 @click.version_option(package_name="memgrove")
 @click.pass_context
-def cli(ctx: click.Context, root: str | None) -> None:
-    """memgrove: agent-native memory in a tree of markdown files."""
-    ctx.obj = _State(root)
+def cli(ctx: click.Context, root: str | None, as_json: bool) -> None:
+    """memgrove: agent-native memory in a tree of markdown files.
+
+    --root and --json are taken after the command as well: memgrove search "x" --root DIR.
+    """
+    ctx.obj = _State(root, as_json)
 
 
 @cli.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
+@json_option
 @click.pass_obj
-def init(state: _State, folder: str | None) -> None:
+def init(state: _State, folder: str | None, as_json: bool) -> None:
     """Create .memgrove/ in FOLDER (default: --root or the current folder), with a config.toml
     listing every setting at its default, commented out (an existing one is kept)."""
     from memgrove.config import write_config
 
     mem = Memory.open(folder or state.root or ".", create=True)
     written = write_config(mem.home)
+    if as_json:
+        _emit_json({"home": str(mem.home), "config": str(mem.home / "config.toml"), "config_written": written})
+        return
     echo(f"memory ready at {mem.home}")
     echo(f"settings: {mem.home / 'config.toml'}" + (" (every setting at its default, commented out)"
                                                     if written else " (kept as it was)"))
@@ -166,7 +268,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
             raise InvalidInput(f"standard input is larger than {limit:,} bytes (setting max_input_bytes)")
         text = decode_input(raw, "standard input", limit)
     if ops_file:
-        _report_ops(mem.curate(_read_ops(ops_file, mem.tree.settings.max_input_bytes)), "", as_json)
+        _report_ops(mem.curate(_read_ops(ops_file, mem.tree.settings.max_input_bytes)), "ops", as_json)
         return
     if text is None and not files and not conversation:
         raise click.UsageError("give TEXT, -f FILE, --conversation FILE or --ops FILE")
@@ -176,20 +278,25 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
         bar, update = _progress("curating")
         with bar:
             results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
-        _report_ops(results, " verbatim (no LLM curator)", as_json)
-        if results.skipped_line():
-            # under --json standard output stays the list of results; the count goes to standard error
-            echo(results.skipped_line() + " (read, not curated)", err=as_json)
+        _report_ops(results, "verbatim", as_json, skipped=results.skipped)
         return
     report = mem.learn(text=text, files=files, conversation=conversation)
+    if not report.stopped:
+        if as_json:
+            _emit_json(report.to_dict())
+        else:
+            echo(report.summary)
+            if report.skipped and report.curator == "llm":
+                echo("skipped " + ", ".join(f"{n} {k}" for k, n in report.skipped.items()) + " (read, not curated)")
+        return
+    # the failure is said once, on the error line, with the way to curate without the model
+    message = safe(f"the LLM curator stopped early: {report.stopped}. What it wrote before that is kept; "
+                   "to curate without a model, run the same command with --verbatim")
     if as_json:
-        _emit_json(report.to_dict())
-    else:
-        echo(report.summary)
-        if report.skipped and report.curator == "llm":
-            echo("skipped " + ", ".join(f"{n} {k}" for k, n in report.skipped.items()) + " (read, not curated)")
-    if report.stopped:
-        raise click.ClickException(f"the LLM curator stopped early: {report.stopped}")
+        _emit_json(report.to_dict() | {"error": {"code": "model_failed", "message": message}})
+        raise click.exceptions.Exit(1)
+    echo(report.account(stopped=False))
+    raise _Failure(message, {"error": {"code": "model_failed", "message": message}})
 
 
 def _read_ops(ops_file: str, limit: int) -> Any:
@@ -197,52 +304,61 @@ def _read_ops(ops_file: str, limit: int) -> Any:
     try:
         text = curator.decode_input(curator.read_input(Path(ops_file), limit), ops_file, limit)
     except OSError as exc:
-        raise click.ClickException(f"{ops_file}: cannot read operations ({exc.strerror or exc})") from None
+        raise InvalidInput(f"{ops_file}: cannot read operations ({exc.strerror or exc})") from None
     try:
         return parse_json(text, ops_file)
     except ValueError as exc:  # a number too long to convert
-        raise click.ClickException(f"{ops_file}: not valid JSON operations ({exc})") from None
+        raise InvalidInput(f"{ops_file}: not valid JSON operations ({exc})") from None
 
 
-def _report_ops(results, how: str, as_json: bool) -> None:
+def _report_ops(results: list[OpResult], curator_name: str, as_json: bool,
+                skipped: dict[str, int] | None = None) -> None:
+    """What the verbatim curator or an ``--ops`` file wrote; as JSON, the same ``CurateReport``
+    shape as the LLM curator's. ``skipped``: what the input held but was not curated, by kind."""
     if as_json:
-        _emit_json([r.__dict__ for r in results])
+        _emit_json(CurateReport(curator=curator_name, applied=results, skipped=dict(skipped or {})).to_dict())
         return
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
+    how = " verbatim (no LLM curator)" if curator_name == "verbatim" else ""
     echo(f"curated{how}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     for r in results[:20]:
         echo(f"  {r.status:8} {r.path}  [{r.id}]")
     if len(results) > 20:
         echo(f"  … and {len(results) - 20} more (see `memgrove history`)")
+    if skipped:
+        echo("skipped " + ", ".join(f"{n} {k[:-1] if n == 1 else k}" for k, n in skipped.items())
+             + " (read, not curated)")
 
 
 @cli.command()
 @click.argument("query")
-@click.option("-n", "--limit", default=10, show_default=True, help="Most results to show.")
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
 @json_option
 @click.pass_obj
 def search(state: _State, query: str, limit: int, as_json: bool) -> None:
     """Full-text search of the tree (BM25F, no LLM)."""
     start = time.perf_counter()
-    hits = state.memory().search(query, limit=limit)
+    hits = state.memory().search(query, limit=limit + 1)    # one more: is anything left out?
     ms = (time.perf_counter() - start) * 1000
+    more = len(hits) > limit
+    hits = hits[:limit]
     if as_json:
-        _emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits]})
+        _emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits], "more": more})
         return
     if not hits:
         echo(f"no results for {query!r}")
         return
-    from rich.table import Table
-
-    table = Table(title=f"{len(hits)} result(s) in {ms:.1f} ms", show_lines=False)
-    table.add_column("score", justify="right")
-    table.add_column("entry")
-    table.add_column("excerpt")
+    click.echo(f"{len(hits)} result(s) in {ms:.1f} ms")
     for h in hits:
-        table.add_row(f"{h.score:.3f}", f"{safe_markup(h.title)}\n[dim]{safe_markup(h.path)}[/dim]", safe_markup(h.excerpt))
-    _console().print(table)
+        click.echo("")
+        click.echo(click.style(_wrap(h.title, 7, f"{h.score:6.3f} "), bold=True))
+        click.echo(click.style(f"       {safe(h.path)}", fg="cyan"))      # whole: it is what `show` takes
+        if h.excerpt:
+            click.echo(_wrap(h.excerpt, 7))
+    if more:
+        click.echo(f"\n… more results: use --limit {limit + 10} to see more")
 
 
 @cli.command()
@@ -300,33 +416,55 @@ def stats(state: _State, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    names = {0: "0 exact cache", 1: "1 fuzzy cache", 2: "2 BM25", 3: "3 one LLM call", 4: "4 agent loop"}
-    table = Table(title=f"{data['queries']} queries · {data['out_of_domain']} out of domain · "
-                        f"{data['llm']} answered by an LLM · {data['errors']} LLM errors")
-    for col in ("tier", "queries", "share", "p50 ms", "p95 ms", "p99 ms"):
-        table.add_column(col, justify="right" if col != "tier" else "left")
+    configured = model_configured()
+    title = f"{data['queries']} queries · {data['out_of_domain']} out of domain"
+    if configured or data["llm"] or data["errors"]:
+        title += f" · {data['llm']} answered by an LLM · {data['errors']} LLM errors"
+    table = Table(title=title)
+    table.add_column("tier")
+    for col in ("queries", "share", "p50 ms", "p95 ms", "p99 ms"):
+        table.add_column(col, justify="right", no_wrap=True)
     for t in data["tiers"]:
-        table.add_row(names.get(t["tier"], str(t["tier"])), str(t["count"]), f"{t['share']:.0%}",
+        table.add_row(_tier_label(t), str(t["count"]), f"{t['share']:.0%}",
                       f"{t['p50_ms']:.2f}", f"{t['p95_ms']:.2f}", f"{t['p99_ms']:.2f}")
     _console().print(table)
+    if not configured:
+        click.echo(_wrap("no model configured (set MEMGROVE_MODEL): questions past BM25 are answered from the "
+                         "best entries, without an LLM", 0))
+
+
+_TIER_NAMES = {0: "0 exact cache", 1: "1 fuzzy cache", 2: "2 BM25", 3: "3 one LLM call", 4: "4 agent loop"}
+
+
+def _tier_label(row: dict[str, Any]) -> str:
+    """A row's name says what answered: tiers 3-4 without a model answer from the best entries."""
+    tier, llm = row["tier"], row.get("llm", 0)
+    if tier not in (3, 4):
+        return _TIER_NAMES.get(tier, str(tier))
+    if not llm:
+        return f"{tier} best entries, no model"
+    if llm < row["count"]:
+        return f"{_TIER_NAMES[tier]} ({row['count'] - llm} no model)"
+    return _TIER_NAMES[tier]
 
 
 @cli.command()
 @click.argument("folder", required=False, default="")
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Most entries shown per folder (0: all).")
+@click.option("--all", "show_all", is_flag=True, help="Show every entry (same as --limit 0).")
 @json_option
 @click.pass_obj
-def tree(state: _State, folder: str, as_json: bool) -> None:
-    """Show the tree (or one FOLDER of it) with entry titles."""
+def tree(state: _State, folder: str, limit: int, show_all: bool, as_json: bool) -> None:
+    """Show the tree (or one FOLDER of it) with entry titles. JSON lists every entry."""
     mem = state.memory()
+    folder = tree_path(folder, mem.tree.root) if folder else folder
     if as_json:
         _emit_json(_walk(mem, folder))
         return
-    from rich.tree import Tree
-
     top = mem.list(folder)
-    root = Tree(f"[bold]{safe_markup(top['title'])}[/bold] [dim]{safe_markup(top['path'] or mem.home / 'tree')}[/dim]")
-    _render(mem, top, root)
-    _console().print(root)
+    click.echo(click.style(safe(top["title"]), bold=True) + " " + safe(top["path"] or mem.home / "tree"))
+    _render(mem, top, "", 0 if show_all else limit)
 
 
 def _walk(mem: Memory, folder: str) -> dict[str, Any]:
@@ -335,14 +473,32 @@ def _walk(mem: Memory, folder: str) -> dict[str, Any]:
     return node
 
 
-def _render(mem: Memory, node: dict[str, Any], branch: Any) -> None:
-    for f in node["folders"]:
-        sub = branch.add(f"[bold]{safe_markup(f['path'].rsplit('/', 1)[-1])}/[/bold] {safe_markup(f['title'])} "
-                         f"[dim]({f['entries']} entries)[/dim]")
-        _render(mem, mem.list(f["path"]), sub)
-    for e in node["entries"]:
-        label = safe_markup(e["title"]) or f"[red]{safe_markup(e.get('error', 'unreadable'))}[/red]"
-        branch.add(f"{safe_markup(e['path'].rsplit('/', 1)[-1])}  [dim]{label}[/dim]")
+def _render(mem: Memory, node: dict[str, Any], prefix: str, limit: int) -> None:
+    """One line per folder and entry, never wrapped or cut here: a name is copied whole."""
+    entries = node["entries"] if not limit else node["entries"][:limit]
+    more = len(node["entries"]) - len(entries)
+    lines: list[tuple[str, dict[str, Any] | None]] = [(_folder_line(f), f) for f in node["folders"]]
+    lines += [(_entry_line(e), None) for e in entries]
+    if more:
+        again = f"memgrove tree {shlex.quote(node['path'])} --all" if node["path"] else "memgrove tree --all"
+        lines.append((click.style(f"… {more} more entries: {safe(again)}", dim=True), None))
+    for i, (line, sub) in enumerate(lines):
+        last = i == len(lines) - 1
+        click.echo(prefix + ("└── " if last else "├── ") + line)
+        if sub is not None:
+            _render(mem, mem.list(sub["path"]), prefix + ("    " if last else "│   "), limit)
+
+
+def _folder_line(f: dict[str, Any]) -> str:
+    return (click.style(safe(f["path"].rsplit("/", 1)[-1]) + "/", bold=True) + " " + safe(f["title"])
+            + click.style(f" ({f['entries']} entries)", dim=True))
+
+
+def _entry_line(e: dict[str, Any]) -> str:
+    name = safe(e["path"].rsplit("/", 1)[-1])
+    if e["title"]:
+        return name + "  " + click.style(safe(e["title"]), dim=True)
+    return name + "  " + click.style(safe(e.get("error", "unreadable")), fg="red")
 
 
 @cli.command()
@@ -350,8 +506,13 @@ def _render(mem: Memory, node: dict[str, Any], branch: Any) -> None:
 @json_option
 @click.pass_obj
 def show(state: _State, path: str, as_json: bool) -> None:
-    """Print one entry with its links and backlinks."""
-    data = state.memory().show(path)
+    """Print one entry with its links and backlinks.
+
+    PATH is the entry's path in the tree (auth/jwt/rotation.md) or the file's path as tab
+    completion gives it (.memgrove/tree/auth/jwt/rotation.md, or an absolute one).
+    """
+    mem = state.memory()
+    data = mem.show(tree_path(path, mem.tree.root))
     if as_json:
         _emit_json(data)
         return
@@ -365,37 +526,45 @@ def show(state: _State, path: str, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("-n", "--limit", default=20, show_default=True)
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Most operations shown (0: all).")
+@click.option("--all", "show_all", is_flag=True, help="Show every operation (same as --limit 0).")
 @click.option("--path", default=None, help="Only operations touching this entry or folder.")
 @json_option
 @click.pass_obj
-def history(state: _State, limit: int, path: str | None, as_json: bool) -> None:
+def history(state: _State, limit: int, show_all: bool, path: str | None, as_json: bool) -> None:
     """List curate operations, newest first."""
-    records = state.memory().history(limit=limit, path=path)
+    mem = state.memory()
+    records = mem.history(limit=None, path=tree_path(path, mem.tree.root) or None if path else None)
+    shown = records if show_all or not limit else records[:limit]
     if as_json:
         _emit_json([{k: v for k, v in r.to_json().items() if k not in ("before", "after", "also")}
-                    | {"files": [c.path for c in r.changes()]} for r in records])
+                    | {"files": [c.path for c in r.changes()]} for r in shown])
         return
-    from rich.table import Table
-
-    table = Table()
-    table.add_column("id", no_wrap=True)
-    table.add_column("op", no_wrap=True)
-    table.add_column("path", overflow="fold")
-    table.add_column("reason")
-    for r in records:
-        table.add_row(*(safe_markup(v) for v in (r.id, r.op, r.path, r.reason)))
-    _console().print(table)
+    if not records:
+        echo("no operations yet" + (f" touching {path}" if path else ""))
+        return
+    for r in shown:
+        # the path whole on the id's line: it is what `show` and `undo` users copy
+        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<6} " + safe(r.path))
+        if r.reason:
+            click.echo(click.style(_wrap(r.reason, 4), dim=True))
+    if len(records) > len(shown):
+        click.echo(f"… {len(records) - len(shown)} more: use --limit 0 or --all to see every one")
 
 
 @cli.command()
 @click.argument("op_id")
 @click.option("--force", is_flag=True,
               help="Undo even if the files changed after the operation (what it overwrites stays in the journal).")
+@json_option
 @click.pass_obj
-def undo(state: _State, op_id: str, force: bool) -> None:
+def undo(state: _State, op_id: str, force: bool, as_json: bool) -> None:
     """Restore what operation OP_ID changed (ids from `memgrove history`)."""
     result = state.memory().undo(op_id, force=force)
+    if as_json:
+        _emit_json(result.to_dict())
+        return
     echo(f"{result.message} [{result.id}]" if result.id else result.message)
 
 
@@ -447,6 +616,25 @@ def mcp_command(state: _State, mcp_root: str | None) -> None:
     from memgrove.mcp.stdio import serve_stdio
 
     serve_stdio(mcp_root or state.root)
+
+
+@cli.command()
+@click.option("--port", type=int, default=None, help="Port to listen on (default 7437, setting port).")
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1, setting host).")
+@click.option("--no-auth", is_flag=True, help="Accept requests without the bearer token (loopback hosts only).")
+@click.pass_obj
+def serve(state: _State, port: int | None, host: str | None, no_auth: bool) -> None:
+    """Serve this project's memory (and any other project a request names) over HTTP: a REST API,
+    LangServe routes for the query, curate and agent graphs, and MCP when installed.
+
+    A bearer token is required: it is written to .memgrove/server.token (readable by you only)
+    unless MEMGROVE_TOKEN sets it. The server registers itself in .memgrove/server.json; stop it
+    with Ctrl-C or SIGTERM."""
+    from memgrove.server.run import serve as run_server
+
+    code = run_server(state.root, host=host, port=port, no_auth=no_auth)
+    if code:
+        raise click.exceptions.Exit(code)
 
 
 def main() -> None:

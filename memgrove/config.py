@@ -5,6 +5,7 @@ The settings are the fields of three dataclasses, one per table:
     [tree]    memgrove.tree.settings.TreeSettings     ranking, index, writes
     [query]   memgrove.graphs.settings.QuerySettings  the five tiers' thresholds, the cache
     [curate]  memgrove.graphs.settings.CurateSettings the LLM curator
+    [server]  memgrove.server.settings.ServerSettings `memgrove serve`
 
 ``config_template()`` renders them as a TOML file with every setting commented
 out at its default, generated from the dataclasses so it cannot drift from
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memgrove.graphs.settings import CurateSettings, QuerySettings
+from memgrove.server.settings import ServerSettings
 from memgrove.tree.fsio import atomic_write
 from memgrove.tree.settings import TreeSettings
 
@@ -34,6 +36,7 @@ TABLES: dict[str, tuple[type, str]] = {
                              "the answer cache."),
     "curate": (CurateSettings, "The LLM curator (`memgrove curate` / `Memory.learn` with a model "
                                "configured)."),
+    "server": (ServerSettings, "`memgrove serve` (its --host and --port options override these)."),
 }
 
 # One line per setting. tests/test_config_file.py checks that every field of the three
@@ -109,6 +112,17 @@ HELP: dict[str, dict[str, str]] = {
         "max_ops": "most operations in one curate call",
         "llm_timeout": "seconds before a model call times out",
         "llm_retries": "retries of a failed model call",
+    },
+    "server": {
+        "host": "address to bind; anything but loopback requires the token (no --no-auth)",
+        "port": "port to listen on",
+        "max_body_bytes": "largest request body accepted (413 above)",
+        "request_timeout": "seconds before a REST request answers 504 (a write already queued "
+                           "still completes)",
+        "allowed_origins": "comma-separated browser origins allowed besides the server's own "
+                           "(others get 403)",
+        "allowed_hosts": "comma-separated Host names accepted besides loopback names (DNS "
+                         "rebinding protection)",
     },
 }
 

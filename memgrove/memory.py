@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import os
 from datetime import datetime, timezone
@@ -99,7 +100,8 @@ class Memory:
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
                conversation: Any = None, *, window: int = 1,
-               batch_size: int = 200, progress: Progress | None = None) -> IngestResult:
+               batch_size: int = 200, progress: Progress | None = None,
+               documents: Iterable[tuple[str, str]] = ()) -> IngestResult:
         """Curate text, files and/or a conversation with the verbatim curator (no LLM).
 
         ``conversation``: a JSON file's path, or the conversation itself -- memgrove's
@@ -109,6 +111,9 @@ class Memory:
         gets the time of curation, and its source says what was generated; roles are kept.
         Times must name a date ("yesterday" is refused). Empty and repeated messages are skipped
         and counted in the result's ``skipped``.
+
+        ``documents``: ``(file name, text)`` pairs, files' contents without the files (what a
+        client sends the server); curated as those files would be.
 
         Every input is read and checked before anything is written. Different inputs land in
         different entries (``tree/placement.py``); the same input curated again changes nothing.
@@ -128,6 +133,11 @@ class Memory:
         for f in files:
             ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,
                                          placer=placer)
+        for name, content in documents:
+            if len(content.encode("utf-8", "surrogatepass")) > limit:
+                raise InvalidInput(f"{name} is larger than {limit:,} bytes (setting max_input_bytes)")
+            ops += curator.ops_from_document(name, content, ref=name, at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                             placer=placer)
         if conversation is not None:
             conv = self._load_conversation(conversation, limit)
             skipped = skipped_of(conv)
@@ -200,7 +210,7 @@ class Memory:
         With no model configured (``model=``, ``Memory.open(model=)`` or ``MEMGROVE_MODEL``), or
         with ``verbatim=True``, the verbatim curator runs instead and the report says so.
         """
-        from memgrove.graphs.curate_report import CurateReport, summarize
+        from memgrove.graphs.curate_report import verbatim_report
         from memgrove.graphs.llm import model_configured
 
         model = model if model is not None else self._model
@@ -210,11 +220,11 @@ class Memory:
                    "no model configured (set MEMGROVE_MODEL): used the verbatim curator, one entry per message "
                    "or paragraph")
             results = self.ingest(text=text, files=files, conversation=conversation)
-            applied = [r.__dict__ for r in results]
-            summary = summarize("verbatim", applied, why_verbatim=why)
+            report = verbatim_report(results, why)
             if results.skipped_line():
-                summary += "\n" + results.skipped_line()
-            return CurateReport(curator="verbatim", applied=applied, summary=summary, skipped=results.skipped)
+                report = dataclasses.replace(report, summary=report.summary + "\n" + results.skipped_line(),
+                                             skipped=results.skipped)
+            return report
         from memgrove.graphs.curate import build_curate_graph, report_from_state
 
         data: dict[str, Any] = {"files": files}
@@ -312,7 +322,8 @@ class Memory:
     def list(self, folder: str = "") -> dict[str, Any]:
         return self.tree.list_folder(folder)
 
-    def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
+    # builtins.list: in this class body, ``list`` is the method above
+    def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list[JournalRecord]:
         return self.tree.history(limit, path)
 
     def reindex(self, progress: Progress | None = None) -> int:

@@ -45,7 +45,7 @@ def test_init_creates_memory_and_commands_find_it_from_a_subfolder(run, tmp_path
 
 def test_curate_conversation_then_search_json(run):
     out = run("curate", "--conversation", str(SAMPLE / "conversation.json"), "--json").output
-    results = json.loads(out)
+    results = json.loads(out)["applied"]
     assert len(results) == 45 and all(r["status"] == "added" for r in results)
     data = json.loads(run("search", "Lisbon trip April", "--json").output)
     top = data["hits"][0]

@@ -175,8 +175,9 @@ def test_cli_curates_an_openai_export_and_shows_what_it_skipped(tmp_path, monkey
     assert "4 added" in out.output and "skipped 2 empty messages" in out.output
     out = runner.invoke(cli, ["curate", "--conversation", "chat.json", "--json"])
     assert out.exit_code == 0
-    assert [r["status"] for r in json.loads(out.stdout)] == ["unchanged"] * 4
-    assert "skipped 2 empty messages" in out.stderr
+    report = json.loads(out.stdout)
+    assert [r["status"] for r in report["applied"]] == ["unchanged"] * 4
+    assert report["skipped"] == {"empty messages": 2}
     (tmp_path / "bad.json").write_text(json.dumps([{"role": "user", "content": "x", "time": "yesterday"}]))
     out = runner.invoke(cli, ["curate", "--conversation", "bad.json"])
     assert out.exit_code != 0 and "message 1 has a time that names no date" in out.output

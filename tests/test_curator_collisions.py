@@ -100,7 +100,7 @@ def test_cli_two_readmes_in_one_call_keep_both(run, tmp_path, monkeypatch) -> No
     for sub in ("a", "b"):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "README.md").write_text(f"# Readme\n\nProject {sub} installs with make-{sub}.\n")
-    out = json.loads(run("curate", "-f", "a/README.md", "-f", "b/README.md", "--json"))
+    out = json.loads(run("curate", "-f", "a/README.md", "-f", "b/README.md", "--json"))["applied"]
     assert [r["status"] for r in out] == ["added", "added"]
     mem = Memory.open(tmp_path)
     refs = {p: mem.read(p).sources[0]["ref"] for p in (r["path"] for r in out)}
@@ -112,7 +112,7 @@ def test_cli_two_readmes_in_one_call_keep_both(run, tmp_path, monkeypatch) -> No
     monkeypatch.chdir(tmp_path / "a")
     again = CliRunner().invoke(cli, ["curate", "-f", "../b/README.md", "-f", "README.md", "--json"],
                                catch_exceptions=False)
-    assert sorted((r["status"], r["path"]) for r in json.loads(again.output)) == \
+    assert sorted((r["status"], r["path"]) for r in json.loads(again.output)["applied"]) == \
         sorted(("unchanged", p) for p in refs)
 
 
@@ -170,7 +170,7 @@ def test_message_ids_that_give_one_name_keep_every_message(mem, ids) -> None:
 
 def test_cli_all_cjk_message_ids_keep_every_message(run, tmp_path) -> None:
     (tmp_path / "chat.json").write_text(json.dumps(chat("family", ["一", "二", "三"]), ensure_ascii=False))
-    out = json.loads(run("curate", "--conversation", "chat.json", "--json"))
+    out = json.loads(run("curate", "--conversation", "chat.json", "--json"))["applied"]
     assert [r["status"] for r in out] == ["added"] * 3 and len({r["path"] for r in out}) == 3
     assert_valid_paths(r["path"] for r in out)
 

@@ -287,3 +287,26 @@ def test_curate_graph_writes_what_the_model_curates(dev: DevServer):
     assert entry.is_file() and "every Tuesday" in entry.read_text(encoding="utf-8")
     assert len(dev.llm.requests) - first == 1 and not dev.llm.replies   # the chunk ends when curate has written
     assert "deployed every Tuesday" in dev.llm.request_text(first)
+
+
+# -- memgrove's REST and LangServe routes beside the LangGraph API (langgraph.json "http.app") --
+
+def test_http_app_serves_rest_and_langserve_beside_the_langgraph_api(dev: DevServer):
+    assert dev.client.get("/ok").status_code == 200                       # LangGraph's own API
+    health = dev.client.get("/health")
+    assert health.status_code == 200 and health.json()["status"] == "ok", health.text
+    assert health.json()["project"] == str(dev.home)
+    hits = dev.client.get("/api/search", params={"q": "token family reuse"})
+    assert hits.status_code == 200, hits.text
+    assert any(h["path"].startswith("conversations/team_chat/") for h in hits.json()["hits"])
+    r = dev.client.post("/query/invoke", json={"input": {"question": TIER2_QUESTION}})
+    assert r.status_code == 200, f"{r.text}\n{dev.log_text()}"
+    assert "revoke the whole token family" in r.json()["output"]["answer"]["text"]
+    batch = dev.client.post("/query/batch", json={"inputs": [{"question": TIER2_QUESTION}]})
+    assert batch.status_code == 200 and len(batch.json()["output"]) == 1, batch.text
+    stream = dev.client.post("/query/stream", json={"input": {"question": TIER2_QUESTION}})
+    assert stream.status_code == 200 and "event: end" in stream.text, stream.text
+    missing = dev.client.get("/api/entries/no/such/entry.md")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "invalid_path", missing.text
+    foreign = dev.client.get("/api/tree", headers={"Origin": "http://evil.example"})
+    assert foreign.status_code == 403, foreign.text                        # the guard came along

@@ -61,7 +61,7 @@ def test_curator_turns_a_conversation_into_entries_across_domains_and_merges_a_d
     assert model.remaining == 0 and not report.errors and not report.stopped
     # a chunk ends when its curate call has written: no closing call per chunk
     assert (report.curator, report.chunks, report.model_calls) == ("llm", 2, 3)
-    assert [(a["op"], a["path"], a["status"]) for a in report.applied] == [
+    assert [(a.op, a.path, a.status) for a in report.applied] == [
         ("ADD", "people/ana/role.md", "added"), ("ADD", "projects/tally/release_v2_4_0.md", "added"),
         ("ADD", "people/ben/move_to_lisbon.md", "added"), ("ADD", "projects/tally/v2_4_0_date.md", "added"),
         ("UPSERT", "projects/tally/release_v2_4_0.md", "updated"),
@@ -115,7 +115,7 @@ def test_a_bad_curate_call_gets_a_corrective_message_and_the_retry_succeeds(mem,
     assert first_reply.content.startswith("Error: nothing was written. Fix these operations")
     assert "op 1 (ADD ../../outside/role.md)" in first_reply.content
     assert "op 2 (ADD projects/tally/release_v2_4_0.md): 'reason' is required" in first_reply.content
-    assert [a["path"] for a in report.applied] == ["people/ana/role.md", "projects/tally/release_v2_4_0.md"]
+    assert [a.path for a in report.applied] == ["people/ana/role.md", "projects/tally/release_v2_4_0.md"]
     assert not (tmp_path / "outside").exists() and not (tmp_path.parent / "outside").exists()
     # sources the model gave that name no known message are kept as given
     assert mem.read("people/ana/role.md").sources[0]["ref"] == "D1:1"
@@ -145,7 +145,7 @@ def test_a_model_failure_stops_the_run_keeps_what_was_written_and_says_where(mem
     model = ScriptedChatModel(replies=[tool_call("curate", operations=[ANA_ROLE])],
                               raise_on={1: TimeoutError("the model took longer than 120 s")})
     report = mem.learn(conversation=CONV, model=model, settings=SMALL)
-    assert [a["path"] for a in report.applied] == ["people/ana/role.md"]
+    assert [a.path for a in report.applied] == ["people/ana/role.md"]
     assert report.stopped.startswith("conversation c7, s2, message D2:1: TimeoutError: the model took longer")
     assert "! stopped early: conversation c7, s2" in report.summary
     assert mem.tree.entry_count() == 1
@@ -156,7 +156,7 @@ def test_a_model_that_loops_gives_up_on_the_chunk_and_goes_on(mem):
     model = ScriptedChatModel(replies=looping + [tool_call("curate", operations=[RELEASE_DUP])])
     report = mem.learn(conversation=CONV, model=model, settings=SMALL.replace(max_steps=2))
     assert report.errors == ["conversation c7, s1, messages D1:1–D1:2: gave up after 2 model calls"]
-    assert [a["path"] for a in report.applied] == ["projects/tally/v2_4_0_date.md"]
+    assert [a.path for a in report.applied] == ["projects/tally/v2_4_0_date.md"]
 
 
 def test_no_model_falls_back_to_the_verbatim_curator_and_says_so(mem):

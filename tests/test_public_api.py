@@ -104,11 +104,18 @@ def _imported_after(statement: str) -> list[str]:
 
 
 def test_import_memgrove_is_cheap() -> None:
-    mods = _imported_after("import memgrove")
+    mods = _imported_after("from memgrove import Memory")
     heavy = [m for m in mods if m.split(".")[0] in ("langchain", "langchain_core", "langchain_openai", "langgraph",
                                                      "openai")]
     assert heavy == []
     assert "memgrove" in mods and "memgrove.memory" in mods
+
+
+def test_the_package_alone_loads_nothing_until_a_name_is_used() -> None:
+    # a client of a running server (memgrove.server.registry) pays for neither Whoosh nor YAML
+    mods = _imported_after("import memgrove, memgrove.server.registry")
+    assert [m for m in mods if m.split(".")[0] in ("whoosh", "yaml", "diskcache")] == []
+    assert "memgrove.memory" not in mods
 
 
 def test_tree_is_a_plain_library() -> None:

@@ -112,10 +112,13 @@ def test_no_memory_is_one_line_error(tmp_path, monkeypatch):
     empty = tmp_path / "nowhere"
     empty.mkdir()
     monkeypatch.setenv("MEMGROVE_HOME", str(empty))
-    res = CliRunner().invoke(cli, ["query", "anything at all", "--json"])
+    res = CliRunner().invoke(cli, ["query", "anything at all"])
     assert res.exit_code != 0 and res.stdout == ""
     [line] = res.stderr.strip().splitlines()
     assert line.startswith("Error: ") and "memgrove init" in line
+    res = CliRunner().invoke(cli, ["query", "anything at all", "--json"])     # the same error, as JSON
+    assert res.exit_code != 0 and res.stderr == ""
+    assert json.loads(res.stdout)["error"]["code"] == "tree_not_found"
     assert not (empty / ".memgrove").exists()          # asking does not create a memory
 
 

@@ -8,7 +8,6 @@ configuration error (an unknown op in ``allow``) raises when the tool is built.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any, Literal, Optional
 
@@ -21,7 +20,7 @@ from memgrove.tree.errors import BatchRejected, MemgroveError
 from memgrove.tree.nesting import MAX_DEPTH, too_deep
 from memgrove.tree.operations import OPS, check_batch_size
 
-from .runtime import MemoryRef
+from .runtime import NO_RUNTIME, MemoryRef
 
 
 class Source(BaseModel):
@@ -55,7 +54,7 @@ def _schema(allow: tuple[str, ...]) -> type[BaseModel]:
     op_type = Literal[allow]  # type: ignore[valid-type]
     op_doc = ("ADD creates (fails if it exists); UPDATE changes an existing entry; UPSERT adds or updates "
               "(preferred); MERGE folds 'path' into 'merge_into' and deletes 'path'; DELETE removes.")
-    operation = create_model("Operation", op=(op_type, Field(description=op_doc)), **_OP_FIELDS)
+    operation: Any = create_model("Operation", op=(op_type, Field(description=op_doc)), **_OP_FIELDS)
     return create_model("CurateArgs", operations=(list[operation], Field(
         min_length=1, description="The operations, applied together: all of them or none.")))
 
@@ -115,7 +114,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
         raise ValueError("max_ops must be at least 1")
     ref = MemoryRef(memory)
 
-    def curate(operations: list[Any], runtime: ToolRuntime = None) -> tuple[str, list[dict[str, Any]]]:
+    def curate(operations: list[Any], runtime: ToolRuntime = NO_RUNTIME) -> tuple[str, list[dict[str, Any]]]:
         mem = ref.get(runtime)
         ops = [_plain(o) for o in operations]
         if len(ops) > max_ops:
@@ -134,7 +133,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
                     f"batch:\n{lines}"), []
         except MemgroveError as exc:
             return f"Error: nothing was written: {exc}. Try again.", []
-        done = [dataclasses.asdict(r) for r in results]
+        done = [r.to_dict() for r in results]
         applied = [{k: d[k] for k in ("op", "path", "status", "message")} for d in done]
         return json.dumps({"applied": applied}, ensure_ascii=False), done
 

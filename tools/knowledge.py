@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from memgrove.tree.errors import MemgroveError
 from memgrove.tree.paths import normalize_entry_path
 
-from .runtime import MemoryRef
+from .runtime import NO_RUNTIME, MemoryRef
 
 
 class SearchArgs(BaseModel):
@@ -59,7 +59,7 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
     """
     ref = MemoryRef(memory)
 
-    def search_knowledge(query: str, limit: int = 5, runtime: ToolRuntime = None) -> str:
+    def search_knowledge(query: str, limit: int = 5, runtime: ToolRuntime = NO_RUNTIME) -> str:
         mem = ref.get(runtime)
         tree = getattr(mem, "tree", mem)
         if not query.strip():
@@ -78,7 +78,7 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
             out["cached_answer"] = cached
         return json.dumps(out, ensure_ascii=False)
 
-    def read_entry(path: str, runtime: ToolRuntime = None) -> str:
+    def read_entry(path: str, runtime: ToolRuntime = NO_RUNTIME) -> str:
         tree = ref.tree(runtime)
         try:
             text = tree.read_text(path)
@@ -94,7 +94,7 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
             out += "\n\nLinks: " + ", ".join(links) + ("\nBacklinks: " + ", ".join(backlinks) if backlinks else "")
         return out
 
-    def list_tree(folder: str = "", runtime: ToolRuntime = None) -> str:
+    def list_tree(folder: str = "", runtime: ToolRuntime = NO_RUNTIME) -> str:
         tree = ref.tree(runtime)
         try:
             node = tree.list_folder(folder)

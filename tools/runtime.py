@@ -15,7 +15,14 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from langchain.tools import ToolRuntime
+
+# The default of a tool function's ``runtime`` parameter, for a call outside an agent. LangChain
+# injects the runtime only into a parameter annotated ``ToolRuntime`` itself: ``ToolRuntime | None``
+# is taken for a model-visible argument and the tool's schema fails. So the None is typed here.
+NO_RUNTIME = cast(ToolRuntime, None)
 
 from memgrove.tree.errors import MemgroveError
 

@@ -209,12 +209,23 @@ def ops_from_file(path: Path, *, max_bytes: int, now: datetime, root: Path | Non
     text = decode_input(raw, str(path), max_bytes)
     if not text.strip():
         raise InvalidInput(f"{path} is empty")
+    mtime = _iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+    return ops_from_document(path.name, text, ref=file_ref(path, root), at=mtime, placer=placer)
+
+
+def ops_from_document(name: str, text: str, *, ref: str, at: str,
+                      placer: Placer | None = None) -> list[dict[str, Any]]:
+    """A document's text (a file's content sent without the file, e.g. to the server) -> the
+    entries ``ops_from_file`` makes of such a file; ``name`` is its file name (``.md`` decides
+    sections or parts), ``ref`` what its sources name, ``at`` when it was written."""
+    path = Path(name)
+    if not text.strip():
+        raise InvalidInput(f"{name} is empty")
     placer = placer or Placer()
-    ref = file_ref(path, root)
     owner = Owner("file", (ref,))
     # a name without Latin letters or digits still gets a folder of its own, the same each time
     folder = placer.folder("files", snake_case(path.stem) or f"file_{_digest(path.stem)}", owner)
-    mtime = _iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+    mtime = at
     ops = []
     if path.suffix.lower() in (".md", ".markdown"):
         sections = _markdown_sections(text)

@@ -6,12 +6,14 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     MemgroveError
     ├── TreeNotFound        no .memgrove/ here or above, and create=False
     ├── InvalidPath         a path breaks the rules (escape, depth, reserved name)
+    │   └── EntryNotFound   ... or names no entry or folder
     ├── InvalidEntry        an entry file or frontmatter cannot be parsed
     ├── InvalidInput        an ingest input is binary, too large or not UTF-8
     ├── BatchRejected       a curate batch failed validation; nothing was written
     │                       (``.errors`` holds one message per invalid op)
     ├── OperationConflict   undo refused: the entry changed after the operation
-    ├── JournalError        an unknown operation id, or an unreadable journal
+    ├── JournalError        an unreadable journal, nothing to undo
+    │   └── OperationNotFound  an unknown operation id
     ├── LockTimeout         another writer held the tree's lock for too long
     └── NotWritable         the disk is full, or the tree is read-only; nothing was written
 
@@ -38,6 +40,10 @@ class InvalidPath(MemgroveError):
     """A path is not a valid tree path, or would resolve outside the tree."""
 
     code = "invalid_path"
+
+
+class EntryNotFound(InvalidPath):
+    """No entry or folder at a valid path (the code stays ``invalid_path``; the server answers 404)."""
 
 
 class InvalidEntry(MemgroveError):
@@ -76,6 +82,10 @@ class JournalError(MemgroveError):
     """An operation id is unknown, or the journal cannot be read."""
 
     code = "journal_error"
+
+
+class OperationNotFound(JournalError):
+    """No operation with that id in the journal (the code stays ``journal_error``; the server answers 404)."""
 
 
 class LockTimeout(MemgroveError):

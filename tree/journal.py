@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import JournalError
+from .errors import JournalError, OperationNotFound
 from .fsio import append_lines, atomic_write
 
 
@@ -207,7 +207,7 @@ class Journal:
         for r in self.records():
             if r.id == op_id:
                 return r
-        raise JournalError(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
+        raise OperationNotFound(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
 
     def _tail_ids(self, n: int) -> set[str]:
         """Ids of the last ``n`` lines, read backwards in blocks (lines of any length)."""

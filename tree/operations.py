@@ -44,6 +44,15 @@ class OpResult:
     message: str
     id: str = ""
 
+    def to_dict(self) -> dict[str, str]:
+        """The JSON form: the CLI's ``--json``, the ``curate`` tool's artifact, the curate graph's state."""
+        return {"op": self.op, "path": self.path, "status": self.status, "message": self.message, "id": self.id}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "OpResult":
+        return cls(op=str(data["op"]), path=str(data["path"]), status=str(data["status"]),
+                   message=str(data.get("message", "")), id=str(data.get("id", "")))
+
 
 @dataclass
 class Planned:

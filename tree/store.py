@@ -22,7 +22,7 @@ from . import contexts, dates, entry as entry_mod, questions
 from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
-from .errors import InvalidEntry, InvalidPath, MemgroveError, TreeNotFound
+from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, TreeNotFound
 from .fsio import TEMP_PREFIX, as_not_writable, atomic_write, disk_errors_as_not_writable
 from .journal import Journal, JournalRecord, utc_now_iso
 from .lifecycle import PROFILES, rank_score
@@ -136,7 +136,7 @@ class ContextTree:
                                                     else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE)
         text = self._read_disk(rel)
         if text is None:
-            raise InvalidPath(f"no entry at {rel}")
+            raise EntryNotFound(f"no entry at {rel}")
         return text
 
     def read(self, path: str) -> Entry:
@@ -171,7 +171,7 @@ class ContextTree:
         rel = (existing_literal(self.root, folder, folder=True) or normalize_folder(folder)) if folder.strip("/ ") else ""
         base = self._abs(rel) if rel else self.root
         if not base.is_dir():
-            raise InvalidPath(f"no folder {rel!r} in the tree")
+            raise EntryNotFound(f"no folder {rel!r} in the tree")
         ctx = contexts.read_context(base / CONTEXT_FILE)
         folders, entries = [], []
         for child in sorted(base.iterdir(), key=lambda p: natural_key(p.name)):

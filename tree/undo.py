@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Iterable
 
-from .errors import JournalError, OperationConflict
+from .errors import JournalError, OperationConflict, OperationNotFound
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
 from .operations import OpResult, Planned
 
@@ -28,7 +28,7 @@ def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[Journ
         elif r.id == op_id:
             found = r
     if found is None:
-        raise JournalError(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
+        raise OperationNotFound(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
     return found, later
 
 

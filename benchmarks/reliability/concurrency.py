@@ -125,7 +125,7 @@ def cli_writer(args: dict[str, Any]) -> None:
                                         "repro": cli_repro(args["home"], "curate", "--ops", json.dumps(ops))})
             _forget(state, promises)
             continue
-        results = json.loads(r.out)
+        results = json.loads(r.out)["applied"]
         for i, (p, res) in enumerate(zip(promises, results)):
             append_fsync(args["acks"], {**p, "ids": [res["id"]], "wait": r.seconds if i == 0 else None,
                                         "t": time.time()})

@@ -1,0 +1,137 @@
+"""Every failure as ``{"error": {"code", "message"}}`` (``error_body``) with a fitting HTTP status.
+
+The server's own refusals are ``MemgroveError`` subclasses too, so one function renders
+them all and clients branch on ``code``, never on the message.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memgrove.tree.errors import (
+    BatchRejected,
+    EntryNotFound,
+    InvalidEntry,
+    InvalidInput,
+    InvalidPath,
+    JournalError,
+    LockTimeout,
+    MemgroveError,
+    NotWritable,
+    OperationConflict,
+    OperationNotFound,
+    TreeNotFound,
+    error_body,
+)
+
+log = logging.getLogger("memgrove.server")
+
+
+class Unauthorized(MemgroveError):
+    code = "unauthorized"
+
+
+class Forbidden(MemgroveError):
+    code = "forbidden"
+
+
+class TooLarge(MemgroveError):
+    code = "too_large"
+
+
+class RequestTimeout(MemgroveError):
+    code = "timeout"
+
+
+class NotFound(MemgroveError):
+    code = "not_found"
+
+
+class BadRequest(MemgroveError):
+    code = "invalid_request"
+
+
+# most specific first: a subclass is matched before its base
+STATUS: list[tuple[type[BaseException], int]] = [
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (TooLarge, 413),
+    (RequestTimeout, 504),
+    (NotFound, 404),
+    (TreeNotFound, 404),
+    (EntryNotFound, 404),
+    (OperationNotFound, 404),
+    (InvalidPath, 400),
+    (InvalidInput, 400),
+    (BatchRejected, 400),
+    (InvalidEntry, 422),
+    (OperationConflict, 409),
+    (JournalError, 409),
+    (LockTimeout, 503),
+    (NotWritable, 507),
+    (BadRequest, 400),
+    (MemgroveError, 400),
+]
+
+
+def status_of(exc: BaseException) -> int:
+    for cls, status in STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    status = status_of(exc)
+    headers: dict[str, str] = {}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    if status == 503:
+        headers["Retry-After"] = "1"
+    message = str(exc) if status != 500 else f"internal error ({type(exc).__name__}); see the server's log"
+    return JSONResponse(error_body(exc, message), status_code=status, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    """Exception handlers turning every failure into the error shape."""
+
+    async def memgrove_error(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(exc)
+
+    async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return error_response(BadRequest(_validation_message(exc.errors())))
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        codes = {404: NotFound, 401: Unauthorized, 403: Forbidden, 413: TooLarge}
+        cls = codes.get(exc.status_code)
+        if cls is not None:
+            return error_response(cls(str(exc.detail) if exc.status_code != 404 else
+                                      f"no route {request.method} {request.url.path}"))
+        code = {405: "method_not_allowed", 422: "invalid_request"}.get(exc.status_code, "http_error")
+        return JSONResponse({"error": {"code": code, "message": str(exc.detail)}}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(exc)
+
+    app.add_exception_handler(MemgroveError, memgrove_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, internal)
+
+
+def _validation_message(errors: Any) -> str:
+    parts = []
+    for e in list(errors)[:5]:
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+        parts.append(f"{where or 'body'}: {e.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)

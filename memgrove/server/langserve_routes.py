@@ -1,0 +1,128 @@
+"""LangServe routes for the ``query``, ``curate`` and ``agent`` graphs, on an ``APIRouter``.
+
+``/query/invoke``, ``/query/batch``, ``/query/stream``, ``/query/stream_events``,
+``/query/input_schema``, ``/query/playground/`` and the same under ``/curate`` and ``/agent``.
+Each route serves a ``ProjectGraph``: the graph of the project the request names
+(``X-Memgrove-Project`` or ``?project=``), built once per project. LangServe sees an empty
+config schema for LangGraph 1.x graphs and drops ``configurable``, so
+``per_req_config_modifier`` puts back the two keys that matter: the project and the
+``thread_id`` (from the body's ``config.configurable.thread_id`` or an ``X-Thread-Id``
+header; the agent keeps threads in ``.memgrove/threads.db``; a run without one gets a
+fresh thread).
+
+On an ``APIRouter`` rather than a ``FastAPI()`` app so the same routes mount beside the
+LangGraph API in ``langgraph.json``'s ``http.app``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, AsyncIterator, Iterator
+
+from fastapi import APIRouter, Request
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config
+from langserve import add_routes
+
+from memgrove.memory import Memory
+
+from .projects import PROJECT_HEADER, Projects
+
+GRAPHS = ("query", "curate", "agent")
+PROJECT_KEY = "memgrove_project"
+
+
+class ProjectGraph(Runnable):
+    """One of memgrove's graphs, for the project named in the run's config."""
+
+    def __init__(self, name: str, projects: Projects, template: Any):
+        self.name = name
+        self.projects = projects
+        self.template = template          # the default project's graph: its schemas are every project's
+
+    @property
+    def InputType(self) -> Any:  # noqa: N802 - LangChain's name
+        return self.template.InputType
+
+    @property
+    def OutputType(self) -> Any:  # noqa: N802
+        return self.template.OutputType
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> Any:
+        return self.template.get_input_schema(config)
+
+    def get_output_schema(self, config: RunnableConfig | None = None) -> Any:
+        return self.template.get_output_schema(config)
+
+    def _target(self, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, Memory]:
+        config = ensure_config(config)
+        configurable = dict(config.get("configurable") or {})
+        mem = self.projects.memory_for(configurable.pop(PROJECT_KEY, None))
+        config["configurable"] = configurable
+        return self.projects.graph(mem, self.name), config, mem
+
+    async def _atarget(self, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, Memory]:
+        config = ensure_config(config)
+        configurable = dict(config.get("configurable") or {})
+        mem = await self.projects.amemory_for(configurable.pop(PROJECT_KEY, None))
+        config["configurable"] = configurable
+        return await self.projects.agraph(mem, self.name), config, mem
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        graph, config, _ = self._target(config)
+        return graph.invoke(input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        graph, config, mem = await self._atarget(config)
+        if self.name == "curate":          # queued with the project's other writes
+            async with self.projects.writer(mem):
+                return await graph.ainvoke(input, config, **kwargs)
+        return await graph.ainvoke(input, config, **kwargs)
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
+        graph, config, _ = self._target(config)
+        yield from graph.stream(input, config, **kwargs)
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        graph, config, mem = await self._atarget(config)
+        if self.name == "curate":
+            async with self.projects.writer(mem):
+                async for chunk in graph.astream(input, config, **kwargs):
+                    yield chunk
+            return
+        async for chunk in graph.astream(input, config, **kwargs):
+            yield chunk
+
+
+async def _thread_of(request: Request) -> str | None:
+    header = request.headers.get("x-thread-id")
+    if header:
+        return header
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except ValueError:
+        return None
+    configurable = ((body.get("config") or {}).get("configurable") or {}) if isinstance(body, dict) else {}
+    thread = configurable.get("thread_id") if isinstance(configurable, dict) else None
+    return str(thread) if thread is not None else None
+
+
+async def per_request_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+    configurable = dict(config.get("configurable") or {})
+    project = request.headers.get(PROJECT_HEADER) or request.query_params.get("project")
+    if project:
+        configurable[PROJECT_KEY] = project
+    # without one, a run of the agent (whose threads persist) is a thread of its own
+    configurable["thread_id"] = await _thread_of(request) or f"memgrove-{uuid.uuid4().hex}"
+    return {**config, "configurable": configurable}
+
+
+def langserve_router(projects: Projects) -> APIRouter:
+    router = APIRouter()
+    default = projects.memory_for(None)
+    for name in GRAPHS:
+        add_routes(router, ProjectGraph(name, projects, projects.template(default, name)), path=f"/{name}",
+                   per_req_config_modifier=per_request_config, enable_feedback_endpoint=False,
+                   enable_public_trace_link_endpoint=False)
+    return router

@@ -1,0 +1,154 @@
+"""Where a running server is: ``.memgrove/server.json`` and its token file.
+
+Clients (the CLI, ``memgrove mcp``) call ``find_server(home)`` before opening the tree
+themselves, so this module imports the standard library only: no Whoosh, no LangChain,
+no FastAPI. A registration whose process is gone, or whose port does not answer
+``/health`` as that process, is stale: ``find_server`` ignores it and the next
+``memgrove serve`` replaces it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REGISTRATION = "server.json"
+TOKEN_FILE = "server.token"
+TOKEN_ENV = "MEMGROVE_TOKEN"
+PROBE_TIMEOUT = 0.5    # seconds a client waits for /health before it works in-process
+
+
+def registration_path(home: str | os.PathLike) -> Path:
+    return Path(home) / REGISTRATION
+
+
+def token_path(home: str | os.PathLike) -> Path:
+    return Path(home) / TOKEN_FILE
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable and writable by the user only (0600)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def new_token(home: str | os.PathLike) -> str:
+    """A fresh random token, written to the token file (0600); each server start makes a new one."""
+    token = secrets.token_urlsafe(32)
+    _write_private(token_path(home), token + "\n")
+    return token
+
+
+def client_token(home: str | os.PathLike, info: dict[str, Any] | None = None) -> str | None:
+    """The token a client sends: ``MEMGROVE_TOKEN``, else the registered token file, else None."""
+    env = os.environ.get(TOKEN_ENV)
+    if env:
+        return env
+    path = (info or {}).get("token_file") or token_path(home)
+    try:
+        return Path(path).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def register(home: str | os.PathLike, info: dict[str, Any]) -> Path:
+    path = registration_path(home)
+    _write_private(path, json.dumps(info, indent=2) + "\n")
+    return path
+
+
+def unregister(home: str | os.PathLike, pid: int) -> None:
+    """Remove the registration if it is still this process's (a newer server may have replaced it)."""
+    info = read_registration(home)
+    if info is not None and info.get("pid") == pid:
+        try:
+            registration_path(home).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def read_registration(home: str | os.PathLike) -> dict[str, Any] | None:
+    try:
+        info = json.loads(registration_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("port"), int):
+        return None
+    return info
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # someone else's process: alive, but not our server
+        return True
+    return True
+
+
+def probe(host: str, port: int, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | None:
+    """``GET /health`` of a server; its JSON, or None when nothing (or something else) answers."""
+    conn = http.client.HTTPConnection(_connect_host(host), port, timeout=timeout)
+    try:
+        conn.request("GET", "/health", headers={"Host": f"127.0.0.1:{port}"})
+        resp = conn.getresponse()
+        if resp.status != 200:
+            return None
+        data = json.loads(resp.read(65536))
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+def _connect_host(host: str) -> str:
+    # a server bound to every interface answers on loopback too
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
+
+
+def is_live(info: dict[str, Any], timeout: float = PROBE_TIMEOUT) -> bool:
+    """The registered process is alive and its port answers /health as that process."""
+    if not pid_alive(info["pid"]):
+        return False
+    health = probe(str(info.get("host", "127.0.0.1")), info["port"], timeout)
+    return health is not None and health.get("pid") == info["pid"]
+
+
+def find_server(home: str | os.PathLike, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | None:
+    """The live server registered in ``home`` (a ``.memgrove`` folder), or None.
+
+    The dict is the registration (``pid``, ``host``, ``port``, ``started``, ``token_file``,
+    ``auth``) plus ``url`` and ``token`` (None when the server runs with ``--no-auth``).
+    """
+    info = read_registration(home)
+    if info is None or not is_live(info, timeout):
+        return None
+    info = dict(info)
+    info["url"] = f"http://{_url_host(_connect_host(str(info.get('host', '127.0.0.1'))))}:{info['port']}"
+    info["token"] = client_token(home, info) if info.get("auth", True) else None
+    return info
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

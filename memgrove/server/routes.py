@@ -1,0 +1,150 @@
+"""The REST API: one route per ``Memory`` method, no logic of its own.
+
+Every route but ``/health`` takes the project from the ``X-Memgrove-Project`` header or
+``?project=`` (default: the server's own). Reads run concurrently in threads; writes
+(curate, ingest, undo, doctor --fix) queue per project. Errors are ``{"error": {"code",
+"message"}}`` (``errors.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from pydantic import BaseModel, Field
+
+from .projects import Projects
+
+Project = Annotated[str | None, Header(alias="X-Memgrove-Project", description="project folder (default: the server's)")]
+ProjectParam = Annotated[str | None, Query(alias="project", description="project folder, instead of the header")]
+
+
+def projects(request: Request) -> Projects:
+    return request.app.state.projects
+
+
+def project(header: Project = None, param: ProjectParam = None) -> str | None:
+    return header or param or None
+
+
+P = Annotated[Projects, Depends(projects)]
+Proj = Annotated[str | None, Depends(project)]
+
+
+class CurateBody(BaseModel):
+    operations: list[dict[str, Any]] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason; "
+                                                         "applied all or nothing")
+    actor: str = "api"
+
+
+class Document(BaseModel):
+    name: str = Field(description="the file's name; .md files become one entry per section")
+    text: str
+
+
+class IngestBody(BaseModel):
+    text: str | None = None
+    files: list[Document] = Field(default_factory=list, description="files' contents")
+    conversation: dict[str, Any] | None = Field(None, description='{"id", "messages": [...]}')
+    window: int = Field(1, ge=1, le=100)
+
+
+class QueryBody(BaseModel):
+    question: str = Field(min_length=1)
+
+
+class UndoBody(BaseModel):
+    id: str = Field(min_length=1)
+    force: bool = False
+
+
+def _results(results: list) -> dict[str, Any]:
+    return {"results": [dataclasses.asdict(r) for r in results]}
+
+
+router = APIRouter(prefix="/api", tags=["memory"])
+health_router = APIRouter(tags=["server"])
+
+
+@health_router.get("/health")
+async def health(request: Request) -> dict[str, Any]:
+    """Is the server up (never needs the token; clients probe it)."""
+    from memgrove import __version__
+
+    return {"status": "ok", "pid": os.getpid(), "version": __version__,
+            "project": str(request.app.state.projects.default)}
+
+
+@router.get("/tree")
+async def tree(p: P, proj: Proj, folder: str = "") -> dict[str, Any]:
+    """A folder's title, overview, subfolders (with entry counts) and entries; the top without ``folder``."""
+    return await p.read(proj, lambda m: m.list(folder))
+
+
+@router.get("/entries/{path:path}")
+async def read_entry(p: P, proj: Proj, path: str) -> dict[str, Any]:
+    """One entry: its text, title, summary, links, backlinks and sources."""
+    return await p.read(proj, lambda m: m.show(path))
+
+
+@router.get("/search")
+async def search(p: P, proj: Proj, q: Annotated[str, Query(min_length=1)],
+                 limit: Annotated[int, Query(ge=1, le=200)] = 10) -> dict[str, Any]:
+    """BM25F search (no LLM)."""
+    hits = await p.read(proj, lambda m: m.search(q, limit=limit))
+    return {"query": q, "hits": [h.to_dict() for h in hits]}
+
+
+@router.post("/query")
+async def query(p: P, proj: Proj, body: QueryBody) -> dict[str, Any]:
+    """Answer through the five tiers; the same dict as ``Memory.query(q).to_dict()``."""
+    answer = await p.read(proj, lambda m: m.query(body.question))
+    return answer.to_dict()
+
+
+@router.post("/curate")
+async def curate(p: P, proj: Proj, body: CurateBody) -> dict[str, Any]:
+    """Apply explicit operations, all or nothing."""
+    return _results(await p.write(proj, lambda m: m.curate(body.operations, actor=body.actor)))
+
+
+@router.post("/ingest")
+async def ingest(p: P, proj: Proj, body: IngestBody) -> dict[str, Any]:
+    """Curate text, files' contents and/or a conversation with the verbatim curator (no LLM)."""
+    docs = [(d.name, d.text) for d in body.files]
+    return _results(await p.write(proj, lambda m: m.ingest(text=body.text, conversation=body.conversation,
+                                                            window=body.window, documents=docs)))
+
+
+@router.get("/history")
+async def history(p: P, proj: Proj, limit: Annotated[int, Query(ge=0)] = 50,
+                  path: str | None = None) -> dict[str, Any]:
+    """Curate operations, newest first (``limit=0``: all)."""
+    records = await p.read(proj, lambda m: m.history(limit=limit or None, path=path))
+    return {"operations": [r.to_json() for r in records]}
+
+
+@router.post("/undo")
+async def undo(p: P, proj: Proj, body: UndoBody) -> dict[str, Any]:
+    """Restore what one operation changed (409 when the files changed since, unless ``force``)."""
+    return dataclasses.asdict(await p.write(proj, lambda m: m.undo(body.id, force=body.force)))
+
+
+@router.get("/stats")
+async def stats(p: P, proj: Proj) -> dict[str, Any]:
+    """Tier distribution and latency percentiles of the queries asked so far."""
+    return await p.read(proj, lambda m: m.stats())
+
+
+@router.get("/doctor")
+async def doctor(p: P, proj: Proj) -> dict[str, Any]:
+    """Check that files, index and journal agree."""
+    return (await p.read(proj, lambda m: m.doctor())).to_dict()
+
+
+@router.post("/doctor/fix")
+async def doctor_fix(p: P, proj: Proj) -> dict[str, Any]:
+    """Repair what is derived (index, context files, temp files); a write, queued like curations."""
+    return (await p.write(proj, lambda m: m.doctor(fix=True))).to_dict()
