@@ -14,31 +14,13 @@ memory is empty, the bundled sample is curated into it first, so Studio
 started in a fresh clone has something to answer from.
 """
 
-import logging
-import os
-
 from memgrove.graphs.agent import build_memory_agent
 from memgrove.graphs.curate import build_curate_graph
 from memgrove.graphs.query import build_query_graph
 from memgrove.memory import Memory
-from memgrove.sample import ingest_sample
+from memgrove.sample import studio_home
 
-log = logging.getLogger("memgrove")
-
-
-def studio_memory() -> Memory:
-    home = os.environ.get("MEMGROVE_HOME")
-    if home:
-        return Memory.open(home, create=True)
-    mem = Memory.open(os.getcwd(), create=True)
-    if mem.count() == 0:      # only ever into an empty memory: never mixed into a project's own entries
-        n = ingest_sample(mem)
-        log.warning("memgrove: %s was empty; curated the bundled sample into it (%d entries). "
-                    "Set MEMGROVE_HOME to serve your own project.", mem.home, n)
-    return mem
-
-
-memory = studio_memory()
+memory = Memory.open(studio_home())
 
 query = build_query_graph(memory)
 curate = build_curate_graph(memory)
