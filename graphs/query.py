@@ -29,6 +29,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from memgrove.tools.runtime import MemoryContext, NoMemory, memory_from_context
+from memgrove.tree.errors import InvalidInput
 from memgrove.tree.search import hit_from_dict
 
 from . import llm_tiers, tiers
@@ -55,6 +56,7 @@ class QueryInput(TypedDict, total=False):
 class QueryOutput(TypedDict, total=False):
     """What the graph gives back: ``answer``; and, when it was given ``messages``, them plus one AIMessage."""
 
+    # a tiers.Answer: the same object Memory.query returns, and a dict, so the state stays plain JSON
     answer: dict
     messages: list[AnyMessage]
 
@@ -81,6 +83,15 @@ def _human_text(message: Any) -> str | None:
     return str(content)
 
 
+def given_messages(state: dict) -> list:
+    """The ``messages`` given, as message objects (Studio and HTTP clients send dicts)."""
+    try:
+        return convert_to_messages(state.get("messages") or [])
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidInput(f"messages: not a list of chat messages ({first[:200]})") from None
+
+
 def question_text(state: dict) -> Any:
     """``question`` if given, else the text of the last human message (what a chat parent asks)."""
     q = state.get("question")
@@ -88,7 +99,7 @@ def question_text(state: dict) -> Any:
         return q
     messages = state.get("messages")
     if messages:
-        for m in reversed(convert_to_messages(messages)):
+        for m in reversed(given_messages(state)):
             text = _human_text(m)
             if text is not None:
                 return text
@@ -103,7 +114,7 @@ def answer_turn(state: dict, answer: tiers.Answer) -> dict:
     """
     if not state.get("messages"):
         return {}
-    return {"messages": [*convert_to_messages(state["messages"]),
+    return {"messages": [*given_messages(state),
                          AIMessage(content=answer.text, name="memgrove", id=f"memgrove-{uuid.uuid4().hex}")]}
 
 

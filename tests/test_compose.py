@@ -224,5 +224,12 @@ def test_remember_node_without_text_is_a_clear_error(qmem):
         remember_node(qmem)({"messages": []})
 
 
+def test_messages_that_are_not_chat_messages_are_a_clear_error(qmem):
+    from memgrove.tree.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="messages: not a list of chat messages"):
+        build_query_graph(qmem).invoke({"messages": [{"nonsense": 1}]})
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
