@@ -379,7 +379,8 @@ class MemgroveRetriever:
         ans = state.get("answer") or {}
         return Retrieved([self.item(h) for h in entries], ms,
                          {"tier": ans.get("tier"), "reported_ms": ans.get("latency_ms"), "cached": ans.get("cached"),
-                          "hits": len(hits), "entries": len(entries), **self.llm_context_tokens(hits)})
+                          "hits": len(hits), "entries": len(entries), "scores": [h.get("score") for h in entries],
+                          **self.llm_context_tokens(hits)})
 
     def llm_context_tokens(self, hits: list[dict[str, Any]]) -> dict[str, int]:
         """Untimed: the size of the entries tier 3 would send an LLM for these hits (``context_block``,
@@ -400,6 +401,18 @@ class MemgroveRetriever:
         self.mem.close()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def with_tree_overrides(variant: Variant, pairs: Sequence[str]) -> Variant:
+    """``variant`` with ``KEY=VALUE`` [tree] overrides (``--tree``, for ablations) added and named."""
+    if not pairs:
+        return variant
+    extra: dict[str, Any] = {}
+    for kv in pairs:
+        key, _, value = kv.partition("=")
+        extra[key.strip()] = json.loads(value) if value.strip()[:1] in "0123456789-tf[{\"" else value
+    return dataclasses.replace(variant, tree={**(variant.tree or {}), **extra},
+                               name=variant.name + "".join(f"+{k}={v}" for k, v in extra.items()))
 
 
 def memgrove_system(conv: dict[str, Any], *, window: int = 1, curator: str = "verbatim",
@@ -457,26 +470,7 @@ def env_without(*names: str) -> Iterator[None]:
 # -- scoring one question -------------------------------------------------------------------
 
 def score(q: Question, r: Retrieved) -> dict[str, Any]:
-    out: dict[str, Any] = {"n_items": len(r.items), "words_available": sum(it.words for it in r.items)}
-    ev = set(q.evidence)
-    all_ids = rm.ids_at_k(r.items, len(r.items))
-    if ev:
-        for k in KS:
-            out[f"R@{k}"] = rm.recall(ev, rm.ids_at_k(r.items, k))
-        out["R@all"] = rm.recall(ev, all_ids)
-    for b in BUDGETS:
-        cut = rm.within_budget(r.items, b)
-        if ev:
-            out[f"R@{b}w"] = rm.recall(ev, cut.ids)
-        if q.answer is not None:
-            out[f"AIC@{b}w"] = rm.answer_in_text(q.answer, cut.text)
-        if b == max(BUDGETS):
-            out["filled"] = not cut.exhausted
-    if ev:
-        cut = rm.within_budget(r.items, max(BUDGETS))
-        out["lost"] = {e: ("in_budget" if e in cut.ids else "beyond_budget" if e in all_ids else "not_retrieved")
-                       for e in q.evidence}
-    return out
+    return rm.score_items(r.items, q.evidence, q.answer, KS, BUDGETS)
 
 
 RECALL_KEYS = [f"R@{k}" for k in KS] + [f"R@{b}w" for b in BUDGETS]
@@ -1072,13 +1066,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     samples = load_samples(data_path)
     chosen = samples[:a.conversations] if a.conversations else samples
     variant = VARIANTS[a.variant]
-    if a.tree:
-        extra = {}
-        for kv in a.tree:
-            key, _, value = kv.partition("=")
-            extra[key.strip()] = json.loads(value) if value.strip()[:1] in "0123456789-tf[{\"" else value
-        variant = dataclasses.replace(variant, tree={**(variant.tree or {}), **extra},
-                                      name=variant.name + "".join(f"+{k}={v}" for k, v in extra.items()))
+    variant = with_tree_overrides(variant, a.tree)
     if a.window is not None:
         variant = dataclasses.replace(variant, window=a.window, name=f"{variant.name}@window{a.window}")
     llm_curator = a.llm_curator or (a.llm and not a.verbatim)

@@ -1,4 +1,4 @@
-"""Retrieval metrics shared by the conversational-memory benchmarks (LoCoMo, LongMemEval).
+"""Retrieval metrics shared by the conversational-memory benchmarks (LoCoMo, LongMemEval, BEAM).
 
 No dependencies beyond the standard library. The one rule every system is
 scored by, whatever it retrieves:
@@ -104,6 +104,7 @@ class BudgetCut:
     words: int               # words actually taken (<= budget)
     items_touched: int       # items with at least one segment taken
     exhausted: bool          # True if the items ran out before the budget stopped the walk
+    segments: tuple[Segment, ...] = ()   # the segments taken, in order (whose words the budget bought)
 
     @property
     def text(self) -> str:
@@ -112,18 +113,19 @@ class BudgetCut:
 
 def within_budget(items: Sequence[Item], budget: int) -> BudgetCut:
     """The budget rule (module docstring): whole segments only, in rank order, stop at the first misfit."""
-    used, ids, texts, touched = 0, set(), [], 0
+    used, ids, texts, touched, taken = 0, set(), [], 0, []
     for it in items:
         took = False
         for seg in it.segments:
             if used + seg.words > budget:
-                return BudgetCut(ids, texts, used, touched + (1 if took else 0), False)
+                return BudgetCut(ids, texts, used, touched + (1 if took else 0), False, tuple(taken))
             used += seg.words
             ids.add(seg.id)
             texts.append(seg.text)
+            taken.append(seg)
             took = True
         touched += 1 if took else 0
-    return BudgetCut(ids, texts, used, touched, True)
+    return BudgetCut(ids, texts, used, touched, True, tuple(taken))
 
 
 def recall(gold: Iterable[str], retrieved: set[str]) -> float:
@@ -131,6 +133,34 @@ def recall(gold: Iterable[str], retrieved: set[str]) -> float:
     if not g:
         raise ValueError("recall of a question without gold ids is undefined; exclude it")
     return len(g & retrieved) / len(g)
+
+
+def score_items(items: Sequence[Item], evidence: Sequence[str], answer: str | None, ks: Sequence[int],
+                budgets: Sequence[int]) -> dict[str, Any]:
+    """One question's scores for one system's ranked ``items``: recall at each k, over everything
+    returned (``R@all``) and at each word budget; answer-in-context per budget when there is an
+    ``answer``; whether the largest budget was filled; and where each evidence id is at the largest
+    budget (``lost``: in_budget / beyond_budget / not_retrieved). Recall keys only with evidence."""
+    out: dict[str, Any] = {"n_items": len(items), "words_available": sum(it.words for it in items)}
+    ev = set(evidence)
+    all_ids = ids_at_k(items, len(items))
+    if ev:
+        for k in ks:
+            out[f"R@{k}"] = recall(ev, ids_at_k(items, k))
+        out["R@all"] = recall(ev, all_ids)
+    for b in budgets:
+        cut = within_budget(items, b)
+        if ev:
+            out[f"R@{b}w"] = recall(ev, cut.ids)
+        if answer is not None:
+            out[f"AIC@{b}w"] = answer_in_text(answer, cut.text)
+        if b == max(budgets):
+            out["filled"] = not cut.exhausted
+    if ev:
+        cut = within_budget(items, max(budgets))
+        out["lost"] = {e: ("in_budget" if e in cut.ids else "beyond_budget" if e in all_ids else "not_retrieved")
+                       for e in evidence}
+    return out
 
 
 # -- answers in context ---------------------------------------------------------------
