@@ -250,6 +250,8 @@ def build_query_graph(memory: Any = None, *, model: Any = None, settings: QueryS
     resolved: dict[str, Any] = {}
 
     def loop_model() -> Any:
+        if default_tree is not None:      # the very client tier 3 uses: one connection pool, not two
+            return pipe_for(default_tree).model()
         if "model" not in resolved:
             resolved["model"] = resolve_model(model, timeout=loop_settings.llm_timeout,
                                               retries=loop_settings.llm_retries)
