@@ -370,7 +370,8 @@ class MemgroveRetriever:
 
     def __call__(self, question: str) -> Retrieved:
         t0 = time.perf_counter()
-        state = self.graph.invoke({"question": question})
+        # the graph's public output is its answer; the harness also reads the search hits it ranked
+        state = self.graph.invoke({"question": question}, output_keys=["answer", "hits"])
         ms = (time.perf_counter() - t0) * 1000
         hits = state.get("hits") or []
         if self.fresh_signals:  # untimed: undo its +3 importance (the verbatim curator leaves no signals)

@@ -6,10 +6,10 @@ The builders import LangGraph when called; ``memgrove.graphs.pipeline`` and
 
 from typing import Any
 
-__all__ = ["build_query_graph", "build_curate_graph", "build_memory_agent"]
+__all__ = ["build_query_graph", "build_curate_graph", "build_memory_agent", "recall_node", "remember_node"]
 
 
-def build_query_graph(memory: Any, **kwargs: Any):
+def build_query_graph(memory: Any = None, **kwargs: Any):
     """The 5-tier query pipeline (``graphs/query.py``)."""
     from .query import build_query_graph as build
 
@@ -26,5 +26,19 @@ def build_curate_graph(memory: Any = None, **kwargs: Any):
 def build_memory_agent(memory: Any = None, **kwargs: Any):
     """The memory agent (``graphs/agent.py``)."""
     from .agent import build_memory_agent as build
+
+    return build(memory, **kwargs)
+
+
+def recall_node(memory: Any = None, **kwargs: Any):
+    """The query graph as a node of your ``StateGraph`` (``graphs/compose.py``)."""
+    from .compose import recall_node as build
+
+    return build(memory, **kwargs)
+
+
+def remember_node(memory: Any = None, **kwargs: Any):
+    """A node that writes the latest human turn (or a text field) into memory (``graphs/compose.py``)."""
+    from .compose import remember_node as build
 
     return build(memory, **kwargs)

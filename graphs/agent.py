@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from langchain.agents import create_agent
@@ -27,16 +26,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import ChatResult
 
 from memgrove.tools import memory_tools
+from memgrove.tools.runtime import MemoryContext
 from memgrove.tree.operations import OPS
 
 from .llm import prompt, resolve_model
-
-
-@dataclass
-class MemoryContext:
-    """The run context of the memory graphs: which project's memory to use."""
-
-    memgrove_home: str | None = None
 
 
 class UnconfiguredModel(BaseChatModel):

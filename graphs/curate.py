@@ -27,7 +27,7 @@ from typing_extensions import TypedDict
 
 from memgrove.tools.curate import curate_tool
 from memgrove.tools.knowledge import knowledge_tools
-from memgrove.tools.runtime import MemoryRef
+from memgrove.tools.runtime import MemoryContext, MemoryRef
 from memgrove.tree import curator
 from memgrove.tree.chunks import Chunk, conversation_chunks, text_chunks
 from memgrove.tree.errors import InvalidInput
@@ -43,17 +43,23 @@ class CurateInput(TypedDict, total=False):
     conversation: dict
 
 
-class CurateState(CurateInput, total=False):
-    chunks: list[dict]
-    position: int
+class CurateOutput(TypedDict, total=False):
+    """The run's report: what was written (``applied``), the summary, and what it cost."""
+
+    summary: str
     applied: Annotated[list[dict], operator.add]     # OpResult.to_dict()s: the state stays JSON
     notes: Annotated[list[str], operator.add]
     errors: Annotated[list[str], operator.add]
+    stopped: str
+    chunk_count: int
     model_calls: Annotated[int, operator.add]
     prompt_tokens: Annotated[int, operator.add]
     completion_tokens: Annotated[int, operator.add]
-    stopped: str
-    summary: str
+
+
+class CurateState(CurateInput, CurateOutput, total=False):
+    chunks: list[dict]
+    position: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +204,7 @@ def build_curate_graph(memory: Any = None, *, model: Any = None, settings: Curat
     def split(state: CurateState, runtime: Runtime) -> dict:
         mem = ref.get(runtime)
         chunks = input_chunks(getattr(mem, "tree", mem), dict(state), settings_of(mem), clock())
-        return {"chunks": [dataclasses.asdict(c) for c in chunks], "position": 0}
+        return {"chunks": [dataclasses.asdict(c) for c in chunks], "position": 0, "chunk_count": len(chunks)}
 
     def curate_next(state: CurateState, runtime: Runtime) -> dict:
         mem = ref.get(runtime)
@@ -220,7 +226,7 @@ def build_curate_graph(memory: Any = None, *, model: Any = None, settings: Curat
             completion_tokens=state.get("completion_tokens", 0), errors=state.get("errors", []),
             stopped=state.get("stopped", ""))}
 
-    g = StateGraph(CurateState, input_schema=CurateInput)
+    g = StateGraph(CurateState, input_schema=CurateInput, output_schema=CurateOutput, context_schema=MemoryContext)
     g.add_node("split", split)
     g.add_node("curate_chunk", curate_next)
     g.add_node("summarize", report)
@@ -232,7 +238,8 @@ def build_curate_graph(memory: Any = None, *, model: Any = None, settings: Curat
 
 
 def report_from_state(state: dict[str, Any]) -> CurateReport:
-    return CurateReport(curator="llm", applied=as_results(state.get("applied", [])), chunks=len(state.get("chunks", [])),
+    chunks = state.get("chunk_count", len(state.get("chunks", [])))
+    return CurateReport(curator="llm", applied=as_results(state.get("applied", [])), chunks=chunks,
                         model_calls=state.get("model_calls", 0), prompt_tokens=state.get("prompt_tokens", 0),
                         completion_tokens=state.get("completion_tokens", 0), notes=state.get("notes", []),
                         errors=state.get("errors", []), stopped=state.get("stopped", ""),

@@ -3,22 +3,24 @@
 A thin module for ``langgraph dev`` / LangGraph Studio / LangGraph Platform;
 Python code builds its own with ``Memory.graph(...)``. Compiled without a
 checkpointer (the server brings its own) and without a model (resolved from
-``MEMGROVE_MODEL`` when a node first needs one), so the server starts with no key.
+``MEMGROVE_MODEL`` when a node first needs one; unset, the query graph answers
+from tiers 0–2 and quotes the evidence for tiers 3–4), so the server starts
+with no key.
 
-The query graph answers over ``MEMGROVE_HOME`` (default: the folder the server
-starts in; created if missing). The curate and agent graphs use the same memory
-unless a run's context names another: ``{"memgrove_home": "/path/to/project"}``.
+Every graph answers over ``MEMGROVE_HOME`` unless a run's context names another
+project: ``{"memgrove_home": "/path/to/project"}``. With ``MEMGROVE_HOME``
+unset, the memory is the one of the folder the server starts in; when that
+memory is empty, the bundled sample is curated into it first, so Studio
+started in a fresh clone has something to answer from.
 """
-
-import os
 
 from memgrove.graphs.agent import build_memory_agent
 from memgrove.graphs.curate import build_curate_graph
 from memgrove.graphs.query import build_query_graph
 from memgrove.memory import Memory
+from memgrove.sample import studio_home
 
-memory = Memory.open(os.environ.get("MEMGROVE_HOME") or os.getcwd(), create=True)
-
+memory = Memory.open(studio_home())
 
 query = build_query_graph(memory)
 curate = build_curate_graph(memory)

@@ -87,7 +87,9 @@ def tier3_llm(tree, model, question: str, hits: list[Hit], s: QuerySettings, sta
 
 
 class AgentState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
+    # not ``messages``: inside a parent graph that key is the parent's conversation, which the
+    # loop must neither read (the model sees only its own prompt) nor write to
+    agent_messages: Annotated[list[AnyMessage], add_messages]
     model_calls: Annotated[int, operator.add]
 
 
@@ -113,25 +115,25 @@ def build_agent_loop(tree, get_model, s: QuerySettings):
             model = get_model()
             if state.get("model_calls", 0) >= s.agent_max_iterations:
                 # out of iterations: one last call without tools forces an answer
-                msgs = state["messages"] + [HumanMessage("Stop searching now and answer with what you have found.")]
-                return {"messages": [model.invoke(msgs)], "model_calls": 1}
+                msgs = state["agent_messages"] + [HumanMessage("Stop searching now and answer with what you have found.")]
+                return {"agent_messages": [model.invoke(msgs)], "model_calls": 1}
             if id(model) not in bound:
                 bound.clear()
                 bound[id(model)] = model.bind_tools(tools)
-            return {"messages": [bound[id(model)].invoke(state["messages"])], "model_calls": 1}
+            return {"agent_messages": [bound[id(model)].invoke(state["agent_messages"])], "model_calls": 1}
         except Exception as exc:  # noqa: BLE001 - reported by agent_result, never raised
-            return {"messages": [AIMessage(content="", additional_kwargs={ERROR_KEY: describe_error(exc)})],
+            return {"agent_messages": [AIMessage(content="", additional_kwargs={ERROR_KEY: describe_error(exc)})],
                     "model_calls": 1}
 
     def should_continue(state: AgentState) -> str:
-        last = state["messages"][-1]
+        last = state["agent_messages"][-1]
         if isinstance(last, AIMessage) and last.tool_calls and state["model_calls"] <= s.agent_max_iterations:
             return "tools"
         return END
 
     g = StateGraph(AgentState)
     g.add_node("model", call_model)
-    g.add_node("tools", ToolNode(tools, handle_tool_errors=True))
+    g.add_node("tools", ToolNode(tools, handle_tool_errors=True, messages_key="agent_messages"))
     g.add_edge(START, "model")
     g.add_conditional_edges("model", should_continue, ["tools", END])
     g.add_edge("tools", "model")
@@ -167,11 +169,11 @@ def tier4_agent(tree, model, question: str, hits: list[Hit], s: QuerySettings, s
                 loop=None, config: dict | None = None) -> tiers.Answer:
     loop = loop or build_agent_loop(tree, lambda: model, s)
     try:
-        out = loop.invoke({"messages": agent_messages(question), "model_calls": 0},
+        out = loop.invoke({"agent_messages": agent_messages(question), "model_calls": 0},
                           config={**(config or {}), "recursion_limit": recursion_limit(s)})
     except Exception as exc:  # noqa: BLE001 - e.g. the recursion limit: degrade, named
         return tiers.extractive_answer(tree, question, hits, s, 4, started, describe_error(exc))
-    return agent_result(tree, question, hits, out["messages"], s, started)
+    return agent_result(tree, question, hits, out["agent_messages"], s, started)
 
 
 def recursion_limit(s: QuerySettings) -> int:

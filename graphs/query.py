@@ -17,17 +17,23 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
+import uuid
 from typing import Annotated, Any
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage, convert_to_messages
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
+from memgrove.tools.runtime import MemoryContext, NoMemory, memory_from_context
+from memgrove.tree.errors import InvalidInput
 from memgrove.tree.search import hit_from_dict
 
 from . import llm_tiers, tiers
+from .llm import resolve_model
 from .pipeline import QueryPipeline
 from .settings import QuerySettings
 
@@ -40,8 +46,22 @@ def _add(a: int | None, b: int | None) -> int:
     return (a or 0) + (b or 0)
 
 
-class QueryState(TypedDict, total=False):
+class QueryInput(TypedDict, total=False):
+    """What the graph reads: ``question``, or else the last human turn of ``messages``."""
+
     question: str
+    messages: list[AnyMessage]
+
+
+class QueryOutput(TypedDict, total=False):
+    """What the graph gives back: ``answer``; and, when it was given ``messages``, them plus one AIMessage."""
+
+    # a tiers.Answer: the same object Memory.query returns, and a dict, so the state stays plain JSON
+    answer: dict
+    messages: list[AnyMessage]
+
+
+class QueryState(QueryInput, QueryOutput, total=False):
     started: Annotated[float, _earliest]   # both START branches stamp it; the earliest wins
     fingerprint: str
     search_fingerprint: str               # taken just before the search: what the answer is cached under
@@ -49,10 +69,53 @@ class QueryState(TypedDict, total=False):
     terms: list[str]
     entry_count: int
     route: str                            # out_of_domain | direct | llm | agent
-    # a tiers.Answer: the same object Memory.query returns, and a dict, so the state stays plain JSON
-    answer: dict
-    messages: Annotated[list[AnyMessage], add_messages]   # the agent loop's conversation
+    # the agent loop's conversation: private, so a parent's ``messages`` never reach the model
+    agent_messages: Annotated[list[AnyMessage], add_messages]
     model_calls: Annotated[int, _add]
+
+
+def _human_text(message: Any) -> str | None:
+    if getattr(message, "type", None) != "human":
+        return None
+    content = message.content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def given_messages(state: dict) -> list:
+    """The ``messages`` given, as message objects (Studio and HTTP clients send dicts)."""
+    try:
+        return convert_to_messages(state.get("messages") or [])
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidInput(f"messages: not a list of chat messages ({first[:200]})") from None
+
+
+def question_text(state: dict) -> Any:
+    """``question`` if given, else the text of the last human message (what a chat parent asks)."""
+    q = state.get("question")
+    if isinstance(q, str) and q.strip():
+        return q
+    messages = state.get("messages")
+    if messages:
+        for m in reversed(given_messages(state)):
+            text = _human_text(m)
+            if text is not None:
+                return text
+    return q
+
+
+def answer_turn(state: dict, answer: tiers.Answer) -> dict:
+    """The ``messages`` update: the conversation as given plus one AIMessage with the answer text.
+
+    The whole list, not just the new turn: a parent whose ``messages`` has no reducer keeps its
+    conversation; one with ``add_messages`` matches the given turns by id and appends the answer.
+    """
+    if not state.get("messages"):
+        return {}
+    return {"messages": [*given_messages(state),
+                         AIMessage(content=answer.text, name="memgrove", id=f"memgrove-{uuid.uuid4().hex}")]}
 
 
 # -- routers -------------------------------------------------------------------
@@ -75,84 +138,126 @@ def after_agent_prompt(state: QueryState) -> str:
 
 # -- the graph -------------------------------------------------------------------
 
-def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings | None = None):
+def build_query_graph(memory: Any = None, *, model: Any = None, settings: QuerySettings | None = None):
     """Compile the query graph over ``memory`` (a ``Memory`` or ``ContextTree``).
 
-    ``model``: any LangChain chat model; default: ``MEMGROVE_MODEL`` via ``ChatOpenAI``, or none.
+    A run's context may name another project (``{"memgrove_home": ...}`` or ``{"memory": Memory}``);
+    ``memory`` may then be left out. ``model``: any LangChain chat model; default:
+    ``MEMGROVE_MODEL`` via ``ChatOpenAI``, or none.
     """
-    tree = getattr(memory, "tree", memory)
-    pipe = QueryPipeline(tree, settings=settings, model=model)
-    s = pipe.settings
+    default_tree = getattr(memory, "tree", memory) if memory is not None else None
+    pipes: dict[Any, QueryPipeline] = {}
+    lock = threading.Lock()
+
+    def pipe_for(tree) -> QueryPipeline:
+        # one pipeline (query cache, settings, model) per project, kept for the graph's life
+        with lock:
+            pipe = pipes.get(tree.home)
+            if pipe is None:
+                pipe = pipes[tree.home] = QueryPipeline(tree, settings=settings, model=model)
+            return pipe
+
+    def pipe_of(runtime: Runtime | None) -> QueryPipeline:
+        mem = memory_from_context(getattr(runtime, "context", None))
+        tree = getattr(mem, "tree", mem) if mem is not None else default_tree
+        if tree is None:
+            raise NoMemory("this query graph was built without a memory: run it with "
+                           "context={'memgrove_home': '/path/to/project'} or pass one to build_query_graph")
+        return pipe_for(tree)
 
     def hits_of(state: QueryState):
         return [hit_from_dict(h) for h in state.get("hits", [])]
 
     def question_of(state: QueryState) -> str:
-        return pipe.check(state.get("question"))
+        return QueryPipeline.check(question_text(state))
 
-    def fingerprint(state: QueryState) -> dict:
-        return {"started": time.perf_counter(), "fingerprint": tree.fingerprint()}
+    def fingerprint(state: QueryState, runtime: Runtime) -> dict:
+        return {"started": time.perf_counter(), "fingerprint": pipe_of(runtime).tree.fingerprint()}
 
-    def search(state: QueryState) -> dict:
+    def search(state: QueryState, runtime: Runtime) -> dict:
         started = time.perf_counter()
         q = question_of(state)
+        pipe = pipe_of(runtime)
+        tree = pipe.tree
         # the parallel fingerprint branch may run after a write this search did not see;
         # caching under that later fingerprint would serve a stale answer, so take one here first
         before = tree.fingerprint()
-        hits = tree.search(q, s.prefetch_limit)
+        hits = tree.search(q, pipe.settings.prefetch_limit)
         # asdict, not to_dict: to_dict rounds scores, and routing must see what Memory.query sees
         return {"started": started, "hits": [dataclasses.asdict(h) for h in hits], "terms": tree.engine.terms(q),
                 "entry_count": tree.entry_count(), "search_fingerprint": before}
 
-    def exact_cache(state: QueryState) -> dict:
+    def exact_cache(state: QueryState, runtime: Runtime) -> dict:
+        pipe = pipe_of(runtime)
         hit = tiers.tier0_exact(pipe.cache, question_of(state), state["fingerprint"])
         return {"answer": tiers.from_cache(hit, question_of(state), 0, state["started"])} if hit else {}
 
-    def fuzzy_cache(state: QueryState) -> dict:
-        hit = tiers.tier1_fuzzy(pipe.cache, question_of(state), state["fingerprint"], s)
+    def fuzzy_cache(state: QueryState, runtime: Runtime) -> dict:
+        pipe = pipe_of(runtime)
+        hit = tiers.tier1_fuzzy(pipe.cache, question_of(state), state["fingerprint"], pipe.settings)
         return {"answer": tiers.from_cache(hit, question_of(state), 1, state["started"])} if hit else {}
 
-    def classify(state: QueryState) -> dict:
-        return {"route": tiers.route(hits_of(state), state.get("terms", []), state.get("entry_count", 0), s)}
+    def classify(state: QueryState, runtime: Runtime) -> dict:
+        pipe = pipe_of(runtime)
+        return {"route": tiers.route(hits_of(state), state.get("terms", []), state.get("entry_count", 0),
+                                     pipe.settings)}
 
     def out_of_domain(state: QueryState) -> dict:
         return {"answer": tiers.out_of_domain_answer(question_of(state), hits_of(state), state["started"])}
 
-    def direct_answer(state: QueryState) -> dict:
-        a = tiers.direct_answer(tree, question_of(state), hits_of(state), s, state["started"])
+    def direct_answer(state: QueryState, runtime: Runtime) -> dict:
+        pipe = pipe_of(runtime)
+        a = tiers.direct_answer(pipe.tree, question_of(state), hits_of(state), pipe.settings, state["started"])
         return {"answer": a}
 
-    def no_model_answer(state: QueryState, tier: int) -> dict | None:
+    def no_model_answer(pipe: QueryPipeline, state: QueryState, tier: int) -> dict | None:
         model, error = pipe.model_or_error()
         if model is not None:
             return None
-        a = tiers.extractive_answer(tree, question_of(state), hits_of(state), s, tier, state["started"], error)
+        a = tiers.extractive_answer(pipe.tree, question_of(state), hits_of(state), pipe.settings, tier,
+                                    state["started"], error)
         return {"answer": a}
 
-    def llm_answer(state: QueryState) -> dict:
-        fallback = no_model_answer(state, 3)
+    def llm_answer(state: QueryState, runtime: Runtime) -> dict:
+        pipe = pipe_of(runtime)
+        fallback = no_model_answer(pipe, state, 3)
         if fallback:
             return fallback
-        a = llm_tiers.tier3_llm(tree, pipe.model(), question_of(state), hits_of(state), s, state["started"])
+        a = llm_tiers.tier3_llm(pipe.tree, pipe.model(), question_of(state), hits_of(state), pipe.settings,
+                                state["started"])
         return {"answer": a}
 
-    def agent_prompt(state: QueryState) -> dict:
-        return no_model_answer(state, 4) or {"messages": llm_tiers.agent_messages(question_of(state)),
-                                             "model_calls": 0}
+    def agent_prompt(state: QueryState, runtime: Runtime) -> dict:
+        return no_model_answer(pipe_of(runtime), state, 4) or {
+            "agent_messages": llm_tiers.agent_messages(question_of(state)), "model_calls": 0}
 
-    def agent_answer(state: QueryState) -> dict:
-        a = llm_tiers.agent_result(tree, question_of(state), hits_of(state), state.get("messages", []), s,
-                                   state["started"])
+    def agent_answer(state: QueryState, runtime: Runtime) -> dict:
+        pipe = pipe_of(runtime)
+        a = llm_tiers.agent_result(pipe.tree, question_of(state), hits_of(state), state.get("agent_messages", []),
+                                   pipe.settings, state["started"])
         return {"answer": a}
 
-    def finish(state: QueryState) -> dict:
+    def finish(state: QueryState, runtime: Runtime) -> dict:
         a = tiers.Answer.from_dict(state["answer"])   # an Answer, or its JSON from a checkpoint
         if not a.cached:
             a = tiers.Answer.from_dict({**a, "latency_ms": tiers.elapsed_ms(state["started"])})
-        pipe.finish(a, state.get("search_fingerprint") or state["fingerprint"])
-        return {"answer": a}
+        pipe_of(runtime).finish(a, state.get("search_fingerprint") or state["fingerprint"])
+        return {"answer": a, **answer_turn(state, a)}
 
-    g = StateGraph(QueryState)
+    # the loop's tools follow the run's context like the nodes do (ToolRuntime); its model and
+    # bounds are the graph's: one model for every project, the build-time project's settings
+    loop_settings = settings or (pipe_for(default_tree).settings if default_tree is not None else QuerySettings())
+    resolved: dict[str, Any] = {}
+
+    def loop_model() -> Any:
+        if default_tree is not None:      # the very client tier 3 uses: one connection pool, not two
+            return pipe_for(default_tree).model()
+        if "model" not in resolved:
+            resolved["model"] = resolve_model(model, timeout=loop_settings.llm_timeout,
+                                              retries=loop_settings.llm_retries)
+        return resolved["model"]
+
+    g = StateGraph(QueryState, input_schema=QueryInput, output_schema=QueryOutput, context_schema=MemoryContext)
     g.add_node("fingerprint", fingerprint)
     g.add_node("search", search)
     g.add_node("exact_cache", exact_cache)
@@ -162,7 +267,7 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
     g.add_node("direct_answer", direct_answer)
     g.add_node("llm_answer", llm_answer)
     g.add_node("agent_prompt", agent_prompt)
-    g.add_node("agent", llm_tiers.build_agent_loop(tree, pipe.model, s))
+    g.add_node("agent", llm_tiers.build_agent_loop(default_tree, loop_model, loop_settings))
     g.add_node("agent_answer", agent_answer)
     g.add_node("finish", finish)
 
@@ -178,7 +283,7 @@ def build_query_graph(memory: Any, *, model: Any = None, settings: QuerySettings
     g.add_edge("agent", "agent_answer")
     g.add_edge("agent_answer", "finish")
     g.add_edge("finish", END)
-    return g.compile(name="memgrove-query").with_config(recursion_limit=llm_tiers.recursion_limit(s) + 20)
+    return g.compile(name="memgrove-query").with_config(recursion_limit=llm_tiers.recursion_limit(loop_settings) + 20)
 
 
 def __getattr__(name: str):

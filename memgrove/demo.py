@@ -19,7 +19,6 @@ import re
 import sys
 import tempfile
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from rich.tree import Tree
 
 from memgrove import Memory
 from memgrove.graphs.tiers import tier_label
+from memgrove.sample import sample_dir
 from memgrove.terminal import safe
 from memgrove.terminal import safe_markup as esc
 
@@ -39,10 +39,6 @@ from memgrove.terminal import safe_markup as esc
 KEYWORDS = "JWT access token lifetime RS256"
 INDENT = 5
 SHOWN_SOURCES = 3
-
-
-def sample_dir() -> Path:
-    return Path(str(resources.files("memgrove") / "data" / "sample"))
 
 
 def questions(data: Path) -> list[str]:

@@ -543,8 +543,11 @@ class ContextTreeStore(BaseStore):
 @contextmanager
 def server_store() -> Iterator[ContextTreeStore]:
     """The store ``langgraph.json`` names (``store.path``): the memory of ``MEMGROVE_HOME``
-    (default: the folder the server starts in), closed when the server stops."""
-    store = ContextTreeStore(Path(os.environ.get("MEMGROVE_HOME") or os.getcwd()))
+    (default: the folder the server starts in; see ``memgrove.sample.studio_home``), closed when
+    the server stops."""
+    from memgrove.sample import studio_home
+
+    store = ContextTreeStore(studio_home())
     try:
         yield store
     finally:

@@ -13,6 +13,7 @@ The context may be a mapping or an object with a ``memory`` (a ``Memory``) or a
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,12 +24,28 @@ from langchain.tools import ToolRuntime
 # is taken for a model-visible argument and the tool's schema fails. So the None is typed here.
 NO_RUNTIME = cast(ToolRuntime, None)
 
+from memgrove.tree.errors import MemgroveError
+
 _opened: dict[Path, Any] = {}
 _lock = threading.Lock()
 
 
-class NoMemory(RuntimeError):
-    """A tool built without a memory ran without one in its context (a configuration error)."""
+@dataclass
+class MemoryContext:
+    """The run context of every memgrove graph: which project's memory to use.
+
+    ``memgrove_home``: a project folder (what Studio and HTTP clients send);
+    ``memory``: a ``Memory`` object (for Python callers; it wins over the folder).
+    """
+
+    memgrove_home: str | None = None
+    memory: Any = None
+
+
+class NoMemory(MemgroveError, RuntimeError):
+    """A tool or graph built without a memory ran without one in its context (a configuration error)."""
+
+    code = "no_memory"
 
 
 def _field(context: Any, name: str) -> Any:

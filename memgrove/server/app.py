@@ -82,15 +82,16 @@ def _version() -> str:
 
 
 def _langgraph_app() -> FastAPI:
-    """The routes for ``langgraph dev``: project ``MEMGROVE_HOME`` (default: the working folder).
+    """The routes for ``langgraph dev``: the project of ``memgrove.sample.studio_home`` (``MEMGROVE_HOME``).
 
     The LangGraph server runs its own app and lifespan; ours joins it as plain routes, with
     the guard's checks as middleware (its token is ``MEMGROVE_TOKEN``, when set).
     """
     from .settings import load_server_settings
 
-    home = os.environ.get("MEMGROVE_HOME") or os.getcwd()
-    projects = Projects(home)
+    from memgrove.sample import studio_home
+
+    projects = Projects(str(studio_home()))
     settings = load_server_settings(projects.memory_for(None).home)
     projects.timeout = settings.request_timeout
     app = FastAPI(title="memgrove")
