@@ -13,9 +13,11 @@ import http.client
 import json
 import os
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from memgrove.tree.fsio import atomic_write
+from memgrove.tree.writer_lock import pid_alive
 
 REGISTRATION = "server.json"
 TOKEN_FILE = "server.token"
@@ -31,28 +33,10 @@ def token_path(home: str | os.PathLike) -> Path:
     return Path(home) / TOKEN_FILE
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable and writable by the user only (0600)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def new_token(home: str | os.PathLike) -> str:
     """A fresh random token, written to the token file (0600); each server start makes a new one."""
     token = secrets.token_urlsafe(32)
-    _write_private(token_path(home), token + "\n")
+    atomic_write(token_path(home), token + "\n")  # a temp file made 0600, renamed
     return token
 
 
@@ -70,7 +54,7 @@ def client_token(home: str | os.PathLike, info: dict[str, Any] | None = None) ->
 
 def register(home: str | os.PathLike, info: dict[str, Any]) -> Path:
     path = registration_path(home)
-    _write_private(path, json.dumps(info, indent=2) + "\n")
+    atomic_write(path, json.dumps(info, indent=2) + "\n")
     return path
 
 
@@ -92,18 +76,6 @@ def read_registration(home: str | os.PathLike) -> dict[str, Any] | None:
     if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("port"), int):
         return None
     return info
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:      # someone else's process: alive, but not our server
-        return True
-    return True
 
 
 def probe(host: str, port: int, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | None:
