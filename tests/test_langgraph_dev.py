@@ -25,9 +25,10 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import httpx
 import pytest
@@ -193,13 +194,17 @@ def stop(dev: DevServer) -> None:
 
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("langgraph_dev")
+    with running(tmp_path_factory.mktemp("langgraph_dev")) as server:
+        yield server
+
+
+@contextmanager
+def running(folder: Path) -> Iterator[DevServer]:
+    """`langgraph dev` over a memory holding the sample chat in ``folder``/home, with a scripted
+    model on 127.0.0.1; stopped on exit."""
     home = folder / "home"
-    m = Memory.open(home, create=True)
-    try:
+    with Memory.open(home, create=True) as m:
         m.ingest(conversation=str(SAMPLE))
-    finally:
-        m.close()
     with serve() as llm:
         server = start(folder, home, llm)
         try:

@@ -12,25 +12,15 @@ import json
 
 import httpx
 import pytest
-from helpers.openai_server import serve
-from test_langgraph_dev import SAMPLE, DevServer, start, stop, wait_ready
+from test_langgraph_dev import DevServer, running
 
 from memgrove import Memory
 
 
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("store_server")
-    home = folder / "home"
-    with Memory.open(home, create=True) as m:
-        m.ingest(conversation=str(SAMPLE))
-    with serve() as llm:
-        server = start(folder, home, llm)
-        try:
-            wait_ready(server)
-            yield server
-        finally:
-            stop(server)
+    with running(tmp_path_factory.mktemp("store_server")) as server:
+        yield server
 
 
 def test_the_server_uses_the_context_tree_store(dev: DevServer) -> None:
