@@ -75,6 +75,8 @@ HELP: dict[str, dict[str, str]] = {
                          "(0 = before every search)",
         "index_procs": "Whoosh writer processes for a full reindex",
         "max_input_bytes": "largest text or file the curators accept, in bytes",
+        "part_words": "a conversation message longer than this many words is curated as linked "
+                      "entries of its paragraphs, about this size each (at least 20)",
     },
     "query": {
         "fuzzy_threshold": "tier 1: a cached question answers when the Jaccard similarity of "

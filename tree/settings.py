@@ -43,6 +43,7 @@ class TreeSettings:
     scan_interval: float = 0.0       # without a watcher: seconds between hand-edit scans (0 = every search)
     index_procs: int = 2             # Whoosh writer processes for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
+    part_words: int = 150            # a longer conversation message is curated as linked parts of about this size
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
@@ -67,6 +68,8 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"ask_penalty must be between 0 and 1, not {s.ask_penalty}")
     if not 0 <= s.near_hops <= 10:
         raise MemgroveError(f"near_hops must be between 0 and 10, not {s.near_hops}")
+    if s.part_words < 20:
+        raise MemgroveError(f"part_words must be at least 20, not {s.part_words}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s
