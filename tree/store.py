@@ -42,7 +42,7 @@ from .searchable import searchable
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-11"
+INDEX_FORMAT = "whoosh-12"
 
 
 class ContextTree:
