@@ -33,6 +33,7 @@ class TreeSettings:
     date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
+    assistant_weight: float = 0.5    # an AI assistant's entry keeps this share of its score (tree/roles.py)
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -64,6 +65,8 @@ def validated(s: TreeSettings) -> TreeSettings:
     for name in ("near_weight", "date_weight", "when_weight"):
         if not 0 <= getattr(s, name) <= 2:
             raise MemgroveError(f"{name} must be between 0 and 2, not {getattr(s, name)}")
+    if not 0 <= s.assistant_weight <= 1:
+        raise MemgroveError(f"assistant_weight must be between 0 and 1, not {s.assistant_weight}")
     if not 0 <= s.ask_penalty <= 1:
         raise MemgroveError(f"ask_penalty must be between 0 and 1, not {s.ask_penalty}")
     if not 0 <= s.near_hops <= 10:

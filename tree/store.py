@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from . import contexts, dates, entry as entry_mod, questions
+from . import contexts, dates, entry as entry_mod, questions, roles
 from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexDoc
 from .entry import Entry
@@ -339,7 +339,7 @@ class ContextTree:
         day = next((d for src in e.sources if isinstance(src, dict) and (d := dates.day_of(str(src.get("at") or "")))),
                    None) or dates.day_of(e.created_at)
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
-                           questions.mostly_asks(body))
+                           questions.mostly_asks(body), roles.role_of(e.sources))
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""
@@ -633,6 +633,11 @@ class ContextTree:
         if not self.settings.include_context_hits:
             raw = [r for r in raw if not r[0].endswith("/" + CONTEXT_FILE)]
         own_score = {p: sc for p, sc, _ in raw}   # each entry's own match, for relevance and routing
+        if self.settings.assistant_weight < 1.0 and raw:
+            # before the gap filter: a user's message close behind an assistant's long reply stays
+            factors = roles.role_factors(query, {p: t.role for p, t in self.catalog.traits_of(
+                [p for p, _, _ in raw]).items()}, self.settings.assistant_weight)
+            raw = with_factor(raw, factors)
         terms = self.engine.terms(query)
         idf = self.engine.idf(terms) if raw else {}
         # the gap filter judges each entry's own match; the lifts below only reorder what passed
