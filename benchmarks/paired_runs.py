@@ -2,7 +2,7 @@
 """Paired per-question differences of memgrove between two runs of one benchmark (LoCoMo or BEAM).
 
     python benchmarks/paired_runs.py benchmarks/results/beam_before.json benchmarks/results/beam.json
-    python benchmarks/paired_runs.py old_locomo.json new_locomo.json --system memgrove
+    python benchmarks/paired_runs.py old_locomo.json new_locomo.json --skip 5   # LoCoMo: categories 1-4
 
 Both runs must hold their per-question records (run without ``--no-questions``) over the same
 questions. For each recall metric: the mean of new − old over the questions with evidence, and how
@@ -21,7 +21,7 @@ from typing import Any
 KEYS = ("R@5", "R@10", "R@100w", "R@200w", "R@500w", "R@1000w")
 
 
-def _records(report: dict[str, Any], system: str) -> dict[tuple, dict[str, Any]]:
+def _records(report: dict[str, Any], system: str, skip: tuple[str, ...] = ()) -> dict[tuple, dict[str, Any]]:
     """``{(conversation, question index): (group, metrics)}`` of the questions with evidence."""
     qs = report.get("questions")
     if not qs:
@@ -31,13 +31,16 @@ def _records(report: dict[str, Any], system: str) -> dict[tuple, dict[str, Any]]
         m = q.get(system) or {}
         if "R@5" not in m:          # no evidence (BEAM's abstention; LoCoMo's adversarial)
             continue
-        key = (q.get("chat") or q.get("conv"), q["index"])
-        out[key] = (str(q.get("qtype") or q.get("category")), m)
+        group = str(q.get("qtype") or q.get("category"))
+        if group not in skip:
+            out[(q.get("chat") or q.get("conv"), q["index"])] = (group, m)
     return out
 
 
-def paired(old: dict[str, Any], new: dict[str, Any], system: str = "memgrove") -> dict[str, Any]:
-    a, b = _records(old, system), _records(new, system)
+def paired(old: dict[str, Any], new: dict[str, Any], system: str = "memgrove",
+           skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Per group (question type or category) and over all: old and new means, new − old, wins/losses/ties."""
+    a, b = _records(old, system, skip), _records(new, system, skip)
     if a.keys() != b.keys():
         raise SystemExit(f"the runs hold different questions ({len(a)} and {len(b)} with evidence)")
     groups: dict[str, list[tuple]] = defaultdict(list)
@@ -73,9 +76,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("old", type=Path)
     ap.add_argument("new", type=Path)
     ap.add_argument("--system", default="memgrove")
+    ap.add_argument("--skip", action="append", default=[], help="a question type or category to leave out")
     a = ap.parse_args(argv)
     result = paired(json.loads(a.old.read_text(encoding="utf-8")), json.loads(a.new.read_text(encoding="utf-8")),
-                    a.system)
+                    a.system, tuple(a.skip))
     sys.stdout.write(markdown(result) + "\n")
     return result
 

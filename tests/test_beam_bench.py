@@ -213,3 +213,18 @@ def test_bad_arguments(data, tmp_path):
         beam.main(["--data", str(data), "--chats", "0", "--no-write"])
     with pytest.raises(SystemExit, match="tier '1M' not found"):
         beam.main(["--data", str(data), "--tier", "1M", "--no-write"])
+
+
+def test_paired_runs_of_two_reports():
+    pr = load_benchmark("paired_runs")
+
+    def report(r10: list[float]) -> dict:
+        return {"questions": [{"chat": "c", "index": i, "qtype": t, "memgrove": {"R@5": v, "R@10": v}}
+                              for i, (t, v) in enumerate(zip(("a", "a", "b"), r10))]
+                + [{"chat": "c", "index": 9, "qtype": "abstention", "memgrove": {}}]}
+
+    out = pr.paired(report([0.0, 1.0, 0.5]), report([1.0, 1.0, 0.0]))
+    assert out["overall"]["n"] == 3 and out["overall"]["R@10"]["wins"] == 1 and out["overall"]["R@10"]["losses"] == 1
+    assert out["overall"]["R@10"]["mean_diff"] == pytest.approx(0.5 / 3) and out["a"]["R@10"]["new"] == 1.0
+    assert pr.paired(report([0.0, 1.0, 0.5]), report([1.0, 1.0, 0.0]), skip=("b",))["overall"]["n"] == 2
+    assert "| overall | 3 |" in pr.markdown(out)
