@@ -77,10 +77,10 @@ def test_long_message_becomes_linked_parts_with_the_message_sources(tmp_path) ->
         assert {r.status for r in mem.ingest(conversation=chat(long_reply()))} == {"unchanged"}
 
 
-def test_keywords_only_between_people_not_with_an_assistant(mem: Memory) -> None:
+def test_an_assistant_reply_gets_no_keywords_a_persons_reply_does(mem: Memory) -> None:
     mem.ingest(conversation=chat("Try a burr grinder?"))
-    # the user's answer to the assistant's question gets none of its words either
-    assert mem.read("conversations/c1/session_2024_03_15/3.md").keywords == []
+    # the user's answer to the assistant's question keeps its words
+    assert mem.read("conversations/c1/session_2024_03_15/3.md").keywords == ["try", "burr", "grinder"]
     mem.ingest(conversation={"id": "c2", "messages": [
         {"id": "1", "speaker": "Ana", "text": "Which grinder did you buy?", "time": "2024-03-15"},
         {"id": "2", "speaker": "Ben", "text": "The burr one.", "time": "2024-03-15"}]})
