@@ -153,8 +153,9 @@ class WritePath:
                 self._write_file(ctx_rel, None, later)
                 try:
                     fabs.rmdir()
-                    later.folders.pop(fabs, None)
-                    later.folders[fabs.parent] = None
+                    if self.settings.durable:
+                        later.folders.pop(fabs, None)
+                        later.folders[fabs.parent] = None
                 except OSError:
                     pass
             elif self._read_disk(ctx_rel) != text:
