@@ -178,3 +178,5 @@ def test_build_profile_benchmark_charges_every_batch(capsys):
     assert all(row[2].get("index write", 0) > 0 and row[2].get("fsync", 0) > 0 for row in r["rows"])
     assert r["segments"] >= 1 and r["first_write_s"] > 0
     assert "| 60 |" in capsys.readouterr().out
+    m = bp.main(["50", "--batch", "10", "--marginal", "2"])
+    assert len(m["batch_s"]) == 2 and m["reindex_s"] > 0
