@@ -23,14 +23,14 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, TEXT, Schema
+from whoosh.lang.porter2 import stem as english_stem
 from whoosh.filedb.compound import CompoundStorage
 from whoosh.filedb.structfile import StructFile
-from whoosh.lang.porter2 import stem as english_stem
 from whoosh.scoring import BM25F
 
 from .engine import FIELDS, IndexDoc
 from .whoosh_merge import tiered_merge
-from .word_forms import BASE_OF
+from .word_forms import BASE_OF, STEMS
 
 # A corrupt or half-removed index can fail in any way on open or search: the table
 # of contents is a pickle, and unpickling garbage raises almost anything
@@ -83,9 +83,16 @@ class BaseFormFilter(Filter):
             yield t
 
 
+def stem(word: str) -> str:
+    """Porter2, except for the word families word_forms.STEMS keeps apart ("publications" is
+    not "public")."""
+    return STEMS.get(word) or english_stem(word)
+
+
 def analyzer():
     """Tokenize, lowercase, drop stop words, map word forms to one form (BaseFormFilter), stem with
-    Porter2 (the Snowball English stemmer), the same for documents and queries."""
+    Porter2 (the Snowball English stemmer) but for the families word_forms.STEMS keeps apart, the
+    same for documents and queries."""
     # Not Whoosh's default Porter stemmer: its step 1b tests "ends in a double consonant" with an
     # anchored re.match, so it never undoubles: "running" -> "runn", "planned" -> "plann",
     # "shopping" -> "shopp", and a search for "run" or "plan" missed them (whoosh-reloaded 2.7.5).
@@ -93,7 +100,7 @@ def analyzer():
     # words split at underscores too, so `pool_size` matches "pool size"; a dotted name is kept
     # whole and its named parts added (DottedPartsFilter), so "Bunny" finds "Bunny.net"
     return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | DottedPartsFilter() | LowercaseFilter()
-            | StopFilter(stoplist=STOP_WORDS, minsize=1) | BaseFormFilter() | StemFilter(stemfn=english_stem))
+            | StopFilter(stoplist=STOP_WORDS, minsize=1) | BaseFormFilter() | StemFilter(stemfn=stem))
 
 
 class DottedPartsFilter(Filter):
