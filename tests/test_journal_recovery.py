@@ -24,11 +24,11 @@ def _crash_mid_batch(mem: Memory, ops: list[dict], monkeypatch, *, after_files: 
     real_write = tree._write_file
     written = []
 
-    def write(rel, text):
+    def write(rel, text, *later, **how):
         if len(written) == after_files:
             raise Crash()
         written.append(rel)
-        real_write(rel, text)
+        real_write(rel, text, *later, **how)
 
     monkeypatch.setattr(tree, "_write_file", write)
     monkeypatch.setattr(tree, "_roll_back", lambda *a: None, raising=False)  # a killed process undoes nothing

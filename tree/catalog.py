@@ -31,7 +31,9 @@ from .fsio import TEMP_PREFIX
 from .sqlite import connect, is_damage
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
+                                  summary TEXT, folder TEXT);
+CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
 CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -56,6 +58,16 @@ class Upsert(NamedTuple):
     timely: bool = False      # its text says when something happened
     asks: bool = False        # its text is mostly questions
     role: str = ""            # whose words: "assistant", "user" or "" (tree/roles.py)
+    summary: str = ""         # its summary (with the title: its line in its folder's context.md)
+
+
+class Listed(NamedTuple):
+    """What a folder's context.md lists of one file, as the catalog last indexed it."""
+
+    stat: Stat
+    kind: str
+    title: str
+    summary: str
 
 
 class Traits(NamedTuple):
@@ -198,7 +210,7 @@ class Catalog:
                 raise sqlite3.DatabaseError("forced reset")
             db = self._db()
             # damage can leave a file that opens but has lost a column: probe every one
-            db.execute("SELECT path, kind, mtime_ns, size, title FROM files LIMIT 1")
+            db.execute("SELECT path, kind, mtime_ns, size, title, summary, folder FROM files LIMIT 1")
             db.execute("SELECT src, dst FROM links LIMIT 1")
             db.execute("SELECT key, value FROM meta LIMIT 1")
             db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
@@ -253,6 +265,12 @@ class Catalog:
     def titles(self, paths: list[str]) -> dict[str, str]:
         return dict(self._rows_of("title", "files", paths))
 
+    def folder_files(self, folder: str) -> dict[str, Listed]:
+        """``{file name: Listed}`` of the files directly in ``folder`` (one indexed query)."""
+        rows = self._db().execute("SELECT path, kind, mtime_ns, size, title, summary FROM files WHERE folder=?",
+                                  (folder,))
+        return {p.rpartition("/")[2]: Listed((m, s), kind, title or "", summary or "") for p, kind, m, s, title, summary in rows}
+
     def count(self, kind: str | None = None) -> int:
         if kind is None:
             return self._db().execute("SELECT count(*) FROM files").fetchone()[0]
@@ -306,8 +324,9 @@ class Catalog:
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
                 db.execute("DELETE FROM traits WHERE path=?", (p,))
-            for p, kind, (m, s), title, links, doc_hash, day, timely, asks, role in upserts:
-                db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (p, kind, m, s, title))
+            for p, kind, (m, s), title, links, doc_hash, day, timely, asks, role, summary in upserts:
+                db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?)",
+                           (p, kind, m, s, title, summary, p.rpartition("/")[0]))
                 db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
                 db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?)",
                            (p, day.isoformat() if day else None, int(timely), int(asks), role))

@@ -8,8 +8,10 @@ from the children after every operation, so the tree stays browsable.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping
 
 from . import entry as entry_mod
+from .catalog import Listed
 from .errors import InvalidEntry
 from .paths import CONTEXT_FILE, natural_key
 
@@ -33,8 +35,30 @@ def folder_title(folder_abs: Path) -> str:
     return ctx.title if ctx is not None and ctx.title else humanize(folder_abs.name)
 
 
-def render(folder_abs: Path, rel_folder: str, overview: str | None, now: str) -> str | None:
-    """The context.md text for a folder, or None if the folder holds no entries at all."""
+def _title_summary(child: Path, listed: Listed | None) -> tuple[str, str] | None:
+    """An entry's title and summary: as the catalog has them while the file is as it indexed it
+    (its stat unchanged), else read from the file; None if it is not a readable entry."""
+    if listed is not None:
+        try:
+            st = child.stat()
+        except OSError:
+            return None
+        if (st.st_mtime_ns, st.st_size) == tuple(listed.stat):
+            return None if listed.kind != "entry" else (listed.title, listed.summary)
+    try:
+        e = entry_mod.parse(child.read_text(encoding="utf-8"), where=child.name)
+    except (OSError, UnicodeDecodeError, InvalidEntry):
+        return None
+    return e.title, e.summary
+
+
+def render(folder_abs: Path, rel_folder: str, overview: str | None, now: str,
+           known: Mapping[str, Listed] | None = None) -> str | None:
+    """The context.md text for a folder, or None if the folder holds no entries at all.
+
+    ``known``: the catalog's rows of the folder's files (``Catalog.folder_files``). Re-reading
+    every entry of the folder made each write O(folder), a build of a flat folder O(N²); with
+    them only the files changed since they were indexed are read (the text is the same)."""
     existing = read_context(folder_abs / CONTEXT_FILE)
     if overview is None:
         overview = existing.sections.get(OVERVIEW, "") if existing else ""
@@ -50,12 +74,11 @@ def render(folder_abs: Path, rel_folder: str, overview: str | None, now: str) ->
             if any(child.rglob("*.md")):
                 subfolders.append(f"- [{folder_title(child)}]({child.name}/{CONTEXT_FILE}) — folder")
         elif child.suffix == ".md" and child.name != CONTEXT_FILE:
-            try:
-                e = entry_mod.parse(child.read_text(encoding="utf-8"), where=child.name)
-            except (OSError, UnicodeDecodeError, InvalidEntry):
+            got = _title_summary(child, known.get(child.name) if known else None)
+            if got is None:
                 continue
-            line = f"- [{e.title}]({child.name})"
-            entries.append(line + (f" — {e.summary}" if e.summary else ""))
+            title, summary = got
+            entries.append(f"- [{title}]({child.name})" + (f" — {summary}" if summary else ""))
     if not subfolders and not entries:
         return None
     listing = "\n".join(subfolders + entries)

@@ -19,8 +19,9 @@ from .errors import NotWritable
 TEMP_PREFIX = ".mg-"
 
 
-def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically (temp file + fsync + rename)."""
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True, sync_folder: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically (temp file + fsync + rename). ``sync_folder=False``
+    leaves the rename's durability to the caller's ``sync_all`` (one fsync per folder, not per file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=path.parent)
@@ -37,8 +38,41 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         except FileNotFoundError:
             pass
         raise
-    if durable:
+    if durable and sync_folder:
         fsync_dir(path.parent)
+
+
+class Pending:
+    """Files written (or removed) without an fsync each, made durable by one ``sync_all`` pass:
+    each file once, each distinct folder once."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, None] = {}
+        self.folders: dict[Path, None] = {}
+
+    def wrote(self, path: Path) -> None:
+        self.files[path] = None
+        self.folders[path.parent] = None
+
+    def removed(self, path: Path) -> None:
+        self.files.pop(path, None)
+        self.folders[path.parent] = None
+
+    def sync_all(self) -> None:
+        """fsync every file still there, then every folder (the renames and unlinks)."""
+        for path in self.files:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:  # replaced or removed by a later change of the batch
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        for folder in self.folders:
+            fsync_dir(folder)
+        self.files.clear()
+        self.folders.clear()
 
 
 def fsync_dir(folder: Path) -> None:

@@ -51,7 +51,7 @@ class IndexSync:
         day = next((d for src in e.sources if isinstance(src, dict) and (d := dates.day_of(str(src.get("at") or "")))),
                    None) or dates.day_of(e.created_at)
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
-                           questions.mostly_asks(body), roles.role_of(e.sources))
+                           questions.mostly_asks(body), roles.role_of(e.sources), e.summary)
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""

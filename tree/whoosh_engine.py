@@ -29,6 +29,7 @@ from whoosh.filedb.structfile import StructFile
 from whoosh.scoring import BM25F
 
 from .engine import FIELDS, IndexDoc
+from .whoosh_merge import tiered_merge
 from .word_forms import BASE_OF, STEMS
 
 # A corrupt or half-removed index can fail in any way on open or search: the table
@@ -248,6 +249,7 @@ class WhooshEngine:
         try:
             ix = self._index()
             with ix.writer(limitmb=self.limitmb) as w:
+                w.mergetype = tiered_merge  # not MERGE_SMALL: see whoosh_merge.py
                 for p in delete:
                     w.delete_by_term("path", p)
                 for d in replace:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from . import contexts
-from .fsio import as_not_writable, atomic_write, disk_errors_as_not_writable
+from .catalog import Listed
+from .fsio import Pending, as_not_writable, atomic_write, disk_errors_as_not_writable
 from .journal import JournalRecord, utc_now_iso
 from .operations import Planned
 from .paths import CONTEXT_FILE, parent_folders, resolve_inside
@@ -24,18 +25,33 @@ from .paths import CONTEXT_FILE, parent_folders, resolve_inside
 
 class WritePath:
     """Writing batches, context files and crash recovery (state lives on ``ContextTree``)."""
-    def _write_file(self, rel: str, text: str | None) -> None:
+    def _write_file(self, rel: str, text: str | None, later: Pending | None = None, *,
+                    sync_file: bool = True) -> None:
+        """Write or remove one file of the tree. With ``later`` (and ``durable``), what is left to
+        make it durable is noted there for one ``sync_all`` pass of the batch: the folder's
+        fsync, and with ``sync_file=False`` the file's too (see docs/reliability.md)."""
         target = self._abs(rel)
         if self._watcher is not None:
             self._watcher.expect([str(target)])
+        durable = self.settings.durable
         if text is None:
             try:
                 os.unlink(target)
             except FileNotFoundError:
-                pass
+                return
+            if durable and later is not None:
+                later.removed(target)
         else:
             resolve_inside(self.root, str(Path(rel).parent))
-            atomic_write(target, text, durable=self.settings.durable)
+            if later is None:
+                atomic_write(target, text, durable=durable)
+                return
+            atomic_write(target, text, durable=durable and sync_file, sync_folder=False)
+            if durable:
+                if sync_file:
+                    later.folders[target.parent] = None
+                else:
+                    later.wrote(target)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -55,11 +71,15 @@ class WritePath:
             self.journal.write_pending(records)
         journal_size = self.journal.size()
         touched: list[str] = []
+        later = Pending()
         try:
             for r in records:
                 for ch in r.changes():
                     touched.append(ch.path)
-                    self._write_file(ch.path, ch.after)
+                    # not synced one by one: pending.json holds every after-image, so a crash
+                    # before the journal append rolls the batch forward over whatever is on disk
+                    self._write_file(ch.path, ch.after, later, sync_file=False)
+            later.sync_all()  # before the commit point: the journal never names a file not on disk
             self.journal.append(records)
         except BaseException as exc:
             self._roll_back(records, journal_size)
@@ -124,22 +144,36 @@ class WritePath:
         """Rewrite (or remove) context.md of each folder, deepest first; returns files changed."""
         now = utc_now_iso(self._clock())
         changed = []
+        later = Pending()
         for folder in sorted(set(folders), key=lambda f: -f.count("/")):
             fabs = self.root / folder
             ctx_rel = f"{folder}/{CONTEXT_FILE}"
-            text = contexts.render(fabs, folder, overrides.get(folder), now)
+            text = contexts.render(fabs, folder, overrides.get(folder), now, self._listed(folder))
             if text is None:
-                self._write_file(ctx_rel, None)
+                self._write_file(ctx_rel, None, later)
                 try:
                     fabs.rmdir()
+                    if self.settings.durable:
+                        later.folders.pop(fabs, None)
+                        later.folders[fabs.parent] = None
                 except OSError:
                     pass
             elif self._read_disk(ctx_rel) != text:
-                self._write_file(ctx_rel, text)
+                # synced before its rename (an overview is in no journal), its folder once below
+                self._write_file(ctx_rel, text, later)
             else:
                 continue
             changed.append(ctx_rel)
+        later.sync_all()
         return changed
+
+    def _listed(self, folder: str) -> dict[str, Listed] | None:
+        """The catalog's rows of a folder's files, for its context.md; None (the renderer reads
+        the files) if the catalog cannot be read."""
+        try:
+            return self.catalog.folder_files(folder)
+        except (sqlite3.DatabaseError, ValueError):
+            return None
 
     def repair_contexts(self, folders: Iterable[str]) -> None:
         with self._writing():

@@ -216,7 +216,7 @@ def batch(args: dict) -> None:
         calls = {"n": 0}
         orig_aw = write_path.atomic_write
 
-        def atomic_write(path, data, *, durable=True):
+        def atomic_write(path, data, *, durable=True, **how):
             if path.suffix == ".md" and path.name != "context.md":
                 calls["n"] += 1
                 if calls["n"] == stop_at:
@@ -226,7 +226,7 @@ def batch(args: dict) -> None:
                     os.write(fd, raw[: len(raw) // 2])
                     os.fsync(fd)
                     _park("PAUSED")
-            orig_aw(path, data, durable=durable)
+            orig_aw(path, data, durable=durable, **how)
         write_path.atomic_write = atomic_write
     elif pause == "after_append":
         orig_ap = Journal.append
