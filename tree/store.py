@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from . import contexts, dates, entry as entry_mod, questions
 from .catalog import Catalog, Stat, Upsert, digest_of, item_hash, scan
-from .engine import IndexDoc
+from .engine import IndexBroken, IndexDoc
 from .entry import Entry
 from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
@@ -35,14 +35,15 @@ from .settings import TreeSettings, load_settings
 from .undo import find_with_later, plan_undo
 from .signals import Signals
 from .watch import TreeWatcher
-from .whoosh_engine import IndexBroken, WhooshEngine
+from .engines import open_engine
 from .writer_lock import WriterLock
 from .searchable import searchable
 
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-11"
+# The catalog records it after the engine's name ("whoosh-11"), so switching engines rebuilds once.
+INDEX_FORMAT = "11"
 
 
 class ContextTree:
@@ -55,7 +56,8 @@ class ContextTree:
         self.journal = Journal(home / "journal", durable=self.settings.durable)
         self.signals = Signals(home / "signals.db")
         self.catalog = Catalog(home / "index" / "catalog.db")
-        self.engine = WhooshEngine(home / "index" / "whoosh", procs=self.settings.index_procs)
+        self.engine = open_engine(home, self.settings)
+        self.index_format = f"{self.engine.name}-{INDEX_FORMAT}"
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._checked_at = 0.0
         self._checked_gen = -1
@@ -401,7 +403,7 @@ class ContextTree:
     def _index_usable(self) -> bool:
         try:
             return (self.engine.exists() and self.catalog.digest() is not None
-                    and self.catalog.get_meta("format") == INDEX_FORMAT)
+                    and self.catalog.get_meta("format") == self.index_format)
         except (sqlite3.DatabaseError, ValueError):  # ValueError: text or digest garbled by damage
             return False
 
@@ -546,10 +548,10 @@ class ContextTree:
 
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
         try:
-            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
         except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
             self.catalog.reset(force=True)
-            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
         if before != digest_of(current):
             self._bump_generation()  # hand edits reached the index (see _sync_locked)
         return sum(1 for u in upserts if u[1] != "invalid")
