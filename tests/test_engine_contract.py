@@ -17,7 +17,7 @@ from whoosh.lang.porter2 import stem as porter2
 
 from memgrove import Memory
 from memgrove.tree import analysis, tantivy_engine, whoosh_engine
-from memgrove.tree.engine import IndexBroken, IndexDoc
+from memgrove.tree.engine import FIELDS, IndexBroken, IndexDoc
 from memgrove.tree.engines import open_engine
 from memgrove.tree.errors import MemgroveError
 from memgrove.tree.settings import TreeSettings
@@ -270,6 +270,38 @@ def test_a_huge_query_costs_a_bounded_time(engine) -> None:
         start = time.perf_counter()
         engine.search(huge + " " + "x" * 100_000, boosts=BOOSTS, limit=10, expand=expand)
         assert time.perf_counter() - start < 5.0, expand
+
+
+class RecordingSearcher:
+    def __init__(self, searcher) -> None:
+        self.searcher = searcher
+        self.asked: list[tuple[str, str]] = []
+
+    def terms_with_prefix(self, field: str, prefix: str):
+        self.asked.append((field, prefix))
+        return self.searcher.terms_with_prefix(field, prefix)
+
+
+def test_tantivy_expands_at_most_the_bounded_terms(tmp_path: Path) -> None:
+    """As WhooshEngine: only terms of at most MAX_EXPAND_CHARS letters are expanded, at most
+    MAX_EXPANDED_TERMS of them, out of at most MAX_QUERY_TERMS terms of the query; prefixes only
+    on the short fields, fuzzy matches on content share two letters."""
+    e = TantivyEngine(tmp_path / "t")
+    e.rebuild(docs(300))
+    words = ["k" * 40] + [f"kay{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(200)]
+    terms = e.terms(" ".join(words))
+    assert len(terms) == analysis.MAX_QUERY_TERMS
+    rec = RecordingSearcher(e._index().searcher())
+    e._clauses(rec, terms, BOOSTS, "prefix")
+    assert {f for f, _ in rec.asked} == set(analysis.SHORT_FIELDS)
+    asked = {p for _, p in rec.asked}
+    assert 0 < len(asked) <= analysis.MAX_EXPANDED_TERMS and "k" * 40 not in asked
+    rec.asked.clear()
+    e._clauses(rec, terms, BOOSTS, "fuzzy")
+    assert 0 < len(rec.asked) <= analysis.MAX_EXPANDED_TERMS * len(FIELDS)
+    assert {p for f, p in rec.asked if f not in analysis.SHORT_FIELDS} == {"ka"}
+    assert {p for f, p in rec.asked if f in analysis.SHORT_FIELDS} == {"k"}
+    e.close()
 
 
 # -- crash safety: a real kill -9 -------------------------------------------------------------
