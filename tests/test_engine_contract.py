@@ -304,6 +304,28 @@ def test_tantivy_expands_at_most_the_bounded_terms(tmp_path: Path) -> None:
     e.close()
 
 
+def test_an_index_on_a_read_only_file_system_answers(engine, tmp_path: Path) -> None:
+    """tantivy opens its lock file for writing even to read: on a read-only mount it reads a copy."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root on Linux")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        e = type(engine)(mnt / "index")
+        e.rebuild(docs())
+        e.write(replace=docs()[:1])
+        e.close()
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        e = type(engine)(mnt / "index")
+        assert paths(e.search("kayak", boosts=BOOSTS, limit=5))[:2] == ["d/6.md", "d/1.md"]
+        assert e.count() == len(CORPUS)
+        e.close()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 # -- crash safety: a real kill -9 -------------------------------------------------------------
 
 KILLED = textwrap.dedent("""

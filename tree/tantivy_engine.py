@@ -23,7 +23,9 @@ import json
 import math
 import os
 import shutil
+import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -81,6 +83,17 @@ def _within(a: str, b: str, k: int) -> bool:
     return prev[-1] <= k
 
 
+def _read_only(folder: Path) -> bool:
+    return bool(os.statvfs(folder).f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
+
+
+def _stamp_or_none(engine: "TantivyEngine") -> tuple | None:
+    try:
+        return engine._stamp()
+    except OSError:
+        return None
+
+
 def _whoosh_idf(n: int, df: int) -> float:
     return math.log(n / (df + 1)) + 1
 
@@ -100,6 +113,7 @@ class TantivyEngine:
         self._ix = None
         self._seen: tuple = ()        # (folder inode, meta.json inode, mtime, size) the reader shows
         self._max_doc = 0
+        self._copy: Path | None = None   # a read-only index's private copy
         self._mutex = threading.RLock()
 
     # -- opening ------------------------------------------------------------
@@ -118,27 +132,46 @@ class TantivyEngine:
     def _index(self):
         """The open index, reloaded if a commit or a rebuild (maybe another process's) changed it."""
         with self._mutex:
-            try:
-                stamp = self._stamp()
-                if self._ix is not None and stamp[0] != self._seen[0]:
-                    self._ix = None   # rebuilt: a new folder
-                if self._ix is None:
-                    ix = tantivy.Index.open(str(self.folder))
-                    for f in ("path", *FIELDS):   # raises ValueError on another schema
-                        tantivy.Query.term_query(ix.schema, f, "")
-                    ix.config_reader(reload_policy="Manual")
-                    self._ix = ix
-                elif stamp != self._seen:
-                    self._ix.reload()
-                if stamp != self._seen:
-                    self._max_doc = self._read_max_doc()
-                self._seen = stamp
-                return self._ix
-            except BaseException as exc:  # noqa: BLE001 - tantivy panics are BaseExceptions
-                if _fatal(exc):
-                    raise
-                self.close()
-                raise IndexBroken(f"cannot open index: {exc!r}") from None
+            for attempt in range(20):
+                stamp = None
+                try:
+                    stamp = self._stamp()
+                    if self._ix is not None and (stamp[0] != self._seen[0] or
+                                                 (self._copy is not None and stamp != self._seen)):
+                        self._ix = None   # rebuilt (a new folder), or a stale read-only copy
+                    if self._ix is None:
+                        ix = self._open()
+                        for f in ("path", *FIELDS):   # raises ValueError on another schema
+                            tantivy.Query.term_query(ix.schema, f, "")
+                        ix.config_reader(reload_policy="Manual")
+                        self._ix = ix
+                    elif stamp != self._seen:
+                        self._ix.reload()
+                    if stamp != self._seen:
+                        self._max_doc = self._read_max_doc()
+                    self._seen = stamp
+                    return self._ix
+                except BaseException as exc:  # noqa: BLE001 - tantivy panics are BaseExceptions
+                    if _fatal(exc):
+                        raise
+                    self.close()
+                    # a commit in another process replaced meta.json and removed the files of the
+                    # one being opened: not broken, look again (as WhooshEngine does)
+                    if attempt < 19 and stamp is not None and _stamp_or_none(self) not in (None, stamp):
+                        time.sleep(0.005)
+                        continue
+                    raise IndexBroken(f"cannot open index: {exc!r}") from None
+
+    def _open(self):
+        if not _read_only(self.folder):
+            return tantivy.Index.open(str(self.folder))
+        # tantivy opens its meta lock file for writing even to read, which a read-only file system
+        # refuses: read a private copy instead (removed on close; such a tree is never written)
+        self._copy = Path(tempfile.mkdtemp(prefix="memgrove-tantivy-"))
+        for p in self.folder.iterdir():
+            if p.is_file() and not p.name.startswith(".tantivy-"):
+                shutil.copyfile(p, self._copy / p.name)
+        return tantivy.Index.open(str(self._copy))
 
     def _read_max_doc(self) -> int:
         """Documents in the index's segments, deleted ones included: the N of tantivy's (and
@@ -150,6 +183,9 @@ class TantivyEngine:
         with self._mutex:
             self._ix = None
             self._seen = ()
+            if self._copy is not None:
+                shutil.rmtree(self._copy, ignore_errors=True)
+                self._copy = None
 
     # -- writing ------------------------------------------------------------
     def write(self, replace: Sequence[IndexDoc] = (), delete: Sequence[str] = ()) -> None:
