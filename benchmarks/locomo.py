@@ -411,7 +411,10 @@ def with_tree_overrides(variant: Variant, pairs: Sequence[str]) -> Variant:
     extra: dict[str, Any] = {}
     for kv in pairs:
         key, _, value = kv.partition("=")
-        extra[key.strip()] = json.loads(value) if value.strip()[:1] in "0123456789-tf[{\"" else value
+        try:  # a number, true/false, a list or a quoted string; else the word itself (engine=tantivy)
+            extra[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            extra[key.strip()] = value
     return dataclasses.replace(variant, tree={**(variant.tree or {}), **extra},
                                name=variant.name + "".join(f"+{k}={v}" for k, v in extra.items()))
 
