@@ -386,7 +386,7 @@ class RssSampler:
 def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
     from memgrove.tree import contexts as contexts_mod
-    from memgrove.tree import store as store_mod
+    from memgrove.tree import index_sync as sync_mod, ranking as ranking_mod, store as store_mod
     from memgrove.tree.catalog import digest_of, scan
 
     log = functools.partial(print, file=sys.stderr, flush=True)
@@ -438,8 +438,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         # 2. single-op batches, with a breakdown of the time ----------------------------
         tree = mem.tree
         prof = Profiler()
-        prof.wrap(store_mod, "scan", "scan (os.scandir + stat)")
-        prof.wrap(store_mod, "digest_of", "digest (blake2b per file)")
+        prof.wrap(sync_mod, "scan", "scan (os.scandir + stat)")
+        prof.wrap(sync_mod, "digest_of", "digest (blake2b per file)")
         prof.wrap(store_mod, "plan_batch", "plan (validate + render entry)")
         prof.wrap(tree.journal, "write_pending", "journal")
         prof.wrap(tree.journal, "append", "journal")
@@ -562,8 +562,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         for name in ("strict", "default"):
             t2 = readers[name].tree
             prof = Profiler()
-            prof.wrap(store_mod, "scan", "scan (os.scandir + stat)")
-            prof.wrap(store_mod, "digest_of", "digest (blake2b per file)")
+            prof.wrap(sync_mod, "scan", "scan (os.scandir + stat)")
+            prof.wrap(sync_mod, "digest_of", "digest (blake2b per file)")
             prof.wrap(t2, "_index_usable", "index check (exists + sqlite)")
             prof.wrap(t2.catalog, "digest", "index check (exists + sqlite)")
             prof.wrap(t2, "_generation", "generation file")
@@ -576,7 +576,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
             prof.wrap(store_mod, "excerpt", "excerpts")
             prof.wrap(t2.signals, "get_many", "signals read (sqlite)")
             prof.wrap(t2.signals, "record_access", "signals write (sqlite)")
-            prof.wrap(t2, "_days_since_update", "stat hits (recency)")
+            prof.wrap(ranking_mod, "days_since_update", "stat hits (recency)")
             sb, st_ = [], []
             try:
                 for q in queries[: cfg["breakdown_queries"]]:

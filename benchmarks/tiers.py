@@ -397,12 +397,12 @@ def _wrap_dynamic(prof: Profiler, obj: Any, attr: str, bucket: Callable[..., str
 def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     """Exclusive time per part of warm ``mem.query`` calls; only answers at tier ``want`` count."""
     from memgrove.graphs import tiers as tiers_mod
-    from memgrove.tree import store as store_mod
+    from memgrove.tree import index_sync as sync_mod, ranking as ranking_mod, store as store_mod
 
     tree, pipe = mem.tree, mem.pipeline
     prof = Profiler()
     prof.wrap(tree, "ensure_fresh", "freshness check (watcher)")
-    prof.wrap(store_mod, "scan", "stat scan")
+    prof.wrap(sync_mod, "scan", "stat scan")
     prof.wrap(pipe.cache, "get_exact", "tier 0 lookup")
     prof.wrap(pipe.cache, "get_fuzzy", "tier 1 lookup (scan of the fuzzy index)")
     _wrap_dynamic(prof, tree.engine, "search", lambda *a, **kw: f"BM25 search, expand={kw.get('expand', 'none')}")
@@ -413,7 +413,7 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     prof.wrap(store_mod, "excerpt", "excerpts")
     prof.wrap(tree.signals, "get_many", "signals (sqlite)")
     prof.wrap(tree.signals, "record_access", "signals (sqlite)")
-    prof.wrap(tree, "_days_since_update", "stat hits (recency)")
+    prof.wrap(ranking_mod, "days_since_update", "stat hits (recency)")
     prof.wrap(tree.catalog, "count", "entry count (sqlite)")
     prof.wrap(tiers_mod, "direct_answer", "compose answer")
     prof.wrap(tiers_mod, "out_of_domain_answer", "compose answer")
@@ -597,6 +597,7 @@ class Profiler:  # exclusive time per bucket (scale.Profiler, inlined: the probe
         pass
 import memgrove.memory as memory_mod
 import memgrove.tree.store as store_mod
+import memgrove.tree.index_sync as sync_mod
 import memgrove.tree.catalog as catalog_mod
 import memgrove.tree.signals as signals_mod
 import memgrove.tree.cache as cache_mod
@@ -607,12 +608,12 @@ P = Profiler()
 CT = store_mod.ContextTree
 P.wrap(CT, "open", "Memory.open (settings, sqlite, lock, recover)")
 P.wrap(pipe_mod, "load_query_settings", "query settings (config.toml)")
-P.wrap(store_mod, "scan", "stat scan of the tree")
-P.wrap(store_mod, "digest_of", "digest of the scan")
+P.wrap(sync_mod, "scan", "stat scan of the tree")
+P.wrap(sync_mod, "digest_of", "digest of the scan")
 P.wrap(CT, "_index_usable", "index check (exists + catalog)")
 P.wrap(catalog_mod.Catalog, "digest", "index check (exists + catalog)")
 P.wrap(CT, "_generation", "generation file")
-P.wrap(store_mod, "TreeWatcher", "inotify watcher setup")
+P.wrap(sync_mod, "TreeWatcher", "inotify watcher setup")
 P.wrap(cache_mod.QueryCache, "_c", "diskcache import + open")
 P.wrap(cache_mod.QueryCache, "get_exact", "tier 0 lookup")
 P.wrap(cache_mod.QueryCache, "get_fuzzy", "tier 1 lookup")

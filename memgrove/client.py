@@ -25,7 +25,6 @@ server sees their changes through its watcher.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 from pathlib import Path
@@ -64,6 +63,10 @@ class ServerUnreachable(MemgroveError):
 
 class _Refused(Exception):
     """Nothing was sent: the server was gone before the connection opened."""
+
+
+class _NoAnswer(Exception):
+    """The connection broke after the request went out (an ``http.client.HTTPException``)."""
 
 
 def no_server_env() -> bool:
@@ -136,6 +139,8 @@ class ServerMemory:
         headers = dict(self._headers)
         if data is not None:
             headers["Content-Type"] = "application/json"
+        import http.client  # here, not at the top: opening in-process (no server) needs no HTTP
+
         conn = http.client.HTTPConnection(self._host, self._port, timeout=TIMEOUT)
         try:
             try:
@@ -146,6 +151,8 @@ class ServerMemory:
             resp = conn.getresponse()
             raw = resp.read()
             status = resp.status
+        except http.client.HTTPException as exc:
+            raise _NoAnswer(str(exc)) from exc
         finally:
             conn.close()
         try:
@@ -162,7 +169,7 @@ class ServerMemory:
         """A read: a server gone (or dying) under it sends it back in-process, harmlessly."""
         try:
             return self._send(method, path, params, body)
-        except (_Refused, OSError, http.client.HTTPException):
+        except (_Refused, _NoAnswer, OSError):
             return None if self._gone() else self._unreachable(path, write=False)
 
     def _write(self, path: str, body: Any) -> Any:
@@ -171,7 +178,7 @@ class ServerMemory:
             return self._send("POST", path, None, body)
         except _Refused:
             return None
-        except (OSError, http.client.HTTPException):
+        except (_NoAnswer, OSError):
             self._unreachable(path, write=True)
 
     def _gone(self) -> bool:

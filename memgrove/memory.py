@@ -10,21 +10,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
-from memgrove.tree import curator
-from memgrove.tree.conversation_formats import Conversation, normalize
-from memgrove.tree.doctor import DoctorReport, diagnose
 from memgrove.tree.entry import Entry
 from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.journal import JournalRecord
 from memgrove.tree.nesting import deep_error, parse_json, too_deep
 from memgrove.tree.operations import OPS, OpResult, check_batch_size
-from memgrove.tree.placement import Placer
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
 from memgrove.tree.text_checks import text_problem
 
 if TYPE_CHECKING:
     from memgrove.graphs.curate_report import CurateReport
+    from memgrove.tree.conversation_formats import Conversation
+    from memgrove.tree.doctor import DoctorReport
+
+# Writing, ingesting and checking load their modules (the curator, input formats, placement,
+# doctor) when first used: a one-shot `memgrove query` needs none of them.
 
 Progress = Callable[[int, int], None]
 
@@ -118,6 +119,9 @@ class Memory:
         Every input is read and checked before anything is written. Different inputs land in
         different entries (``tree/placement.py``); the same input curated again changes nothing.
         """
+        from memgrove.tree import curator
+        from memgrove.tree.placement import Placer
+
         now = datetime.now(timezone.utc)
         limit = self.tree.settings.max_input_bytes
         placer = Placer(self._entry_sources, self._folder_sources, self._stamp, self._subfolders)
@@ -191,6 +195,9 @@ class Memory:
     @staticmethod
     def _load_conversation(conv: Any, limit: int) -> Conversation:
         """A conversation file (JSON) or value, read into memgrove's shape (or a clear InvalidInput)."""
+        from memgrove.tree import curator
+        from memgrove.tree.conversation_formats import normalize
+
         if isinstance(conv, (str, os.PathLike)):
             p = Path(conv)
             try:
@@ -330,6 +337,8 @@ class Memory:
         return self.tree.reindex(progress)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
+        from memgrove.tree.doctor import diagnose
+
         return diagnose(self.tree, fix=fix)
 
     def fingerprint(self) -> str:

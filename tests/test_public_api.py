@@ -125,6 +125,31 @@ def test_tree_is_a_plain_library() -> None:
     assert heavy == []
 
 
+def test_a_cold_query_in_process_loads_only_what_answering_needs(tmp_path) -> None:
+    # a one-shot `memgrove query` with no server: no asyncio (Whoosh's cached_property
+    # dependency pulled it in), no curator, input formats, placement or doctor
+    Memory.open(tmp_path, create=True, durable=False).close()
+    code = ("import sys, json; from memgrove.cli import main; sys.argv = ['memgrove', '--root', "
+            f"{str(tmp_path)!r}, '--no-server', 'query', 'deploy steps', '--json']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    mods = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert "whoosh.reading" in mods and "memgrove.tree.store" in mods      # it did search
+    assert {"asyncio", "memgrove.tree.curator", "memgrove.tree.doctor",
+            "memgrove.tree.conversation_formats", "memgrove.tree.placement"} & mods == set()
+
+
+def test_whoosh_gets_a_cached_property_and_the_package_stays_whole() -> None:
+    code = ("import sys, memgrove.tree.whoosh_engine, whoosh.reading, functools; "
+            "assert whoosh.reading.cached_property is functools.cached_property; "
+            "assert 'asyncio' not in sys.modules; "
+            "import cached_property as cp; print(cp.threaded_cached_property.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "cached_property"   # its other names load the real package
+
+
 def test_memory_context_manager_and_home(tmp_path) -> None:
     with Memory.open(tmp_path / "proj", create=True, durable=False) as m:
         assert m.home == tmp_path / "proj" / ".memgrove"

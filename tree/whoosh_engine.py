@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from . import whoosh_import  # noqa: F401 - first: Whoosh without asyncio (see there)
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.analysis import Token, Tokenizer

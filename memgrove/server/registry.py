@@ -4,20 +4,17 @@ Clients (the CLI, ``memgrove mcp``) call ``find_server(home)`` before opening th
 themselves, so this module imports the standard library only: no Whoosh, no LangChain,
 no FastAPI. A registration whose process is gone, or whose port does not answer
 ``/health`` as that process, is stale: ``find_server`` ignores it and the next
-``memgrove serve`` replaces it.
+``memgrove serve`` replaces it. HTTP, the token generator and the pid check are imported
+where used: a project with no registration (the usual case) costs a stat and nothing more.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
-from memgrove.tree.fsio import atomic_write
-from memgrove.tree.writer_lock import pid_alive
 
 REGISTRATION = "server.json"
 TOKEN_FILE = "server.token"
@@ -35,6 +32,10 @@ def token_path(home: str | os.PathLike) -> Path:
 
 def new_token(home: str | os.PathLike) -> str:
     """A fresh random token, written to the token file (0600); each server start makes a new one."""
+    import secrets
+
+    from memgrove.tree.fsio import atomic_write
+
     token = secrets.token_urlsafe(32)
     atomic_write(token_path(home), token + "\n")  # a temp file made 0600, renamed
     return token
@@ -53,6 +54,8 @@ def client_token(home: str | os.PathLike, info: dict[str, Any] | None = None) ->
 
 
 def register(home: str | os.PathLike, info: dict[str, Any]) -> Path:
+    from memgrove.tree.fsio import atomic_write
+
     path = registration_path(home)
     atomic_write(path, json.dumps(info, indent=2) + "\n")
     return path
@@ -80,6 +83,8 @@ def read_registration(home: str | os.PathLike) -> dict[str, Any] | None:
 
 def probe(host: str, port: int, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | None:
     """``GET /health`` of a server; its JSON, or None when nothing (or something else) answers."""
+    import http.client
+
     conn = http.client.HTTPConnection(_connect_host(host), port, timeout=timeout)
     try:
         conn.request("GET", "/health", headers={"Host": f"127.0.0.1:{port}"})
@@ -101,6 +106,8 @@ def _connect_host(host: str) -> str:
 
 def is_live(info: dict[str, Any], timeout: float = PROBE_TIMEOUT) -> bool:
     """The registered process is alive and its port answers /health as that process."""
+    from memgrove.tree.writer_lock import pid_alive
+
     if not pid_alive(info["pid"]):
         return False
     health = probe(str(info.get("host", "127.0.0.1")), info["port"], timeout)

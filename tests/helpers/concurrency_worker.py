@@ -197,7 +197,7 @@ def churn(args: dict) -> None:
 
 def batch(args: dict) -> None:
     from memgrove import Memory
-    from memgrove.tree import fsio, store
+    from memgrove.tree import fsio, write_path
     from memgrove.tree.journal import Journal
 
     pause = args.get("pause")  # where to stop and wait for SIGKILL; None = run freely
@@ -214,7 +214,7 @@ def batch(args: dict) -> None:
         # the Nth entry write stops halfway through its temp file
         stop_at = int(pause.split(":")[1])
         calls = {"n": 0}
-        orig_aw = store.atomic_write
+        orig_aw = write_path.atomic_write
 
         def atomic_write(path, data, *, durable=True):
             if path.suffix == ".md" and path.name != "context.md":
@@ -227,7 +227,7 @@ def batch(args: dict) -> None:
                     os.fsync(fd)
                     _park("PAUSED")
             orig_aw(path, data, durable=durable)
-        store.atomic_write = atomic_write
+        write_path.atomic_write = atomic_write
     elif pause == "after_append":
         orig_ap = Journal.append
 

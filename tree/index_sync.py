@@ -1,0 +1,289 @@
+"""Index synchronisation of ``ContextTree``: the index and catalog follow the files.
+
+Every write indexes what it touched; before a search, a scan of file stats (or, in a
+long-lived process, the inotify watcher) finds hand edits and indexes them. A missing,
+corrupt or outdated index (``INDEX_FORMAT``) is rebuilt from the files, which are the truth.
+The fingerprint (generation + digest of the files) keys the query cache.
+``IndexSync`` is one of the parts ``ContextTree`` is made of (see store.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Callable, Iterable
+
+from . import contexts, dates, entry as entry_mod, questions
+from .catalog import Stat, Upsert, digest_of, item_hash, scan
+from .engine import IndexBroken, IndexDoc
+from .errors import InvalidEntry
+from .fsio import atomic_write
+from .paths import CONTEXT_FILE
+from .searchable import searchable
+from .watch import TreeWatcher
+
+_MASK = (1 << 64) - 1
+# Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
+# The catalog records it after the engine's name ("whoosh-11"): switching engines rebuilds once.
+INDEX_FORMAT = "11"
+
+
+class IndexSync:
+    """Keeping the index and catalog in step with the files (state lives on ``ContextTree``)."""
+    def _doc_for(self, rel: str, stat: Stat) -> tuple[IndexDoc | None, Upsert]:
+        """Index document of a file and what the catalog records of it; ``(None, invalid row)``
+        if it cannot be parsed (the reason goes nowhere: ``doctor`` reports it)."""
+        try:
+            text = (self.root / rel).read_text(encoding="utf-8")
+            e = entry_mod.parse(text, where=rel)
+        except (OSError, UnicodeDecodeError, InvalidEntry):
+            return None, Upsert(rel, "invalid", stat, "", [], "")
+        kind = "context" if rel.endswith("/" + CONTEXT_FILE) else "entry"
+        # A context file's listing repeats its children's titles and summaries;
+        # indexing it would make every folder compete with its own entries.
+        body = e.sections.get(contexts.OVERVIEW, "") if kind == "context" else e.body
+        content = (e.summary + "\n" + searchable(body)[: self.settings.content_cap]).strip()
+        words = rel[:-3].replace("/", " ").replace("_", " ")
+        links = [l for l in e.links() if l != rel]
+        doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,
+                       tags=" ".join(e.tags), keywords=" ".join(e.keywords))
+        # the day it is about: when its sources happened, else when it was written
+        day = next((d for src in e.sources if isinstance(src, dict) and (d := dates.day_of(str(src.get("at") or "")))),
+                   None) or dates.day_of(e.created_at)
+        return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
+                           questions.mostly_asks(body))
+
+    def _index_paths(self, paths: list[str]) -> None:
+        """Bring the index in step for these paths; updates the digest incrementally."""
+        paths = [p for p in dict.fromkeys(paths) if p.endswith(".md")]
+        if not paths:
+            return
+        old = self.catalog.stats_of(paths)
+        old_hashes = self.catalog.doc_hashes_of(paths)
+        digest = self.catalog.digest() or 0
+        docs, deletes, upserts = [], [], []
+        for rel in paths:
+            if rel in old:
+                digest -= item_hash(rel, old[rel])
+            try:
+                st = (self.root / rel).stat()
+            except FileNotFoundError:
+                deletes.append(rel)
+                continue
+            stat = (st.st_mtime_ns, st.st_size)
+            digest += item_hash(rel, stat)
+            doc, row = self._doc_for(rel, stat)
+            if doc is None:
+                deletes.append(rel)
+            elif old_hashes.get(rel) != row.doc_hash:
+                # a context.md whose listing changed has the same indexed text: rewriting
+                # it anyway left thousands of deleted documents in fragmented segments
+                docs.append(doc)
+            upserts.append(row)
+        try:
+            self.engine.write(replace=docs, delete=deletes)
+        except IndexBroken:
+            self._rebuild_locked()
+            return
+        self.catalog.apply(upserts, [d for d in deletes if d not in {u[0] for u in upserts}], digest=digest & _MASK)
+
+    def _generation(self) -> int:
+        try:
+            return int((self.home / "generation").read_text() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    def _bump_generation(self) -> None:
+        atomic_write(self.home / "generation", str(self._generation() + 1), durable=False)
+
+    def fingerprint(self) -> str:
+        """Changes whenever any file of the tree changes (writes or hand edits)."""
+        self.ensure_fresh()
+        return f"{self._generation()}-{self._digest:016x}"
+
+    def _catalog_digest(self) -> int:
+        """Digest of the files as the index last saw them; a marker that no file state has
+        when the catalog cannot say (unreadable, or empty while a first build runs)."""
+        try:
+            d = self.catalog.digest()
+        except (sqlite3.DatabaseError, ValueError):
+            d = None
+        return _MASK if d is None else d
+
+    def _index_usable(self) -> bool:
+        try:
+            return (self.engine.exists() and self.catalog.digest() is not None
+                    and self.catalog.get_meta("format") == self.index_format)
+        except (sqlite3.DatabaseError, ValueError):  # ValueError: text or digest garbled by damage
+            return False
+
+    def ensure_fresh(self) -> bool:
+        with self._fresh_mutex:
+            return self._ensure_fresh()
+
+    def _ensure_fresh(self) -> bool:
+        """Bring the index in step with hand edits; True if anything had to be reindexed.
+
+        A warm process with a working watcher skips the scan when nothing
+        outside this process touched the tree; otherwise the file stats are
+        scanned and compared with the catalog (which is what a fresh process
+        always does).
+        """
+        w = self._watcher
+        if self._nothing_changed():
+            return False
+        if (w is None and self.settings.scan_interval > 0 and self._in_step
+              and self._generation() == self._checked_gen
+              and time.monotonic() - self._checked_at < self.settings.scan_interval):
+            return False
+        self._maybe_watch()
+        gen = self._generation()
+        current = scan(self.root)
+        digest = digest_of(current)
+        try:
+            fresh = self._index_usable() and digest == self.catalog.digest()
+        except (sqlite3.DatabaseError, ValueError):
+            fresh = False
+        synced = False
+        if not fresh:
+            with self.lock.try_hold() as got:
+                if got:
+                    synced = self._try_sync()
+                elif not self._index_usable():
+                    with self.lock.hold():  # no usable index at all: wait for the writer
+                        self._sync_locked(scan(self.root))
+                    synced = True
+            if synced:
+                digest = self.catalog.digest() or 0
+            else:
+                # A writer holds the lock and the index lags the files: answers now come from
+                # the index as it is, so they are cached under what it holds, never under the
+                # files' state (which would make a stale answer valid once the index caught up).
+                digest = self._catalog_digest()
+        # when a writer holds the lock, the index may lag the files: check again next time
+        self._in_step = fresh or synced
+        self._digest = digest
+        self._checked_at, self._checked_gen = time.monotonic(), gen
+        return synced
+
+    def _try_sync(self) -> bool:
+        """Bring the index in step for a reader; on a full disk it answers from the index as it is."""
+        try:
+            self._sync_locked(scan(self.root))
+            return True
+        except (OSError, sqlite3.OperationalError) as exc:
+            if not self._index_usable():
+                raise
+            self.notices.append(f"the index could not be brought up to date ({exc}); answers may lag the files")
+            return False
+
+    def _nothing_changed(self) -> bool:
+        """True when the index matched the files at the last check and the watcher
+        has seen no one else touch the tree since (drains its events)."""
+        return self._in_step and self._watcher is not None and not self._watcher.changed()
+
+    def _maybe_watch(self) -> None:
+        """A process still checking a second after its first check is long-lived:
+        watching pays off (a one-shot CLI query would only pay to set it up).
+
+        Called just before a scan, so nothing slips between the scan and the watch.
+        """
+        now = time.monotonic()
+        if not self._checks:
+            self._first_check = now
+        if (self._watcher is None and self._checks >= 1 and now - self._first_check >= self.settings.watch_after
+                and self.settings.watch and not self._watch_failed):
+            w = TreeWatcher(str(self.root))
+            if w.usable:
+                self._watcher = w
+            else:
+                self._watch_failed = True
+        self._checks += 1
+
+    def _sync_before_write(self) -> None:
+        """Under the lock: make the catalog match the files (hand edits) before planning."""
+        if self._nothing_changed():
+            return
+        self._maybe_watch()
+        self._sync_locked(scan(self.root))
+        self._in_step, self._digest = True, self.catalog.digest() or 0
+
+    def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
+        try:
+            if not self._index_usable():
+                self._rebuild_locked()
+                return
+            if digest_of(current) == self.catalog.digest():
+                return
+            known = self.catalog.files()
+        except (sqlite3.DatabaseError, ValueError):
+            self._rebuild_locked()
+            return
+        changed = [p for p, s in current.items() if known.get(p) != s]
+        removed = [p for p in known if p not in current]
+        if len(changed) > max(2000, len(current) // 2):
+            self._rebuild_locked()
+            return
+        self._index_paths(changed + removed)
+        if changed or removed:
+            # hand edits now in the index: warm processes that skip scans between
+            # generations must see it, as they see a write
+            self._bump_generation()
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the index and catalog from the files; returns documents indexed."""
+        with self._writing():
+            return self._rebuild_locked(progress)
+
+    def _rebuild_locked(self, progress: Callable[[int, int], None] | None = None) -> int:
+        self.engine.close()
+        # The old catalog and index stay readable until the new ones replace them (the engine
+        # swaps folders, apply(replace_all) swaps rows), so other processes go on searching
+        # instead of waiting out the build for the writer lock; only an unreadable one goes now.
+        try:
+            before = self.catalog.digest()
+        except sqlite3.DatabaseError:
+            before = None
+            self.catalog.reset()
+        current = scan(self.root)
+        upserts = []
+        total = len(current)
+
+        def docs() -> Iterable[IndexDoc]:
+            for rel, stat in sorted(current.items()):
+                doc, row = self._doc_for(rel, stat)
+                upserts.append(row)
+                if doc is not None:
+                    yield doc
+
+        self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
+        try:
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
+        except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
+            self.catalog.reset(force=True)
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
+        if before != digest_of(current):
+            self._bump_generation()  # hand edits reached the index (see _sync_locked)
+        return sum(1 for u in upserts if u[1] != "invalid")
+
+    def entry_count(self) -> int:
+        """Valid entries the index holds (no context files); cached until the tree changes."""
+        key = (self._generation(), self._digest)
+        if key != self._entry_count[0]:
+            self._entry_count = (key, self.catalog.count("entry"))
+        return self._entry_count[1]
+
+    def count(self) -> int:
+        """Documents in the index (entries and context files)."""
+        self.ensure_fresh()
+        return self.engine.count()
+
+
+    def _engine_search(self, query: str, limit: int, expand: str = "none") -> list[tuple[str, float]]:
+        try:
+            return self.engine.search(query, boosts=self.settings.boosts(), limit=limit, expand=expand)
+        except IndexBroken:
+            with self.lock.hold():
+                self._rebuild_locked()
+            return self.engine.search(query, boosts=self.settings.boosts(), limit=limit, expand=expand)
+

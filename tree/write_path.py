@@ -1,0 +1,190 @@
+"""The write path of ``ContextTree``: a batch of planned operations reaches the disk.
+
+A batch is written ahead to ``pending.json``, then the files, then the journal (the commit
+point). Folder context files and the index are brought in step after it. A failure before the
+commit point undoes the batch; a writer that died leaves ``pending.json``, which the next
+writer (or opening the tree) rolls forward, or back when its writer had reported a failure.
+``WritePath`` is one of the parts ``ContextTree`` is made of (see store.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from . import contexts
+from .fsio import as_not_writable, atomic_write, disk_errors_as_not_writable
+from .journal import JournalRecord, utc_now_iso
+from .operations import Planned
+from .paths import CONTEXT_FILE, parent_folders, resolve_inside
+
+
+class WritePath:
+    """Writing batches, context files and crash recovery (state lives on ``ContextTree``)."""
+    def _write_file(self, rel: str, text: str | None) -> None:
+        target = self._abs(rel)
+        if self._watcher is not None:
+            self._watcher.expect([str(target)])
+        if text is None:
+            try:
+                os.unlink(target)
+            except FileNotFoundError:
+                pass
+        else:
+            resolve_inside(self.root, str(Path(rel).parent))
+            atomic_write(target, text, durable=self.settings.durable)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the writer lock, with any batch a dead or failed writer left settled first."""
+        with self.lock.hold():
+            self._recover_locked()
+            yield
+
+    def _apply(self, planned: list[Planned]) -> None:
+        """Write a batch: ahead to ``pending.json``, then the files, then the journal (the
+        commit point). A failure before the commit point undoes what was written and raises
+        (``NotWritable`` for a full or read-only disk): the caller sees a failure, and the
+        batch never appears later. After it, what is derived (signals, context files, the
+        index) catches up later if it cannot now."""
+        records = [p.record for p in planned if p.result.status != "unchanged"]
+        with disk_errors_as_not_writable():
+            self.journal.write_pending(records)
+        journal_size = self.journal.size()
+        touched: list[str] = []
+        try:
+            for r in records:
+                for ch in r.changes():
+                    touched.append(ch.path)
+                    self._write_file(ch.path, ch.after)
+            self.journal.append(records)
+        except BaseException as exc:
+            self._roll_back(records, journal_size)
+            translated = as_not_writable(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        overrides: dict[str, str] = {}
+        try:
+            for p in planned:
+                overrides.update(p.contexts)
+                if p.merged:
+                    self.signals.merge(*p.merged)
+                self.signals.forget([x for x in p.removed if not (p.merged and x == p.merged[1])])
+                if p.updated:
+                    self.signals.record_update(p.updated)
+        except (OSError, sqlite3.Error) as exc:
+            self.notices.append(f"ranking signals not updated ({exc}); they are derived from use")
+        try:
+            self._after_write(touched, overrides)
+        except OSError as exc:
+            # the files and journal hold the batch; context files and the index are derived and
+            # are brought in step by the next write or search (doctor --fix does it at once)
+            self._in_step = False
+            self.notices.append(f"context files or index not brought up to date ({exc.strerror or exc}); "
+                                "run `memgrove doctor --fix` once there is space")
+        self.journal.clear_pending()
+
+    def _roll_back(self, records: list[JournalRecord], journal_size: int) -> None:
+        """Undo a batch that failed before its commit point; if even that fails (the disk is
+        still full), mark it so the next writer rolls it back instead of forward."""
+        try:
+            self._restore_before(records)
+            self.journal.truncate(journal_size)
+            self.journal.clear_pending()
+        except Exception:  # noqa: BLE001 - the original failure is the one to report
+            try:
+                self.journal.mark_failed()
+            except OSError:
+                pass  # nothing more can be done here; pending.json is rolled forward then
+
+    def _restore_before(self, records: list[JournalRecord]) -> None:
+        for r in reversed(records):
+            for ch in reversed(r.changes()):
+                if self._read_disk(ch.path) != ch.before:
+                    self._write_file(ch.path, ch.before)
+
+    def _after_write(self, touched: list[str], overrides: dict[str, str]) -> None:
+        """Regenerate context files of touched folders, update the index, bump the generation."""
+        folders = set(overrides)
+        for rel in touched:
+            folders.update(parent_folders(rel))
+        if self._watcher is not None:
+            self._watcher.expect(str(self.root / f / CONTEXT_FILE) for f in folders)
+        changed = list(dict.fromkeys(touched)) + self._refresh_contexts(folders, overrides)
+        self._index_paths(changed)
+        if changed:
+            self._bump_generation()
+        self._digest = self.catalog.digest() or 0
+
+    def _refresh_contexts(self, folders: Iterable[str], overrides: dict[str, str]) -> list[str]:
+        """Rewrite (or remove) context.md of each folder, deepest first; returns files changed."""
+        now = utc_now_iso(self._clock())
+        changed = []
+        for folder in sorted(set(folders), key=lambda f: -f.count("/")):
+            fabs = self.root / folder
+            ctx_rel = f"{folder}/{CONTEXT_FILE}"
+            text = contexts.render(fabs, folder, overrides.get(folder), now)
+            if text is None:
+                self._write_file(ctx_rel, None)
+                try:
+                    fabs.rmdir()
+                except OSError:
+                    pass
+            elif self._read_disk(ctx_rel) != text:
+                self._write_file(ctx_rel, text)
+            else:
+                continue
+            changed.append(ctx_rel)
+        return changed
+
+    def repair_contexts(self, folders: Iterable[str]) -> None:
+        with self._writing():
+            self._index_paths(self._refresh_contexts(folders, {}))
+            self._bump_generation()
+
+    # -- crash recovery -------------------------------------------------------
+    def recover(self) -> None:
+        """Roll forward a batch a dead writer left in ``pending.json``; remove what a killed
+        reindex left beside the index (only with the lock: a live rebuild writes there)."""
+        leftovers = self.engine.leftovers()
+        if not self.journal.pending_file.exists() and not leftovers:
+            return
+        with self.lock.try_hold() as got:
+            if got:
+                self._recover_locked()
+                if leftovers:
+                    self.engine.remove_leftovers()
+
+    def _recover_locked(self) -> None:
+        if self.lock.last_stale_pid:
+            self.notices.append(f"recovered the writer lock of dead process {self.lock.last_stale_pid}")
+            self.lock.last_stale_pid = None
+        records = self.journal.read_pending()
+        if self.journal.set_aside:
+            self.notices.append(self.journal.set_aside)
+        if records is None:
+            return
+        if self.journal.pending_failed():
+            # its writer reported it failed: it must not appear now
+            with disk_errors_as_not_writable():
+                self._restore_before(records)
+                self.journal.drop_trailing({r.id for r in records})
+                self._after_write([c.path for r in records for c in r.changes()], {})
+                self.journal.clear_pending()
+            self.notices.append(f"rolled back a failed batch of {len(records)} operation(s)")
+            return
+        touched = []
+        with disk_errors_as_not_writable():
+            for r in records:
+                for ch in r.changes():
+                    self._write_file(ch.path, ch.after)
+                    touched.append(ch.path)
+            self.journal.append(records, dedupe=True)
+            self._after_write(touched, {})
+            self.journal.clear_pending()
+        self.notices.append(f"completed an interrupted batch of {len(records)} operation(s)")
+
