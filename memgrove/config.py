@@ -63,6 +63,8 @@ HELP: dict[str, dict[str, str]] = {
         "when_weight": "a question asking when lifts entries whose text says when by this x the "
                        "top score (0..2)",
         "ask_penalty": "an entry whose text mostly asks keeps 1 - this of its score (0..1)",
+        "assistant_weight": "an entry of an AI assistant's words keeps this share of its score, unless "
+                            "the question asks what the assistant said (0..1; 1 = off)",
         "profile": 'ranking profile: "product" (importance, recency and maturity reorder '
                    'near-ties) or "benchmark" (relevance alone)',
         "excerpt_chars": "length of the excerpt a search hit shows",
@@ -77,6 +79,8 @@ HELP: dict[str, dict[str, str]] = {
                   "'memgrove[fast]'); switching reindexes once",
         "index_procs": "writer processes (Whoosh) or threads (tantivy) for a full reindex",
         "max_input_bytes": "largest text or file the curators accept, in bytes",
+        "part_words": "a conversation message longer than this many words is curated as linked "
+                      "entries of its paragraphs, about this size each (at least 20)",
     },
     "query": {
         "fuzzy_threshold": "tier 1: a cached question answers when the Jaccard similarity of "

@@ -145,7 +145,8 @@ class Memory:
         if conversation is not None:
             conv = self._load_conversation(conversation, limit)
             skipped = skipped_of(conv)
-            ops += curator.ops_from_conversation(conv, window=window, placer=placer, now=now)
+            ops += curator.ops_from_conversation(conv, window=window, placer=placer, now=now,
+                                                  part_words=self.tree.settings.part_words)
         if not ops:
             raise InvalidInput("nothing to curate: give text, files or a conversation")
         results = IngestResult(skipped=skipped)

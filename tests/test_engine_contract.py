@@ -19,6 +19,7 @@ from memgrove import Memory
 from memgrove.tree import analysis, tantivy_engine, whoosh_engine
 from memgrove.tree.engine import FIELDS, IndexBroken, IndexDoc
 from memgrove.tree.engines import open_engine
+from memgrove.tree.index_sync import INDEX_FORMAT
 from memgrove.tree.errors import MemgroveError
 from memgrove.tree.settings import TreeSettings
 from memgrove.tree.tantivy_engine import EngineMissing, TantivyEngine
@@ -75,10 +76,12 @@ def paths(hits) -> list[str]:
 # -- one analyzer -------------------------------------------------------------------------------
 
 def old_whoosh_analyzer():
-    """The Whoosh pipeline memgrove used before tree/analysis.py (whoosh_engine.py at 9ab6136)."""
+    """The Whoosh pipeline memgrove used before tree/analysis.py (whoosh_engine.py at b968f1c)."""
+    from memgrove.tree.word_forms import STEMS
+
     return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | whoosh_engine_dotted() | LowercaseFilter()
             | StopFilter(stoplist=analysis.STOP_WORDS, minsize=1) | base_form_filter()
-            | StemFilter(stemfn=porter2))
+            | StemFilter(stemfn=lambda w: STEMS.get(w) or porter2(w)))
 
 
 def whoosh_engine_dotted():
@@ -116,6 +119,7 @@ VARIED = [t + " " + c + " " + p + " " + g for t, c, p, g in CORPUS] + [
     "snake_case __dunder__ CamelCase a_b_c _x_ x__y",
     "Ünïcödé ΑΒΓ привет мир 東京タワー العربية ﬁ ǅ İstanbul",
     "went gone bought children people mom's colour grey aeroplane",
+    "publications public universities universe organisations organ business busy",
     "", "   ", "...", "a.b. .c .", "the and of",
 ]
 
@@ -432,7 +436,7 @@ def test_switching_engines_rebuilds_once(tmp_path: Path) -> None:
     for i, engine in enumerate(("tantivy", "whoosh", "tantivy")):
         with opened(engine) as mem:
             assert found(mem) == want   # rebuilt: the other engine's writes are in
-            assert mem.tree.catalog.get_meta("format") == mem.tree.index_format == f"{engine}-11"
+            assert mem.tree.catalog.get_meta("format") == mem.tree.index_format == f"{engine}-{INDEX_FORMAT}"
             # a write on this engine: the other engine's index is now stale and must not be trusted
             mem.curate([{"op": "ADD", "path": f"ops/deploy/n{i}.md", "title": f"{engine} deploys",
                          "content": "Deploy notes.", "reason": "test"}])

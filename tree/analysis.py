@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from whoosh.lang.porter2 import stem as _porter2
 
-from .word_forms import BASE_OF
+from .word_forms import BASE_OF, STEMS
 
 # Whoosh's default stoplist lacks question words ("what", "did", "how"), which
 # then match every message that asks something; this is a standard English list,
@@ -60,7 +60,9 @@ def _term(word: str) -> str | None:
     # anchored re.match, so it never undoubles: "running" -> "runn", "planned" -> "plann".
     # Porter2 (the Snowball English stemmer) undoubles, and over-stems less ("generous" and
     # "general" were both "gener"). Word forms first: "went" -> "go", "mom" -> "mother".
-    return _porter2(BASE_OF.get(word, word))
+    # STEMS keeps apart the families Porter2 joins to unrelated words ("publications" is not "public")
+    word = BASE_OF.get(word, word)
+    return STEMS.get(word) or _porter2(word)
 
 
 def words(text: str) -> list[str]:
@@ -77,7 +79,8 @@ def words(text: str) -> list[str]:
 
 def analyze(text: str) -> list[str]:
     """The terms of ``text`` in document order, duplicates kept: words, lowercased, stop words
-    dropped, word forms mapped to one form (word_forms.py), stemmed with Porter2."""
+    dropped, word forms mapped to one form (word_forms.py), stemmed with Porter2 but for the
+    families word_forms.STEMS keeps apart."""
     out = []
     for w in words(text):
         t = _term(w.lower())

@@ -6,7 +6,8 @@ scan of the tree tells exactly which files were edited by hand since;
 ``links`` holds forward links, so backlinks are one indexed query; ``traits``
 holds what search weighs besides the words: the day each entry is about,
 whether its text says when (for a question that names a date or asks "when")
-and whether it mostly asks (a question holds no answer).
+whether it mostly asks (a question holds no answer) and whose words it holds (the role of
+its messages' speaker: "assistant", "user" or "" for none, mixed or not a conversation).
 
 The digest is an order-independent sum of per-file hashes, so a writer can
 update it for the files it changed without rescanning the tree.
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
-CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER);
+CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT);
 """
 _MASK = (1 << 64) - 1
 
@@ -54,6 +55,7 @@ class Upsert(NamedTuple):
     day: date | None = None   # the day the entry is about (its sources' time, else its creation)
     timely: bool = False      # its text says when something happened
     asks: bool = False        # its text is mostly questions
+    role: str = ""            # whose words: "assistant", "user" or "" (tree/roles.py)
 
 
 class Traits(NamedTuple):
@@ -62,6 +64,7 @@ class Traits(NamedTuple):
     day: date | None          # the day it is about
     timely: bool              # its text says when
     asks: bool                # its text is mostly questions
+    role: str = ""            # whose words: "assistant", "user" or ""
 
 
 def item_hash(path: str, stat: Stat) -> int:
@@ -199,7 +202,7 @@ class Catalog:
             db.execute("SELECT src, dst FROM links LIMIT 1")
             db.execute("SELECT key, value FROM meta LIMIT 1")
             db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
-            db.execute("SELECT path, day, timely, asks FROM traits LIMIT 1")
+            db.execute("SELECT path, day, timely, asks, role FROM traits LIMIT 1")
             db.execute("BEGIN IMMEDIATE")
             try:
                 for table in ("files", "links", "meta", "doc_hashes", "traits"):
@@ -286,8 +289,8 @@ class Catalog:
 
     def traits_of(self, paths: list[str]) -> dict[str, Traits]:
         """``{path: Traits}`` for the indexed paths among ``paths``."""
-        return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks))
-                for p, day, timely, asks in self._rows_of("day, timely, asks", "traits", paths)}
+        return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks), role or "")
+                for p, day, timely, asks, role in self._rows_of("day, timely, asks, role", "traits", paths)}
 
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
@@ -303,11 +306,11 @@ class Catalog:
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
                 db.execute("DELETE FROM traits WHERE path=?", (p,))
-            for p, kind, (m, s), title, links, doc_hash, day, timely, asks in upserts:
+            for p, kind, (m, s), title, links, doc_hash, day, timely, asks, role in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (p, kind, m, s, title))
                 db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
-                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?)",
-                           (p, day.isoformat() if day else None, int(timely), int(asks)))
+                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?)",
+                           (p, day.isoformat() if day else None, int(timely), int(asks), role))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))

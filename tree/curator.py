@@ -36,6 +36,10 @@ from .searchable import searchable
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
 CHUNK_WORDS = 220
+# a message longer than this many words is curated as linked parts of at most about this size:
+# a reader's context budget (a few hundred words) then buys the paragraph that matched, not a
+# whole long reply; a typical message (a user's question, a person's chat line) stays whole
+PART_WORDS = 150
 # characters of one part, at most: half the default indexed span of an entry (content_cap, 8,000)
 PART_CHARS = 4000
 
@@ -316,9 +320,71 @@ def message_source(cid: str, m: dict[str, Any], *, now: datetime | None = None,
     return src
 
 
+def message_parts(text: str, words: int = PART_WORDS) -> list[str]:
+    """A message's text in parts of at most about ``words`` words, cut between paragraphs (and
+    within a longer paragraph between lines, else sentences); every word is kept, in order. A
+    message of at most ``words`` words is one part, its whitespace flattened as before."""
+    if len(text.split()) <= words:
+        return [" ".join(text.split())]
+    pieces = [piece for par in paragraphs(text) for piece in _paragraph_pieces(par, words)]
+    parts, cur, n = [], [], 0
+    for piece in pieces:
+        w = len(piece.split())
+        if cur and n + w > words:
+            parts.append("\n\n".join(cur))
+            cur, n = [], 0
+        cur.append(piece)
+        n += w
+    if cur:
+        parts.append("\n\n".join(cur))
+    return parts
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _paragraph_pieces(par: str, words: int) -> list[str]:
+    """A paragraph of more than ``words`` words cut at lines (a list, code) or else at sentence
+    ends into pieces of at most about ``words`` words; a cut code block is closed and reopened
+    with its fence, so each piece still reads as code."""
+    if len(par.split()) <= words:
+        return [par]
+    lines = par.split("\n")
+    fence = lines[0].strip() if _FENCE.match(lines[0]) else None
+    units = lines if len(lines) > 1 else _SENTENCE_END.split(par)
+    joiner = "\n" if len(lines) > 1 else " "
+    # a run-on line or sentence longer than a part is cut between words, as a last resort
+    units = [piece for u in units for piece in _at_most(u, words)]
+    pieces, cur, n = [], [], 0
+    for u in units:
+        w = len(u.split())
+        if cur and n + w > words:
+            pieces.append(cur)
+            cur, n = [], 0
+        cur.append(u)
+        n += w
+    if cur:
+        pieces.append(cur)
+    if fence:   # the first piece opens the block and the last closes it; the ones between need both
+        mark = fence[:3]
+        for i, piece in enumerate(pieces):
+            if i > 0:
+                piece.insert(0, fence)
+            if i < len(pieces) - 1:
+                piece.append(mark)
+    return [joiner.join(piece) for piece in pieces]
+
+
+def _at_most(unit: str, words: int) -> list[str]:
+    ws = unit.split()
+    return [unit] if len(ws) <= words else [" ".join(ws[i:i + words]) for i in range(0, len(ws), words)]
+
+
 def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None = None,
-                          now: datetime | None = None) -> list[dict[str, Any]]:
-    """Each message (or ``window`` consecutive messages of a session) -> one entry.
+                          now: datetime | None = None, part_words: int = PART_WORDS) -> list[dict[str, Any]]:
+    """Each message (or ``window`` consecutive messages of a session) -> one entry; with window
+    1, a message longer than ``part_words`` words -> linked entries, one per group of its
+    paragraphs (``message_parts``), each with the message's sources (id, role, time).
 
     ``conv``: any shape ``conversation_formats`` reads. ``now``: the time of curation, the
     source's ``at`` (marked generated) for messages that give no time.
@@ -327,6 +393,8 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
     cid, msgs = read.id, read.messages
     if window < 1:
         raise InvalidInput("window must be at least 1")
+    if part_words < 1:
+        raise InvalidInput("part_words must be at least 1")
     placer = placer or Placer()
     conv_folder = placer.folder("conversations", snake_case(cid) or f"conversation_{_digest(cid)}",
                                 Owner("conversation", (cid,)))
@@ -345,25 +413,41 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
         who = list(dict.fromkeys(str(m["speaker"]) for m in group))
         # compact on purpose: whoever reads an entry (a person, an LLM with a context budget)
         # gets the words said, the speaker and the time once, and nothing twice
-        lines = []
-        for m in group:
-            text = " ".join(str(m["text"]).split())
-            when = f" ({when_label(m)})" if m.get("time") and when_label(m) != when_label(first) else ""
-            lines.append(text if len(group) == 1 else f"**{m['speaker']}**{when}: {text}")
+        if len(group) == 1:
+            narratives = message_parts(str(first["text"]), part_words)
+        else:
+            lines = []
+            for m in group:
+                text = " ".join(str(m["text"]).split())
+                when = f" ({when_label(m)})" if m.get("time") and when_label(m) != when_label(first) else ""
+                lines.append(f"**{m['speaker']}**{when}: {text}")
+            narratives = ["\n\n".join(lines)]
         first_id = str(first["id"])
         owner = Owner("conversation", tuple(f"{cid}#{m['id']}" for m in group))
-        op: dict[str, Any] = {
-            "op": "UPSERT",
-            "path": placer.entry(f"{conv_folder}/{session}", snake_case(first_id) or f"message_{_digest(first_id)}",
-                                 owner),
-            "title": " and ".join(who) + (f", {when_label(first)}" if first.get("time") else ""),
-            "summary": _first_sentence(str(first["text"])),
-            "tags": who,
-            "content": {"narrative": "\n\n".join(lines)},
-            "sources": [message_source(cid, m, now=now, id_generated=read.id_generated) for m in group],
-            "reason": f"verbatim curator: message {first['id']} of conversation {cid}",
-        }
-        if before is not None and _session_of(before) == session and str(before["speaker"]) != str(first["speaker"]):
+        name = snake_case(first_id) or f"message_{_digest(first_id)}"
+        title = " and ".join(who) + (f", {when_label(first)}" if first.get("time") else "")
+        sources = [message_source(cid, m, now=now, id_generated=read.id_generated) for m in group]
+        parts: list[dict[str, Any]] = []
+        for i, narrative in enumerate(narratives, 1):
+            many = len(narratives) > 1
+            parts.append({
+                "op": "UPSERT",
+                "path": placer.entry(f"{conv_folder}/{session}", name if i == 1 else f"{name}_part_{i}", owner),
+                "title": title + (f" (part {i} of {len(narratives)})" if many else ""),
+                "summary": _first_sentence(narrative if many else str(first["text"])),
+                "tags": who,
+                "content": {"narrative": narrative},
+                "sources": [dict(src) for src in sources],
+                "reason": f"verbatim curator: message {first['id']} of conversation {cid}"
+                          + (f", part {i} of {len(narratives)}" if many else ""),
+            })
+        op = parts[0]
+        # a reply is also found by what it answers (the question's words as keywords); not an AI
+        # assistant's reply: it restates the question in its own words, and the echo let long
+        # replies outrank what the user said (BEAM: R@500w 8.9 -> 15.2 without keywords). The
+        # user's answer to the assistant's question keeps them (BEAM, without: R@10 -0.5, 2/10)
+        if before is not None and _session_of(before) == session and str(before["speaker"]) != str(first["speaker"]) \
+                and not all(m.get("role") == "assistant" for m in group):
             asked = question_words(str(before["text"]))
             if asked:
                 op["keywords"] = asked
@@ -376,7 +460,7 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
                 "subtopic": f"{session.replace('_', ' ').capitalize()} of conversation {cid}"
                             + (f", starting {first['time']}." if first.get("time") else "."),
             }
-        ops.append(op)
+        ops += parts
     # each message entry links to the next one of its session: the search lends a hit's
     # score to its neighbours (``link_weight``) and readers can follow the thread
     for a, b in zip(ops, ops[1:]):

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from typing import Callable, Iterable
 
-from . import contexts, dates, entry as entry_mod, questions
+from . import contexts, dates, entry as entry_mod, questions, roles
 from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
@@ -24,8 +24,8 @@ from .watch import TreeWatcher
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-# The catalog records it after the engine's name ("whoosh-11"): switching engines rebuilds once.
-INDEX_FORMAT = "11"
+# The catalog records it after the engine's name ("whoosh-12"): switching engines rebuilds once.
+INDEX_FORMAT = "12"
 
 
 class IndexSync:
@@ -51,7 +51,7 @@ class IndexSync:
         day = next((d for src in e.sources if isinstance(src, dict) and (d := dates.day_of(str(src.get("at") or "")))),
                    None) or dates.day_of(e.created_at)
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
-                           questions.mostly_asks(body))
+                           questions.mostly_asks(body), roles.role_of(e.sources))
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""

@@ -5,15 +5,18 @@ this order, each a plain function of the candidates with the setting that weighs
 it off):
 
 1. ``drop_context_hits``: folder context files out, unless ``include_context_hits``.
-2. ``gap_filter`` (search.py): the candidates whose own match is below ``gap_ratio`` of the
-   best are dropped at the end of step 3; the lifts only reorder what passed.
-3. ``where_and_when``: lifts by the neighbourhood's coverage of the query (``near_weight``,
+2. ``by_role``: an AI assistant's entry keeps ``assistant_weight`` of its score, unless the
+   question asks what the assistant said (tree/roles.py); before the gap filter, so a user's
+   message close behind the assistant's long reply stays.
+3. ``gap_filter`` (search.py): the candidates whose own match is below ``gap_ratio`` of the
+   best are dropped at the end of step 4; the lifts only reorder what passed.
+4. ``where_and_when``: lifts by the neighbourhood's coverage of the query (``near_weight``,
    ``near_hops``), closeness to a date the question names (``date_weight``), saying when for
    a question asking when (``when_weight``); an entry that mostly asks keeps
    ``1 - ask_penalty`` of its score.
-4. ``with_linked``: the best hits lend ``link_weight`` of their score to the entries they link.
-5. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage.
-6. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
+5. ``with_linked``: the best hits lend ``link_weight`` of their score to the entries they link.
+6. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage.
+7. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
 
 ``rank`` runs them and returns the order with each candidate's lifted score and matched terms.
 """
@@ -25,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from . import dates
+from . import dates, roles
 from .catalog import Catalog
 from .lifecycle import RankingProfile as Profile, rank_score
 from .paths import CONTEXT_FILE
@@ -154,11 +157,25 @@ def by_signals(scored: list[tuple[str, float]], lifted: dict[str, tuple[float, f
     return sorted(ranked, key=lambda x: -x[1])
 
 
+def by_role(query: str, raw: Candidates, settings: TreeSettings, catalog: Catalog) -> Candidates:
+    """In a chat with an AI assistant, what the user said outweighs the assistant's reply that
+    repeats its words: the assistant's entries keep ``assistant_weight`` of their score, unless
+    the question asks what the assistant said. Entries without roles are untouched. BEAM 100K with
+    message parts, R@500w: 30.2 at weight 1, 39.7 at 0.7, 46.1 at 0.5, 48.8 at 0.3, 51.3 at 0.15
+    (flat BM25 over the user's messages: 50.8); LoCoMo, two people: unchanged."""
+    if settings.assistant_weight >= 1.0 or not raw:
+        return raw
+    traits = catalog.traits_of([p for p, _, _ in raw])
+    return with_factor(raw, roles.role_factors(query, {p: t.role for p, t in traits.items()},
+                                               settings.assistant_weight))
+
+
 def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: Profile,
          inputs: RankingInputs) -> Ranked:
     """The steps of the module's docstring, in order, over the engine's candidates."""
     st = inputs.settings
-    # the gap filter judges each entry's own match; the lifts below only reorder what passed
+    raw = by_role(query, raw, st, inputs.catalog)
+    # the gap filter judges each entry's own match (weighed by role); the lifts only reorder what passed
     kept = {p for p, _ in gap_filter([(p, normalize(s)) for p, s, _ in raw], st.gap_ratio)}
     raw = [r for r in where_and_when(query, raw, idf, st, inputs.catalog) if r[0] in kept]
     scored = [(p, normalize(s)) for p, s, _ in raw]

@@ -36,6 +36,7 @@ class TreeSettings:
     date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
+    assistant_weight: float = 0.15   # an AI assistant's entry keeps this share of its score (tree/roles.py)
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -47,6 +48,7 @@ class TreeSettings:
     engine: str = "whoosh"           # full-text engine: "whoosh" or "tantivy" (pip install 'memgrove[fast]')
     index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
+    part_words: int = 150            # a longer conversation message is curated as linked parts of about this size
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
@@ -69,10 +71,14 @@ def validated(s: TreeSettings) -> TreeSettings:
     for name in ("near_weight", "date_weight", "when_weight"):
         if not 0 <= getattr(s, name) <= 2:
             raise MemgroveError(f"{name} must be between 0 and 2, not {getattr(s, name)}")
+    if not 0 <= s.assistant_weight <= 1:
+        raise MemgroveError(f"assistant_weight must be between 0 and 1, not {s.assistant_weight}")
     if not 0 <= s.ask_penalty <= 1:
         raise MemgroveError(f"ask_penalty must be between 0 and 1, not {s.ask_penalty}")
     if not 0 <= s.near_hops <= 10:
         raise MemgroveError(f"near_hops must be between 0 and 10, not {s.near_hops}")
+    if s.part_words < 20:
+        raise MemgroveError(f"part_words must be at least 20, not {s.part_words}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s

@@ -13,6 +13,11 @@ Left out on purpose: forms that are mostly other words in conversation ("rose",
 stop word ("was", "did", "had", "done"), and "won": the tokenizer cuts "won't"
 into "won" and "t", so "won" would make every "won't" match "win".
 
+The stemmer also joins words that are not one word's forms: "publications" and "public"
+(both ``public``), "university" and "universe", "business" and "busy", "organization" and
+"organ". ``STEMS`` gives such a word family a stem of its own, which the analyzer uses
+instead of the stemmer's.
+
 The tables decide what is indexed: a change to them needs a new INDEX_FORMAT
 (tree/store.py), so existing indexes are rebuilt.
 """
@@ -70,3 +75,28 @@ def _base_of() -> dict[str, str]:
 
 # a form -> the form kept ("went" -> "go", "mom" -> "mother"); kept forms map to nothing
 BASE_OF: dict[str, str] = _base_of()
+
+
+# Word families Porter2 stems onto an unrelated word's stem: each row, the stem kept, then its
+# forms (after the tables above). Only families whose other word is common and unrelated.
+_STEM_EXCEPTIONS = """
+publication publication publications | university university universities |
+organization organization organizations organisation organisations | business business businesses |
+international international internationally | animation animation animations animated |
+authority authority authorities | experiment experiment experiments experimental experimentally |
+communication communication communications
+"""
+
+
+def _stems() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for group in _STEM_EXCEPTIONS.split("|"):
+        words = group.split()
+        for form in words[1:]:
+            out[form] = words[0]
+    return out
+
+
+# a form -> its family's own stem, where Porter2 would join it to another word's
+STEMS: dict[str, str] = _stems()
+
