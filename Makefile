@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-full reliability clean FORCE
+.PHONY: demo test test-tantivy bench bench-full reliability clean FORCE
 
 # setuptools' strict editable mode installs the package as a tree of links under build/: a regular
 # package on sys.path, which a folder named memgrove in the working directory cannot shadow and which
@@ -32,6 +32,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+# the whole suite with engine = "tantivy" as every tree's default (tests/helpers/engine_choice.py)
+test-tantivy: $(STAMP)
+	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 -q
 
 # the reliability suite (~10 minutes): concurrency, crash points, faults, hostile inputs, fuzzing;
 # writes benchmarks/results/reliability.{md,json} and exits 1 if it found any failure

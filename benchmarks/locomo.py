@@ -411,7 +411,10 @@ def with_tree_overrides(variant: Variant, pairs: Sequence[str]) -> Variant:
     extra: dict[str, Any] = {}
     for kv in pairs:
         key, _, value = kv.partition("=")
-        extra[key.strip()] = json.loads(value) if value.strip()[:1] in "0123456789-tf[{\"" else value
+        try:  # a number, true/false, a list or a quoted string; else the word itself (engine=tantivy)
+            extra[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            extra[key.strip()] = value
     return dataclasses.replace(variant, tree={**(variant.tree or {}), **extra},
                                name=variant.name + "".join(f"+{k}={v}" for k, v in extra.items()))
 
@@ -999,10 +1002,13 @@ def dump_json(report: dict[str, Any]) -> str:
 
 
 def output_stem(variant: str, n: int | None, total: int, llm: bool, llm_curator: bool,
-                prefetch_limit: int = DEFAULT_PREFETCH) -> str:
+                prefetch_limit: int = DEFAULT_PREFETCH, tree: Sequence[str] = ()) -> str:
     stem = "locomo"
     if variant != DEFAULT_VARIANT:
         stem += f"_{variant}"
+    for kv in tree:  # --tree overrides (an ablation, or the engine) name their own files
+        key, _, value = kv.partition("=")
+        stem += f"_{key.strip()}-{value.strip()}"
     if prefetch_limit != DEFAULT_PREFETCH:
         stem += f"_p{prefetch_limit}"
     if llm_curator:
@@ -1102,7 +1108,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not a.no_write:
         a.out.mkdir(parents=True, exist_ok=True)
         stem = output_stem(a.variant if a.window is None else f"{a.variant}-w{a.window}", len(chosen), len(samples),
-                           bool(llm_systems), llm_curator, a.prefetch_limit)
+                           bool(llm_systems), llm_curator, a.prefetch_limit, a.tree)
         (a.out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
         log(f"wrote {a.out / stem}.json and .md")

@@ -409,7 +409,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["corpus"] = {"entries": n, "words_p50": pct(words, 50), "words_total": sum(words),
                          "domains": len({o["path"].split("/")[0] for o in ops}),
                          "topics": len({"/".join(o["path"].split("/")[:2]) for o in ops})}
+        _tiers_module().choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
+        out["engine"] = mem.tree.engine.name
         batch = cfg["batch"]
         batch_times = []
         t0 = time.perf_counter()
@@ -721,7 +723,9 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     out["rss_baseline_mb"] = maxrss_mb()  # interpreter + imports + the corpus's vocabulary
     with scratch_dir(f"memgrove-curve-{n}-", cfg, out) as tmp:
         # 1. build: curate in batches, generation of the ops not timed ------------------------------
+        _tiers_module().choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
+        out["engine"] = mem.tree.engine.name
         batch = int(cfg.get("size_batch", {}).get(str(n), cfg["batch"]))
         batch_t: list[float] = []
         gen_s = 0.0
@@ -1306,9 +1310,10 @@ def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:
         size_batch[size] = int(b)
     cfg = {"mode": "curve", "seed": a.seed, "batch": a.batch, "size_batch": size_batch, "keep": a.keep,
            "per_tier": pick(a.per_tier, 20, 200), "lag": pick(a.lag, 3, 10), "warmup": pick(a.warmup, 3, 10),
-           "cold_runs": pick(a.cold_runs, 2, 10)}
+           "cold_runs": pick(a.cold_runs, 2, 10), "engine": a.engine}
     sizes = a.sizes or ([200, 400] if q else CURVE_SIZES)
-    out = a.out or (RESULTS / ("scale_curve" if sizes == CURVE_SIZES else f"scale_curve_{_size_tag(sizes)}"))
+    out = a.out or (RESULTS / (("scale_curve" if sizes == CURVE_SIZES else f"scale_curve_{_size_tag(sizes)}")
+                               + (f"_{a.engine}" if a.engine else "")))
     command = "python benchmarks/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(a.seed)
     machine["uncommitted"] = _uncommitted()
@@ -1366,6 +1371,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--breakdown-queries", type=int, default=None,
                     help="queries per search-breakdown pass and after the reindex (default 50)")
     ap.add_argument("--cold-runs", type=int, default=None, help="cold one-shot processes (default 10)")
+    ap.add_argument("--engine", choices=("whoosh", "tantivy"), default=None,
+                    help="the trees' full-text engine (default: the product default); its name ends the file names")
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md (default benchmarks/results/scale, or scale_quick with --quick; "
                          "--curve: scale_curve for the default sizes, else scale_curve_<sizes>, plus OUT.png)")
@@ -1395,10 +1402,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cold_runs": a.cold_runs or (3 if quick else 10),
         "fingerprints": 20 if quick else 50,
         "breakdown_queries": a.breakdown_queries or (30 if quick else 50),  # also the engine-after-reindex pass
-        "keep": a.keep,
+        "keep": a.keep, "engine": a.engine,
     }
     sizes = a.sizes or ([300] if quick else [1000, 10000])
-    out = a.out or (RESULTS / ("scale_quick" if quick else "scale"))
+    out = a.out or (RESULTS / (("scale_quick" if quick else "scale") + (f"_{a.engine}" if a.engine else "")))
     command = "python benchmarks/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(a.seed)
     print(f"memgrove scale benchmark: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, "

@@ -187,6 +187,14 @@ def label_of(a: Any) -> str:
     return str(a.tier)
 
 
+def choose_engine(tmp: Path, engine: str | None) -> None:
+    """Make ``engine`` the full-text engine of the memory about to be created in ``tmp`` (its
+    ``config.toml``, so every process that opens it, cold ones included, uses the same)."""
+    if engine:
+        (tmp / ".memgrove").mkdir(parents=True, exist_ok=True)
+        (tmp / ".memgrove" / "config.toml").write_text(f'[tree]\nengine = "{engine}"\n', encoding="utf-8")
+
+
 # -- one size, in a child process ---------------------------------------------------
 
 def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -198,7 +206,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     with scratch_dir(f"memgrove-tiers-{n}-", cfg, out) as tmp:
         # 1. build ------------------------------------------------------------------------
         ops = [corpus.op(i) for i in range(n)]
+        choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
+        out["engine"] = mem.tree.engine.name
         t0 = time.perf_counter()
         for i in range(0, n, cfg["batch"]):
             res = mem.curate(ops[i:i + cfg["batch"]])
@@ -939,6 +949,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--breakdown-runs", type=int, default=None,
                     help="questions per warm breakdown (tier 2, out of domain, tier 2 with the index full) (40)")
     ap.add_argument("--batch", type=int, default=250, help="ops per curate call while building")
+    ap.add_argument("--engine", choices=("whoosh", "tantivy"), default=None,
+                    help="the tree's full-text engine (default: the product default; results tiers_<engine>)")
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md (default benchmarks/results/tiers, or tiers_quick with --quick)")
     ap.add_argument("--no-write", action="store_true", help="only print the table")
@@ -963,10 +975,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "warmup": pick(a.warmup, 5, 20), "lag": pick(a.lag, 5, 10), "graph_runs": pick(a.graph_runs, 8, 60),
         "cold_runs": pick(a.cold_runs, 3, 12), "probe_runs": pick(a.probe_runs, 1, 5),
         "full_rounds": pick(a.full_rounds, 10, 80), "fill": pick(a.fill, 300, 0),
-        "breakdown_runs": pick(a.breakdown_runs, 8, 40),
+        "breakdown_runs": pick(a.breakdown_runs, 8, 40), "engine": a.engine,
     }
     sizes = a.sizes or ([300] if q else [1000, 10000, 25000])
-    out = a.out or (RESULTS / ("tiers_quick" if q else "tiers"))
+    out = a.out or (RESULTS / (("tiers_quick" if q else "tiers") + (f"_{a.engine}" if a.engine else "")))
     command = "python benchmarks/tiers.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(a.seed)
     try:  # product files changed but not committed (other work in the same checkout) make a run less reproducible

@@ -75,7 +75,9 @@ HELP: dict[str, dict[str, str]] = {
         "watch_after": "... once it has been checking for this many seconds",
         "scan_interval": "without a watcher: seconds between scans for hand edits "
                          "(0 = before every search)",
-        "index_procs": "Whoosh writer processes for a full reindex",
+        "engine": 'full-text engine: "whoosh" or "tantivy" (faster at scale; pip install '
+                  "'memgrove[fast]'); switching reindexes once",
+        "index_procs": "writer processes (Whoosh) or threads (tantivy) for a full reindex",
         "max_input_bytes": "largest text or file the curators accept, in bytes",
         "part_words": "a conversation message longer than this many words is curated as linked "
                       "entries of its paragraphs, about this size each (at least 20)",

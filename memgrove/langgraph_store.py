@@ -42,7 +42,7 @@ from langgraph.store.base.embed import get_text_at_path
 
 from memgrove.memory import Memory
 from memgrove.tree import entry as entry_mod
-from memgrove.tree.whoosh_engine import IndexBroken
+from memgrove.tree.engine import IndexBroken
 from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath, OperationConflict
 from memgrove.tree.paths import CONTEXT_FILE, MAX_FOLDERS, resolve_inside, snake_case
 from memgrove.tree.search import normalize

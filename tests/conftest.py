@@ -14,6 +14,11 @@ import pytest
 
 from memgrove import Memory
 
+from helpers import engine_choice  # noqa: E402 - the suite's engine before any tree is opened
+
+engine_choice.apply()
+engine_choice.export()
+
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

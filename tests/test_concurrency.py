@@ -23,7 +23,7 @@ from memgrove import LockTimeout, Memory
 from memgrove.tree import entry as entry_mod
 from memgrove.tree.catalog import Catalog, digest_of, scan
 from memgrove.tree.fsio import TEMP_PREFIX
-from memgrove.tree.whoosh_engine import IndexBroken, WhooshEngine
+from memgrove.tree.engine import IndexBroken
 
 pytestmark = pytest.mark.slow
 
@@ -252,19 +252,19 @@ def test_racing_writers_never_overwrite_or_lose_an_update(tmp_path, children):
 
 
 def test_a_commit_in_another_process_never_looks_like_a_broken_index(tmp_path, children):
-    """Each commit replaces whoosh's table of contents: opening the index in that instant must
-    retry, not report the index broken (which sends the reader to the writer lock to rebuild it)."""
+    """Each commit replaces the index's table of contents (Whoosh's TOC, tantivy's meta.json) and
+    deletes files of the old one: opening the index in that instant must retry, not report the index broken (which sends the reader to the writer lock to rebuild it)."""
     home = tmp_path / "proj"
     with Memory.open(home, create=True, durable=False) as mem:
         mem.curate([{"op": "ADD", "path": "churn/notes/first.md", "content": "churn note", "reason": "seed"}])
-        folder = mem.tree.engine.folder
+        folder, engine_type = mem.tree.engine.folder, type(mem.tree.engine)
     writer = spawn(children, "churn", {"home": str(home), "n": 400, "seconds": 7},
                    tmp_path, "churn")
     writer.wait_line("START")
     failures: list[str] = []
     opened = 0
     while writer.proc.poll() is None:
-        engine = WhooshEngine(folder)  # a cold reader, as every CLI call is
+        engine = engine_type(folder)  # a cold reader, as every CLI call is
         opened += 1
         try:
             if not engine.exists():

@@ -278,7 +278,7 @@ def test_curate_sees_hand_added_entry(mem) -> None:
     assert mem.read("auth/jwt/hand.md").tags == ["manual"]
 
 
-@pytest.mark.parametrize("what", ["index", "whoosh", "catalog"])
+@pytest.mark.parametrize("what", ["index", "engine", "catalog"])
 def test_deleted_index_is_rebuilt(mem, what) -> None:
     mem.curate(CORPUS)
     count = mem.count()
@@ -286,8 +286,8 @@ def test_deleted_index_is_rebuilt(mem, what) -> None:
     mem.close()
     if what == "index":
         shutil.rmtree(index)
-    elif what == "whoosh":
-        shutil.rmtree(index / "whoosh")
+    elif what == "engine":   # index/whoosh or index/tantivy
+        shutil.rmtree(mem.tree.engine.folder)
     else:
         for p in index.glob("catalog.db*"):
             p.unlink()
@@ -304,7 +304,7 @@ def test_deleted_index_is_rebuilt(mem, what) -> None:
 def test_index_deleted_under_a_live_memory(mem) -> None:
     mem.curate(CORPUS)
     mem.search("tuesdays")
-    shutil.rmtree(mem.home / "index" / "whoosh")
+    shutil.rmtree(mem.tree.engine.folder)
     assert paths(mem.search("tuesdays")) == ["ops/deploy/runbook.md"]
 
 
@@ -331,7 +331,7 @@ def test_corrupt_index_is_rebuilt(mem, garbage) -> None:
 def test_truncated_index_files_are_rebuilt(mem) -> None:
     mem.curate(CORPUS)
     mem.close()
-    for p in (mem.home / "index" / "whoosh").iterdir():
+    for p in mem.tree.engine.folder.iterdir():
         p.write_bytes(p.read_bytes()[: max(1, p.stat().st_size // 2)])
     with Memory.open(mem.home, durable=False) as m:
         assert paths(m.search("shared buffers")) == ["ops/db/postgres.md"]

@@ -221,3 +221,19 @@ def test_llm_answers_with_a_scripted_model(monkeypatch):
     assert llm["by_category"]["4"]["n"] == 2 and llm["unparsed_labels"] == 1
     text = locomo.dump_json(report)
     assert json.loads(text)["llm_answers"][0]["answer"] == "Pepper"
+
+
+def test_tree_overrides_name_their_own_result_files():
+    """``--tree engine=tantivy`` must not overwrite the default run's locomo.json."""
+    assert locomo.output_stem("verbatim-w1", 10, 10, False, False) == "locomo"
+    assert locomo.output_stem("verbatim-w1", 10, 10, False, False,
+                              tree=["engine=tantivy"]) == "locomo_engine-tantivy"
+    assert locomo.output_stem("verbatim-w1", 2, 10, False, False,
+                              tree=["engine=whoosh", "link_weight=0"]) == "locomo_engine-whoosh_link_weight-0_c2"
+
+
+def test_tree_overrides_take_words_and_json():
+    v = locomo.with_tree_overrides(locomo.VARIANTS[locomo.DEFAULT_VARIANT],
+                                   ["engine=tantivy", "link_weight=0", "watch=false", "profile=\"benchmark\""])
+    assert {k: v.tree[k] for k in ("engine", "link_weight", "watch", "profile")} == {
+        "engine": "tantivy", "link_weight": 0, "watch": False, "profile": "benchmark"}

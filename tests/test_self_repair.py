@@ -306,27 +306,28 @@ def test_doctor_fix_rebuilds_a_damaged_catalog_and_index(seeded):
         assert [h.path for h in m.search("refresh tokens rotate")] == ["auth/jwt/rotation.md"]
 
 
-# -- (i) a killed reindex leaves index/whoosh.new ----------------------------------------------
+# -- (i) a killed reindex leaves index/whoosh.new (index/tantivy.new) ------------------------------
 
 def test_leftover_of_a_killed_reindex_is_removed_on_open_and_by_doctor(seeded):
     home = seeded.home
-    new = home / "index" / "whoosh.new"
+    name = seeded.tree.engine.name
+    new = home / "index" / f"{name}.new"
     new.mkdir()
     (new / "_MAIN_1.toc").write_bytes(b"half written")
-    assert any("whoosh.new" in w for w in seeded.doctor().warnings)
+    assert any(f"{name}.new" in w for w in seeded.doctor().warnings)
     fixed = seeded.doctor(fix=True)
-    assert not new.exists() and any("index/whoosh.new" in f for f in fixed.fixed), fixed.to_dict()
+    assert not new.exists() and any(f"index/{name}.new" in f for f in fixed.fixed), fixed.to_dict()
     seeded.close()
     new.mkdir()
-    (home / "index" / "whoosh.old").mkdir()
+    (home / "index" / f"{name}.old").mkdir()
     with Memory.open(home.parent, durable=False) as m:
-        assert not new.exists() and not (home / "index" / "whoosh.old").exists()
+        assert not new.exists() and not (home / "index" / f"{name}.old").exists()
         assert m.search("refresh tokens rotate")
 
 
 def test_leftover_is_kept_while_a_writer_holds_the_lock(seeded):
     home = seeded.home
-    new = home / "index" / "whoosh.new"
+    new = home / "index" / f"{seeded.tree.engine.name}.new"
     with seeded.tree.lock.hold():   # a live rebuild writes whoosh.new under the lock
         new.mkdir()
         with Memory.open(home.parent, durable=False):

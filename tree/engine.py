@@ -30,6 +30,10 @@ class IndexDoc:
         return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
+class IndexBroken(Exception):
+    """The on-disk index is missing or unreadable; the caller rebuilds it."""
+
+
 class SearchEngine(Protocol):
     def write(self, replace: Sequence[IndexDoc] = (), delete: Sequence[str] = ()) -> None:
         """Add or replace ``replace`` docs (by path) and delete ``delete`` paths, in one commit."""

@@ -15,17 +15,17 @@ from typing import Callable, Iterable
 
 from . import contexts, dates, entry as entry_mod, questions, roles
 from .catalog import Stat, Upsert, digest_of, item_hash, scan
-from .engine import IndexDoc
+from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
 from .fsio import atomic_write
 from .paths import CONTEXT_FILE
 from .searchable import searchable
 from .watch import TreeWatcher
-from .whoosh_engine import IndexBroken
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-INDEX_FORMAT = "whoosh-12"
+# The catalog records it after the engine's name ("whoosh-12"): switching engines rebuilds once.
+INDEX_FORMAT = "12"
 
 
 class IndexSync:
@@ -113,7 +113,7 @@ class IndexSync:
     def _index_usable(self) -> bool:
         try:
             return (self.engine.exists() and self.catalog.digest() is not None
-                    and self.catalog.get_meta("format") == INDEX_FORMAT)
+                    and self.catalog.get_meta("format") == self.index_format)
         except (sqlite3.DatabaseError, ValueError):  # ValueError: text or digest garbled by damage
             return False
 
@@ -258,10 +258,10 @@ class IndexSync:
 
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
         try:
-            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
         except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
             self.catalog.reset(force=True)
-            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=INDEX_FORMAT)
+            self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
         if before != digest_of(current):
             self._bump_generation()  # hand edits reached the index (see _sync_locked)
         return sum(1 for u in upserts if u[1] != "invalid")

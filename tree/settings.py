@@ -16,6 +16,9 @@ from .errors import MemgroveError
 from .lifecycle import PROFILES
 
 
+ENGINES = ("whoosh", "tantivy")
+
+
 @dataclass(frozen=True)
 class TreeSettings:
     # BM25F field boosts (ByteRover's code uses 3 for titles, its paper says 5)
@@ -42,7 +45,8 @@ class TreeSettings:
     watch: bool = True               # long-lived processes learn of hand edits from inotify, not a scan
     watch_after: float = 1.0         # ... once they have been checking for this many seconds
     scan_interval: float = 0.0       # without a watcher: seconds between hand-edit scans (0 = every search)
-    index_procs: int = 2             # Whoosh writer processes for a full rebuild
+    engine: str = "whoosh"           # full-text engine: "whoosh" or "tantivy" (pip install 'memgrove[fast]')
+    index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
     part_words: int = 150            # a longer conversation message is curated as linked parts of about this size
 
@@ -56,6 +60,8 @@ class TreeSettings:
 
 
 def validated(s: TreeSettings) -> TreeSettings:
+    if s.engine not in ENGINES:
+        raise MemgroveError(f"unknown engine {s.engine!r}; use one of {', '.join(ENGINES)}")
     if s.profile not in PROFILES:
         raise MemgroveError(f"unknown ranking profile {s.profile!r}; use one of {', '.join(PROFILES)}")
     if not 0 <= s.link_weight <= 1:

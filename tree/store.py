@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from . import contexts, entry as entry_mod
 from .catalog import Catalog, scan
+from .engines import open_engine
 from .entry import Entry
 from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
@@ -37,7 +38,6 @@ from .settings import TreeSettings, load_settings
 from .undo import find_with_later, plan_undo
 from .signals import Signals
 from .watch import TreeWatcher
-from .whoosh_engine import WhooshEngine
 from .write_path import WritePath
 from .writer_lock import WriterLock
 
@@ -54,7 +54,8 @@ class ContextTree(WritePath, IndexSync):
         self.journal = Journal(home / "journal", durable=self.settings.durable)
         self.signals = Signals(home / "signals.db")
         self.catalog = Catalog(home / "index" / "catalog.db")
-        self.engine = WhooshEngine(home / "index" / "whoosh", procs=self.settings.index_procs)
+        self.engine = open_engine(home, self.settings)
+        self.index_format = f"{self.engine.name}-{INDEX_FORMAT}"   # switching engines rebuilds once
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._checked_at = 0.0
         self._checked_gen = -1

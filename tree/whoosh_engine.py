@@ -21,16 +21,16 @@ from typing import Iterable, Mapping, Sequence
 from . import whoosh_import  # noqa: F401 - first: Whoosh without asyncio (see there)
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+from whoosh.analysis import Token, Tokenizer
 from whoosh.fields import ID, TEXT, Schema
-from whoosh.lang.porter2 import stem as english_stem
 from whoosh.filedb.compound import CompoundStorage
 from whoosh.filedb.structfile import StructFile
 from whoosh.scoring import BM25F
 
-from .engine import FIELDS, IndexDoc
+from .analysis import (MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,  # noqa: F401
+                       SHORT_FIELDS, STOP_WORDS, analyze, terms as query_terms)
+from .engine import FIELDS, IndexBroken, IndexDoc  # noqa: F401 - IndexBroken is imported from here too
 from .whoosh_merge import tiered_merge
-from .word_forms import BASE_OF, STEMS
 
 # A corrupt or half-removed index can fail in any way on open or search: the table
 # of contents is a pickle, and unpickling garbage raises almost anything
@@ -55,68 +55,29 @@ def _close_leaked(exc: BaseException) -> None:
         tb = tb.tb_next
 
 
-# Whoosh's default stoplist lacks question words ("what", "did", "how"), which
-# then match every message that asks something; this is a standard English list,
-# with the pieces the tokenizer cuts from contractions and possessives ("Dave's"
-# -> "dave" "s", "didn't" -> "didn" "t"): kept, "s" matched every "it's" (LoCoMo
-# R@200w +0.5 without it). Not "won" and "don" (won't, don't): a verb and a name.
-STOP_WORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between both
-but by can could did do does doing down during each few for from further had has have having he her here hers
-herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on
-once only or other our ours ourselves out over own same she should so some such than that the their theirs them
-themselves then there these they this those through to too under until up very was we were what when where which
-while who whom why will with would you your yours yourself yourselves tell know please also us let yet may might
-s t d ll m re ve didn doesn isn wasn aren weren hasn haven hadn wouldn couldn shouldn
-""".split())
+class MemgroveTokenizer(Tokenizer):
+    """Whoosh's view of ``analysis.analyze``: the terms both engines index, as Whoosh tokens
+    (already lowercased, stop-filtered and stemmed, so no Whoosh filter follows)."""
 
-
-class BaseFormFilter(Filter):
-    """Each word form to the form kept: irregular inflections ("went" -> "go") and informal or
-    British spellings ("mom" -> "mother", "colour" -> "color"); see word_forms.py."""
-
-    def __call__(self, tokens):
-        for t in tokens:
-            base = BASE_OF.get(t.text)
-            if base is not None:
-                t.text = base
+    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True,
+                 start_pos=0, start_char=0, tokenize=True, mode="", **kwargs):
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        for i, term in enumerate(analyze(value) if tokenize else [value]):
+            t.text = term
+            t.boost = 1.0
+            t.stopped = False
+            if keeporiginal:
+                t.original = term
+            if positions:
+                t.pos = start_pos + i
+            if chars:  # terms are not tied to spans of the text (dotted parts, stemming)
+                t.startchar = t.endchar = start_char
             yield t
-
-
-def stem(word: str) -> str:
-    """Porter2, except for the word families word_forms.STEMS keeps apart ("publications" is
-    not "public")."""
-    return STEMS.get(word) or english_stem(word)
 
 
 def analyzer():
-    """Tokenize, lowercase, drop stop words, map word forms to one form (BaseFormFilter), stem with
-    Porter2 (the Snowball English stemmer) but for the families word_forms.STEMS keeps apart, the
-    same for documents and queries."""
-    # Not Whoosh's default Porter stemmer: its step 1b tests "ends in a double consonant" with an
-    # anchored re.match, so it never undoubles: "running" -> "runn", "planned" -> "plann",
-    # "shopping" -> "shopp", and a search for "run" or "plan" missed them (whoosh-reloaded 2.7.5).
-    # Porter2 undoubles, and over-stems less ("generous" and "general" were both "gener").
-    # words split at underscores too, so `pool_size` matches "pool size"; a dotted name is kept
-    # whole and its named parts added (DottedPartsFilter), so "Bunny" finds "Bunny.net"
-    return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | DottedPartsFilter() | LowercaseFilter()
-            | StopFilter(stoplist=STOP_WORDS, minsize=1) | BaseFormFilter() | StemFilter(stemfn=stem))
-
-
-class DottedPartsFilter(Filter):
-    """A dotted name ("Bunny.net", "staging.kestrel.dev", "main.py") as itself and as each part
-    that holds a letter, the way hyphens and slashes already split words; a number ("3.50",
-    "2.4.0") is one value and stays whole."""
-
-    def __call__(self, tokens):
-        for t in tokens:
-            text = t.text  # read before yielding: the filters downstream rewrite t.text
-            yield t
-            if "." in text:
-                for part in text.split("."):
-                    if part and not part.isdigit() and any(c.isalpha() for c in part):
-                        t.text = part
-                        yield t
+    """Whoosh's analyzer: memgrove's own (tree/analysis.py), the same for documents and queries."""
+    return MemgroveTokenizer()
 
 
 def _schema() -> Schema:
@@ -132,30 +93,8 @@ def _schema() -> Schema:
     )
 
 
-# Fuzzy and prefix expansion walk a field's term list: over the content field of
-# 25k entries (first letter fixed, prefix on every field) an out-of-domain
-# question cost 306 ms p50. Prefix expansion is kept to the short fields, and a
-# fuzzy match on content must share the first two letters.
-SHORT_FIELDS = ("title", "path_text", "tags")
-
-
-# A query is a question, not a document, and its cost must not grow with whatever is
-# sent (a whole file pasted into search_knowledge). Fuzzy matching builds a Levenshtein
-# automaton the size of the term: one 8,000-character token took 12 s, 100 KB 203 s.
-# Beyond these bounds the rest of the query is not searched: no question needs it, and
-# every query answers in bounded time.
-MAX_QUERY_CHARS = 2000   # characters of a query that are analyzed
-MAX_QUERY_TERMS = 64     # distinct analyzed terms searched
-MAX_EXPAND_CHARS = 30    # longer terms are matched exactly, never fuzzy or by prefix
-MAX_EXPANDED_TERMS = 16  # terms of a query expanded (each walks a field's term list)
-
-
 def _term_text(t) -> str:
     return t.decode("utf-8", "replace") if isinstance(t, bytes) else str(t)
-
-
-class IndexBroken(Exception):
-    """The on-disk index is missing or unreadable; the caller rebuilds it."""
 
 
 def _retry_vanished(fn):
@@ -187,7 +126,6 @@ class WhooshEngine:
         self._searcher = None
         self._searcher_folder = 0  # inode of the folder the searcher reads
         self._mutex = threading.RLock()
-        self._analyzer = analyzer()
 
     # -- opening ------------------------------------------------------------
     def exists(self) -> bool:
@@ -297,12 +235,7 @@ class WhooshEngine:
     def terms(self, text: str) -> list[str]:
         """The distinct analyzed terms of a query, in order; at most ``MAX_QUERY_TERMS`` of
         its first ``MAX_QUERY_CHARS`` characters."""
-        out: dict[str, None] = {}
-        for tok in self._analyzer(text[:MAX_QUERY_CHARS]):
-            out[tok.text] = None
-            if len(out) == MAX_QUERY_TERMS:
-                break
-        return list(out)
+        return query_terms(text)
 
     def search(self, text: str, *, boosts: Mapping[str, float], limit: int,
                expand: str = "none") -> list[tuple[str, float, frozenset[str]]]:

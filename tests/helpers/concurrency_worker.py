@@ -257,10 +257,12 @@ def batch(args: dict) -> None:
 
 def reindex(args: dict) -> None:
     from memgrove import Memory
+    from memgrove.tree.tantivy_engine import TantivyEngine
     from memgrove.tree.whoosh_engine import WhooshEngine
 
-    if args.get("pause"):  # stop while the new index is being built
-        WhooshEngine.rebuild = lambda self, docs, **kw: _park("PAUSED")
+    if args.get("pause"):  # stop while the new index is being built, on either engine
+        for engine in (WhooshEngine, TantivyEngine):
+            engine.rebuild = lambda self, docs, **kw: _park("PAUSED")
     with Memory.open(args["home"], durable=False) as mem:
         _mark(f"REINDEXED {mem.reindex()}")
 

@@ -1,0 +1,42 @@
+"""The engine the whole suite runs on: ``MEMGROVE_TEST_ENGINE=tantivy`` (``make test-tantivy``).
+
+Read only by the tests. It changes the default of ``TreeSettings.engine`` in this process
+(conftest) and, through ``engine_site/sitecustomize.py`` on ``PYTHONPATH``, in the processes the
+tests start. Only the constructor's default changes: the documented default (the dataclass
+field, which the README and ``config.toml`` template show) stays "whoosh".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+VARIABLE = "MEMGROVE_TEST_ENGINE"
+SITE = Path(__file__).parent / "engine_site"
+
+
+def chosen() -> str:
+    return os.environ.get(VARIABLE, "") or "whoosh"
+
+
+def apply() -> None:
+    """Make ``chosen()`` the engine of every tree whose settings do not name one."""
+    from memgrove.tree.settings import ENGINES, TreeSettings
+
+    engine = chosen()
+    if engine not in ENGINES:
+        raise SystemExit(f"{VARIABLE}={engine!r}: use one of {', '.join(ENGINES)}")
+    init = TreeSettings.__init__
+    names = [f.name for f in dataclasses.fields(TreeSettings)]
+    defaults = list(init.__defaults__)
+    # every field has a default, so __defaults__ lines up with the fields
+    defaults[names.index("engine") - len(names) + len(defaults)] = engine
+    init.__defaults__ = tuple(defaults)
+
+
+def export() -> None:
+    """Let processes started by the tests pick the same engine."""
+    if chosen() != "whoosh":
+        paths = [str(SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        os.environ["PYTHONPATH"] = os.pathsep.join(paths)

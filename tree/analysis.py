@@ -1,0 +1,100 @@
+"""The one analyzer of memgrove: text to the terms an engine indexes and matches.
+
+Both engines index exactly these tokens (Whoosh through a thin Tokenizer over
+``analyze``, tantivy as pre-analyzed whitespace-separated text), so a query
+matches the same documents, counts the same terms and weighs the same idf on
+either. The word-form tables live in word_forms.py and are read here.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from whoosh.lang.porter2 import stem as _porter2
+
+from .word_forms import BASE_OF, STEMS
+
+# Whoosh's default stoplist lacks question words ("what", "did", "how"), which
+# then match every message that asks something; this is a standard English list,
+# with the pieces the tokenizer cuts from contractions and possessives ("Dave's"
+# -> "dave" "s", "didn't" -> "didn" "t"): kept, "s" matched every "it's" (LoCoMo
+# R@200w +0.5 without it). Not "won" and "don" (won't, don't): a verb and a name.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between both
+but by can could did do does doing down during each few for from further had has have having he her here hers
+herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on
+once only or other our ours ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves tell know please also us let yet may might
+s t d ll m re ve didn doesn isn wasn aren weren hasn haven hadn wouldn couldn shouldn
+""".split())
+
+# Words split at underscores too, so `pool_size` matches "pool size"; a dotted name is kept whole
+# and its named parts added, so "Bunny" finds "Bunny.net".
+WORD = re.compile(r"[^\W_]+(?:\.[^\W_]+)*")
+
+# A query is a question, not a document, and its cost must not grow with whatever is
+# sent (a whole file pasted into search_knowledge). Fuzzy matching builds a Levenshtein
+# automaton the size of the term: one 8,000-character token took 12 s, 100 KB 203 s.
+# Beyond these bounds the rest of the query is not searched: no question needs it, and
+# every query answers in bounded time.
+MAX_QUERY_CHARS = 2000   # characters of a query that are analyzed
+MAX_QUERY_TERMS = 64     # distinct analyzed terms searched
+MAX_EXPAND_CHARS = 30    # longer terms are matched exactly, never fuzzy or by prefix
+MAX_EXPANDED_TERMS = 16  # terms of a query expanded (each walks a field's term list)
+
+# Fuzzy and prefix expansion walk a field's term list: over the content field of
+# 25k entries (first letter fixed, prefix on every field) an out-of-domain
+# question cost 306 ms p50. Prefix expansion is kept to the short fields, and a
+# fuzzy match on content must share the first two letters.
+SHORT_FIELDS = ("title", "path_text", "tags")
+
+
+@lru_cache(maxsize=50_000)
+def _term(word: str) -> str | None:
+    """A lowercased word as its indexed term, or None for a stop word."""
+    if word in STOP_WORDS:
+        return None
+    # Not Whoosh's default Porter stemmer: its step 1b tests "ends in a double consonant" with an
+    # anchored re.match, so it never undoubles: "running" -> "runn", "planned" -> "plann".
+    # Porter2 (the Snowball English stemmer) undoubles, and over-stems less ("generous" and
+    # "general" were both "gener"). Word forms first: "went" -> "go", "mom" -> "mother".
+    # STEMS keeps apart the families Porter2 joins to unrelated words ("publications" is not "public")
+    word = BASE_OF.get(word, word)
+    return STEMS.get(word) or _porter2(word)
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` before stop words and stemming: each match, then the parts of a dotted
+    name ("Bunny.net", "main.py") that hold a letter; a number ("3.50", "2.4.0") stays whole."""
+    out: list[str] = []
+    for m in WORD.finditer(text):
+        w = m.group()
+        out.append(w)
+        if "." in w:
+            out.extend(p for p in w.split(".") if p and not p.isdigit() and any(c.isalpha() for c in p))
+    return out
+
+
+def analyze(text: str) -> list[str]:
+    """The terms of ``text`` in document order, duplicates kept: words, lowercased, stop words
+    dropped, word forms mapped to one form (word_forms.py), stemmed with Porter2 but for the
+    families word_forms.STEMS keeps apart."""
+    out = []
+    for w in words(text):
+        t = _term(w.lower())
+        if t is not None:
+            out.append(t)
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """The distinct terms of a query, in order; at most ``MAX_QUERY_TERMS`` of its first
+    ``MAX_QUERY_CHARS`` characters."""
+    out: dict[str, None] = {}
+    for t in analyze(text[:MAX_QUERY_CHARS]):
+        out[t] = None
+        if len(out) == MAX_QUERY_TERMS:
+            break
+    return list(out)
