@@ -10,7 +10,7 @@ temp dir and charges each batch's time to buckets (exclusive time, scale.py's ``
 planning, file writes, fsync, journal, context rendering, index documents, the index write and
 commit, Whoosh segment merges, the catalog. Prints the mean per batch for each fifth of the
 build (a bucket that grows from row to row grows with the tree), the segment count, and the
-first write of a fresh process after the build.
+first write of a fresh process after the build. Always on Whoosh (the engine whose merges it charges).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def profile(n: int, *, durable: bool = False, batch: int = 250) -> dict:
     corpus = scale.Corpus(0)
     tmp = tempfile.mkdtemp(prefix="memgrove-build-profile-")
     try:
-        mem = Memory.open(tmp, create=True, durable=durable)
+        mem = Memory.open(tmp, create=True, durable=durable, engine="whoosh")
         tree = mem.tree
         prof = scale.Profiler()
         for obj, attr, bucket in [
@@ -65,7 +65,7 @@ def profile(n: int, *, durable: bool = False, batch: int = 250) -> dict:
             prof.restore()
         segments = len(tree.engine._index()._segments())
         mem.close()
-        again = Memory.open(tmp, durable=durable)
+        again = Memory.open(tmp, durable=durable, engine="whoosh")
         t = time.perf_counter()
         again.curate([corpus.op(n)])
         first = time.perf_counter() - t
@@ -89,7 +89,7 @@ def marginal(n: int, batches: int, *, durable: bool = False, batch: int = 250) -
     corpus = scale.Corpus(0)
     tmp = tempfile.mkdtemp(prefix="memgrove-build-marginal-")
     try:
-        with Memory.open(tmp, create=True, durable=False) as mem:
+        with Memory.open(tmp, create=True, durable=False, engine="whoosh") as mem:
             root = mem.tree.root
         now = datetime.now(timezone.utc)
         folders: set[str] = set()
@@ -105,7 +105,7 @@ def marginal(n: int, batches: int, *, durable: bool = False, batch: int = 250) -
         stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
         for f in sorted(folders, key=lambda f: -f.count("/")):
             (root / f / "context.md").write_text(contexts.render(root / f, f, None, stamp) or "", encoding="utf-8")
-        mem = Memory.open(tmp, durable=durable)
+        mem = Memory.open(tmp, durable=durable, engine="whoosh")
         t = time.perf_counter()
         mem.reindex()
         reindex_s = time.perf_counter() - t
