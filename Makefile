@@ -30,10 +30,13 @@ $(STAMP): pyproject.toml $(FILES)
 demo: $(STAMP)
 	$(BIN)/python -m memgrove.demo
 
+# the whole suite on each engine: Whoosh (the default), then tantivy as every tree's default
+# (tests/helpers/engine_choice.py); about 3 minutes each on 2 cores
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 -q
 
-# the whole suite with engine = "tantivy" as every tree's default (tests/helpers/engine_choice.py)
+# the suite on tantivy only
 test-tantivy: $(STAMP)
 	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 -q
 
