@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .analysis import MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, SHORT_FIELDS, analyze, terms as query_terms
+from . import index_folders
 from .engine import FIELDS, IndexBroken, IndexDoc
 from .errors import MemgroveError
 
@@ -213,24 +214,16 @@ class TantivyEngine:
 
     def leftovers(self) -> list[Path]:
         """Folders a killed rebuild left beside the index (``tantivy.new``, ``tantivy.old``)."""
-        return [p for p in (self.folder.with_name(self.folder.name + s) for s in (".new", ".old")) if p.exists()]
+        return index_folders.leftovers(self.folder)
 
     def remove_leftovers(self) -> int:
         """Remove them; only under the tree's writer lock (a live rebuild writes ``.new``)."""
-        gone = self.leftovers()
-        for p in gone:
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            else:
-                p.unlink()
-        return len(gone)
+        return index_folders.remove_leftovers(self.folder)
 
     def rebuild(self, docs: Iterable[IndexDoc], *, total: int | None = None, progress=None) -> None:
         """Build a fresh index beside the old one, then swap folders."""
         self.close()
-        new = self.folder.with_name(self.folder.name + ".new")
-        self.remove_leftovers()
-        new.mkdir(parents=True)
+        new = index_folders.fresh_beside(self.folder)
         ix = tantivy.Index(_schema(), path=str(new), reuse=False)
         threads = self.procs if (total or 0) >= 2000 else 1
         w = ix.writer(max(self.heap_mb, 64) * threads * 1_000_000, threads)
@@ -246,12 +239,7 @@ class TantivyEngine:
             raise
         finally:
             w = ix = None
-        old = self.folder.with_name(self.folder.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.folder.exists():
-            os.replace(self.folder, old)
-        os.replace(new, self.folder)
-        shutil.rmtree(old, ignore_errors=True)
+        index_folders.swap_in(self.folder)
 
     # -- reading ------------------------------------------------------------
     def terms(self, text: str) -> list[str]:

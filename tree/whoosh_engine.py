@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from whoosh.scoring import BM25F
 
 from .analysis import (MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,  # noqa: F401
                        SHORT_FIELDS, STOP_WORDS, analyze, terms as query_terms)
+from . import index_folders
 from .engine import FIELDS, IndexBroken, IndexDoc  # noqa: F401 - IndexBroken is imported from here too
 from .whoosh_merge import tiered_merge
 
@@ -198,24 +198,16 @@ class WhooshEngine:
 
     def leftovers(self) -> list[Path]:
         """Folders a killed rebuild left beside the index (``whoosh.new``, ``whoosh.old``)."""
-        return [p for p in (self.folder.with_name(self.folder.name + s) for s in (".new", ".old")) if p.exists()]
+        return index_folders.leftovers(self.folder)
 
     def remove_leftovers(self) -> int:
         """Remove them; only under the tree's writer lock (a live rebuild writes ``.new``)."""
-        gone = self.leftovers()
-        for p in gone:
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            else:  # a file or link where a folder was expected
-                p.unlink()
-        return len(gone)
+        return index_folders.remove_leftovers(self.folder)
 
     def rebuild(self, docs: Iterable[IndexDoc], *, total: int | None = None, progress=None) -> None:
         """Build a fresh index beside the old one, then swap folders."""
         self.close()
-        new = self.folder.with_name(self.folder.name + ".new")
-        self.remove_leftovers()
-        new.mkdir(parents=True)
+        new = index_folders.fresh_beside(self.folder)
         ix = whoosh_index.create_in(str(new), _schema())
         procs = self.procs if (total or 0) >= 2000 else 1
         kwargs = {"procs": procs, "multisegment": True} if procs > 1 else {}
@@ -224,12 +216,7 @@ class WhooshEngine:
                 w.add_document(**self._fields(d))
                 if progress is not None:
                     progress(i)
-        old = self.folder.with_name(self.folder.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.folder.exists():
-            os.replace(self.folder, old)
-        os.replace(new, self.folder)
-        shutil.rmtree(old, ignore_errors=True)
+        index_folders.swap_in(self.folder)
 
     # -- reading ------------------------------------------------------------
     def terms(self, text: str) -> list[str]:
