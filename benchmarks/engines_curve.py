@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import curve_summary  # noqa: E402
+from scale import curve_summary, log_log_axes  # noqa: E402
 
 ROWS = [  # (metric key in curve_summary, label, format)
     ("build_s", "build (curate in batches), s", "{:.1f}"),
@@ -90,7 +90,6 @@ def plot(curves: list[tuple[str, dict[str, Any], dict[str, Any]]], path: Path) -
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 6), constrained_layout=True)
     all_sizes = sorted({s for _, _, cv in curves for s in cv["sizes"]})
@@ -104,14 +103,7 @@ def plot(curves: list[tuple[str, dict[str, Any], dict[str, Any]]], path: Path) -
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=4,
                             color=COLORS.get(name), label=f"{name}: {label}" + (f" (k={k:.2f})" if k is not None else ""))
         ax.set_title(title)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("entries in the tree")
-        ax.set_xticks(all_sizes)
-        ax.set_xticklabels([f"{s:,}" for s in all_sizes])
-        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+        log_log_axes(ax, all_sizes)
     fig.suptitle("memgrove scale curve, Whoosh and tantivy · k = growth exponent (log-log slope)", fontsize=10)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -1194,6 +1194,20 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
     return "\n".join(L)
 
 
+def log_log_axes(ax: Any, sizes: list[int]) -> None:
+    """A curve panel's axes: log-log against tree size, one tick per size, legend below."""
+    import matplotlib.ticker
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("entries in the tree")
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([f"{s:,}" for s in sizes])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+
+
 def plot_curve(report: dict[str, Any], path: Path) -> None:
     """Three log-log panels against tree size: query latency, build time, disk and peak RSS."""
     import matplotlib
@@ -1237,14 +1251,7 @@ def plot_curve(report: dict[str, Any], path: Path) -> None:
     ref(ax, "disk_mb")
     ax.set_title("disk and memory (MB)")
     for ax in axes:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("entries in the tree")
-        ax.set_xticks(sizes)
-        ax.set_xticklabels([f"{s:,}" for s in sizes])
-        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+        log_log_axes(ax, sizes)
     m = report["machine"]
     fig.suptitle(f"memgrove scale curve · {m['cores']} cores · load avg {m['loadavg'][0]:.1f} → "
                  f"{m['loadavg_end'][0]:.1f} · k = growth exponent (log-log slope)", fontsize=10)
