@@ -65,6 +65,9 @@ HELP: dict[str, dict[str, str]] = {
         "ask_penalty": "an entry whose text mostly asks keeps 1 - this of its score (0..1)",
         "assistant_weight": "an entry of an AI assistant's words keeps this share of its score, unless "
                             "the question asks what the assistant said (0..1; 1 = off)",
+        "standing_weight": "an entry stating the user's standing instruction or preference (\"always ...\", "
+                           "\"I prefer ...\") gains this x the top score x the share of the question it "
+                           "matches, and stays past the gap filter (0..2)",
         "profile": 'ranking profile: "product" (importance, recency and maturity reorder '
                    'near-ties) or "benchmark" (relevance alone)',
         "excerpt_chars": "length of the excerpt a search hit shows",

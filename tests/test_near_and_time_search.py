@@ -79,8 +79,10 @@ def test_a_question_naming_a_date_prefers_entries_of_that_day_then_week_then_mon
     with Memory.open(tmp_path, create=True, durable=False, **ONLY_THESE) as m:
         m.curate([dated("c/t/a.md", "1:56 pm on 8 May, 2023"), dated("c/t/b.md", "2023-05-12T09:00:00Z"),
                   dated("c/t/c.md", "8:00 pm on 30 May, 2023"), dated("c/t/d.md", "10 am on 8 June, 2023")])
-        assert m.tree.catalog.traits_of(["c/t/a.md", "c/t/d.md"]) == {"c/t/a.md": (date(2023, 5, 8), False, False, ""),
-                                                                    "c/t/d.md": (date(2023, 6, 8), False, False, "")}
+        traits = m.tree.catalog.traits_of(["c/t/a.md", "c/t/d.md"])
+        assert {p: t[:4] for p, t in traits.items()} == {"c/t/a.md": (date(2023, 5, 8), False, False, ""),
+                                                         "c/t/d.md": (date(2023, 6, 8), False, False, "")}
+        assert traits["c/t/a.md"].source == "conversation:c#c/t/a.md" and not traits["c/t/a.md"].standing
         q = "Where did Mel go hiking on 8 May 2023?"
         s = scores(m, q)
         assert max(s.values()) == pytest.approx(min(s.values())) and len(s) == 4   # the same words, no lift

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
-CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT);
+CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT,
+                                   source TEXT, standing INTEGER);
 """
 _MASK = (1 << 64) - 1
 
@@ -59,6 +60,8 @@ class Upsert(NamedTuple):
     asks: bool = False        # its text is mostly questions
     role: str = ""            # whose words: "assistant", "user" or "" (tree/roles.py)
     summary: str = ""         # its summary (with the title: its line in its folder's context.md)
+    source: str = ""          # the one source it holds ("chat#12"; parts of a message share it), else ""
+    standing: bool = False    # it states a standing instruction or preference (tree/standing.py)
 
 
 class Listed(NamedTuple):
@@ -77,6 +80,8 @@ class Traits(NamedTuple):
     timely: bool              # its text says when
     asks: bool                # its text is mostly questions
     role: str = ""            # whose words: "assistant", "user" or ""
+    source: str = ""          # the one source it holds, else ""
+    standing: bool = False    # it states a standing instruction or preference
 
 
 def item_hash(path: str, stat: Stat) -> int:
@@ -214,7 +219,7 @@ class Catalog:
             db.execute("SELECT src, dst FROM links LIMIT 1")
             db.execute("SELECT key, value FROM meta LIMIT 1")
             db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
-            db.execute("SELECT path, day, timely, asks, role FROM traits LIMIT 1")
+            db.execute("SELECT path, day, timely, asks, role, source, standing FROM traits LIMIT 1")
             db.execute("BEGIN IMMEDIATE")
             try:
                 for table in ("files", "links", "meta", "doc_hashes", "traits"):
@@ -307,8 +312,10 @@ class Catalog:
 
     def traits_of(self, paths: list[str]) -> dict[str, Traits]:
         """``{path: Traits}`` for the indexed paths among ``paths``."""
-        return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks), role or "")
-                for p, day, timely, asks, role in self._rows_of("day, timely, asks, role", "traits", paths)}
+        return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks), role or "", source or "",
+                          bool(standing))
+                for p, day, timely, asks, role, source, standing
+                in self._rows_of("day, timely, asks, role, source, standing", "traits", paths)}
 
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
@@ -324,12 +331,12 @@ class Catalog:
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
                 db.execute("DELETE FROM traits WHERE path=?", (p,))
-            for p, kind, (m, s), title, links, doc_hash, day, timely, asks, role, summary in upserts:
+            for p, kind, (m, s), title, links, doc_hash, day, timely, asks, role, summary, source, standing in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?)",
                            (p, kind, m, s, title, summary, p.rpartition("/")[0]))
                 db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
-                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?)",
-                           (p, day.isoformat() if day else None, int(timely), int(asks), role))
+                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?,?,?)",
+                           (p, day.isoformat() if day else None, int(timely), int(asks), role, source, int(standing)))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from typing import Callable, Iterable
 
-from . import contexts, dates, entry as entry_mod, questions, roles
+from . import contexts, dates, entry as entry_mod, questions, roles, standing
 from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
@@ -24,8 +24,8 @@ from .watch import TreeWatcher
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-# The catalog records it after the engine's name ("whoosh-12"): switching engines rebuilds once.
-INDEX_FORMAT = "12"
+# The catalog records it after the engine's name ("whoosh-13"): switching engines rebuilds once.
+INDEX_FORMAT = "13"
 
 
 class IndexSync:
@@ -50,8 +50,10 @@ class IndexSync:
         # the day it is about: when its sources happened, else when it was written
         day = next((d for src in e.sources if isinstance(src, dict) and (d := dates.day_of(str(src.get("at") or "")))),
                    None) or dates.day_of(e.created_at)
+        role = roles.role_of(e.sources)
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
-                           questions.mostly_asks(body), roles.role_of(e.sources), e.summary)
+                           questions.mostly_asks(body), role, e.summary, roles.source_of(e.sources),
+                           kind == "entry" and standing.states_standing(body, role))
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""

@@ -5,18 +5,24 @@ this order, each a plain function of the candidates with the setting that weighs
 it off):
 
 1. ``drop_context_hits``: folder context files out, unless ``include_context_hits``.
-2. ``by_role``: an AI assistant's entry keeps ``assistant_weight`` of its score, unless the
-   question asks what the assistant said (tree/roles.py); before the gap filter, so a user's
-   message close behind the assistant's long reply stays.
+2. ``role_weights``: an AI assistant's entry keeps ``assistant_weight`` of its score, unless
+   the question asks what the assistant said (tree/roles.py); before the gap filter, so a
+   user's message close behind the assistant's long reply stays. Every later lift it gets is
+   weighed the same, and its matched words cover the query for no other entry (the reply
+   repeats the question's words: lifting by them undid the weight).
 3. ``gap_filter`` (search.py): the candidates whose own match is below ``gap_ratio`` of the
-   best are dropped at the end of step 4; the lifts only reorder what passed.
-4. ``where_and_when``: lifts by the neighbourhood's coverage of the query (``near_weight``,
+   best are dropped at the end of step 5; the lifts only reorder what passed.
+4. ``standing_lift``: an entry stating the user's standing instruction or preference
+   (tree/standing.py) passes the gap filter and gains ``standing_weight`` × its coverage.
+5. ``where_and_when``: lifts by the neighbourhood's coverage of the query (``near_weight``,
    ``near_hops``), closeness to a date the question names (``date_weight``), saying when for
    a question asking when (``when_weight``); an entry that mostly asks keeps
-   ``1 - ask_penalty`` of its score.
-5. ``with_linked``: the best hits lend ``link_weight`` of their score to the entries they link.
-6. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage.
-7. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
+   ``1 - ask_penalty`` of its score, unless it is the user's question to an AI assistant.
+6. ``with_linked``: the best hits lend ``link_weight`` of their score to the entries they link.
+7. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage.
+8. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
+9. ``one_per_source``: the later entries of one source (the other parts of a long message)
+   move after every source's first.
 
 ``rank`` runs them and returns the order with each candidate's lifted score and matched terms.
 """
@@ -29,10 +35,10 @@ from pathlib import Path
 from typing import Callable
 
 from . import dates, roles
-from .catalog import Catalog
+from .catalog import Catalog, Traits
 from .lifecycle import RankingProfile as Profile, rank_score
 from .paths import CONTEXT_FILE
-from .search import gap_filter, normalize, with_factor, with_folder_coverage, with_lift, with_neighbourhood_coverage
+from .search import coverage, gap_filter, normalize, with_factor, with_folder_coverage, with_lift, with_neighbourhood_coverage
 from .settings import TreeSettings
 from .signals import Signals
 
@@ -85,7 +91,7 @@ def neighbourhoods(catalog: Catalog, paths: list[str], hops: int) -> dict[str, s
 
 
 def where_and_when(query: str, raw: Candidates, idf: dict[str, float], st: TreeSettings,
-                   catalog: Catalog) -> Candidates:
+                   catalog: Catalog, muted: dict[str, float] | None = None) -> Candidates:
     """The candidates re-scored by what sits near them, by time and by what they say:
     the coverage of the query by each one's neighbourhood (``near_weight``), closeness
     to a date the question names (``date_weight``), for a question asking when,
@@ -95,7 +101,7 @@ def where_and_when(query: str, raw: Candidates, idf: dict[str, float], st: TreeS
         return raw
     if st.near_weight > 0 and st.near_hops > 0:
         raw = with_neighbourhood_coverage(raw, idf, st.near_weight,
-                                          neighbourhoods(catalog, [p for p, _, _ in raw], st.near_hops))
+                                          neighbourhoods(catalog, [p for p, _, _ in raw], st.near_hops), muted)
     asked = dates.dates_asked(query) if st.date_weight > 0 else []
     when = st.when_weight > 0 and dates.asks_when(query)
     if not (asked or when or st.ask_penalty > 0):
@@ -105,25 +111,34 @@ def where_and_when(query: str, raw: Candidates, idf: dict[str, float], st: TreeS
         lift = {}
         for p, t in traits.items():
             lift[p] = st.date_weight * dates.date_closeness(asked, t.day) + (st.when_weight if when and t.timely else 0.0)
-        raw = with_lift(raw, lift)
+        raw = with_lift(raw, lift, muted)
     if st.ask_penalty > 0:
         # the question's words are in the question, its answer in the reply (which the
         # question's links lend to): on LoCoMo, R@500w 79.5 -> 79.7 with 0.1
-        raw = with_factor(raw, {p: 1.0 - st.ask_penalty for p, t in traits.items() if t.asks})
+        # the user's question to an AI assistant holds the user's facts, the reply the penalty
+        # favours is the assistant's: BEAM R@200w 41.6 -> 43.2 without the penalty there
+        raw = with_factor(raw, {p: 1.0 - st.ask_penalty for p, t in traits.items() if t.asks and t.role != "user"})
     return raw
 
 
-def with_linked(raw: Candidates, limit: int, weight: float, catalog: Catalog) -> Candidates:
+def with_linked(raw: Candidates, limit: int, weight: float, catalog: Catalog,
+                muted: dict[str, float] | None = None,
+                weigh: Callable[[list[str]], dict[str, float]] | None = None) -> Candidates:
     """Each of the best hits lends ``weight`` × its score to the entries it links to or
     from (one hop of ``related``): the reply next to a matching question, the entry a
     matching one points to. An entry keeps its own matched terms; one found only
-    through a link has none (coverage 0), so it never decides a tier on its own."""
+    through a link has none (coverage 0), so it never decides a tier on its own.
+    A ``muted`` entry (an AI assistant's) receives that times its factor; ``weigh`` gives
+    the factors of linked entries that are not candidates, and ``muted`` gains them."""
     own = {p: (s, m) for p, s, m in raw}
     lent: dict[str, float] = {}
     top = [p for p, _, _ in raw[:limit] if not is_context(p)]
-    for p, linked in catalog.neighbours(top).items():
+    links = catalog.neighbours(top)
+    if muted is not None and weigh is not None:
+        muted.update(weigh(sorted({q for qs in links.values() for q in qs} - own.keys())))
+    for p, linked in links.items():
         for q in linked:
-            lent[q] = max(lent.get(q, 0.0), weight * own[p][0])
+            lent[q] = max(lent.get(q, 0.0), weight * own[p][0] * (muted or {}).get(q, 1.0))
     scored = {p: own.get(p, (0.0, frozenset()))[0] + lent.get(p, 0.0) for p in own.keys() | lent.keys()}
     order = sorted(scored, key=lambda p: (-scored[p], p))
     return [(p, scored[p], own.get(p, (0.0, frozenset()))[1]) for p in order]
@@ -157,37 +172,68 @@ def by_signals(scored: list[tuple[str, float]], lifted: dict[str, tuple[float, f
     return sorted(ranked, key=lambda x: -x[1])
 
 
-def by_role(query: str, raw: Candidates, settings: TreeSettings, catalog: Catalog) -> Candidates:
+def standing_lift(raw: Candidates, traits: dict[str, Traits], idf: dict[str, float], weight: float) -> dict[str, float]:
+    """``{path: lift}`` for the candidates that state a standing instruction or preference
+    (tree/standing.py): ``weight`` × the share of the query they match. They are kept past the
+    gap filter: "which libraries does this project use?" shares one word with "Always include
+    version numbers when I ask about libraries"."""
+    if weight <= 0:
+        return {}
+    return {p: weight * coverage(m, idf) for p, _s, m in raw if (t := traits.get(p)) is not None and t.standing}
+
+
+def one_per_source(order: list[tuple[str, float]], traits: dict[str, Traits]) -> list[tuple[str, float]]:
+    """The order with each source's first entry where it ranked and the source's later entries
+    (the other parts of one long message) after every first one, in their order: a message
+    takes one place among the best, and a budget buys another message before more of it."""
+    seen: set[str] = set()
+    first, later = [], []
+    for p, sc in order:
+        src = traits[p].source if p in traits else ""
+        (later if src and src in seen else first).append((p, sc))
+        if src:
+            seen.add(src)
+    return first + later
+
+
+def role_weights(query: str, paths: list[str], settings: TreeSettings, catalog: Catalog) -> dict[str, float]:
     """In a chat with an AI assistant, what the user said outweighs the assistant's reply that
     repeats its words: the assistant's entries keep ``assistant_weight`` of their score, unless
     the question asks what the assistant said. Entries without roles are untouched. BEAM 100K with
     message parts, R@500w: 30.2 at weight 1, 39.7 at 0.7, 46.1 at 0.5, 48.8 at 0.3, 51.3 at 0.15
     (flat BM25 over the user's messages: 50.8); LoCoMo, two people: unchanged."""
-    if settings.assistant_weight >= 1.0 or not raw:
-        return raw
-    traits = catalog.traits_of([p for p, _, _ in raw])
-    return with_factor(raw, roles.role_factors(query, {p: t.role for p, t in traits.items()},
-                                               settings.assistant_weight))
+    if settings.assistant_weight >= 1.0 or not paths:
+        return {}
+    traits = catalog.traits_of(paths)
+    return roles.role_factors(query, {p: t.role for p, t in traits.items()}, settings.assistant_weight)
 
 
 def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: Profile,
          inputs: RankingInputs) -> Ranked:
     """The steps of the module's docstring, in order, over the engine's candidates."""
     st = inputs.settings
-    raw = by_role(query, raw, st, inputs.catalog)
+    muted = role_weights(query, [p for p, _, _ in raw], st, inputs.catalog)
+    raw = with_factor(raw, muted)
     # the gap filter judges each entry's own match (weighed by role); the lifts only reorder what passed
     kept = {p for p, _ in gap_filter([(p, normalize(s)) for p, s, _ in raw], st.gap_ratio)}
-    raw = [r for r in where_and_when(query, raw, idf, st, inputs.catalog) if r[0] in kept]
+    traits = inputs.catalog.traits_of([p for p, _, _ in raw])
+    standing = standing_lift(raw, traits, idf, st.standing_weight)
+    kept |= standing.keys()
+    raw = with_lift(raw, standing)
+    raw = [r for r in where_and_when(query, raw, idf, st, inputs.catalog, muted) if r[0] in kept]
     scored = [(p, normalize(s)) for p, s, _ in raw]
     if st.link_weight > 0 and scored:
         # hits that passed the gap filter lend to their links, which need not pass it themselves
-        raw = with_linked(raw, limit, st.link_weight, inputs.catalog)
+        raw = with_linked(raw, limit, st.link_weight, inputs.catalog, muted,
+                          lambda paths: role_weights(query, paths, st, inputs.catalog))
         scored = [(p, normalize(sc)) for p, sc, _ in raw]
     unlifted = {p: sc for p, sc, _ in raw}   # before folder coverage: what the signals weigh
     lift_weight = 0.0
     if st.folder_weight > 0 and len(scored) > 1:
         lift_weight = st.folder_weight
-        raw = with_folder_coverage(raw, idf, lift_weight)
+        raw = with_folder_coverage(raw, idf, lift_weight, muted)
         scored = [(p, normalize(sc)) for p, sc, _ in raw]
     lifted = {p: (s, m) for p, s, m in raw}
-    return Ranked(by_signals(scored, lifted, unlifted, lift_weight, prof, inputs), lifted)
+    order = by_signals(scored, lifted, unlifted, lift_weight, prof, inputs)
+    traits.update(inputs.catalog.traits_of([p for p, _ in order if p not in traits]))
+    return Ranked(one_per_source(order, traits), lifted)

@@ -49,6 +49,13 @@ def role_of(sources: Iterable[Mapping[str, Any]]) -> str:
     return "user" if roles == {"user"} or roles == {"human"} else ""
 
 
+def source_of(sources: Iterable[Mapping[str, Any]]) -> str:
+    """The one source an entry holds (``kind:ref``; the parts of a long message share it), or
+    ``""`` when it holds none or several."""
+    refs = {f"{s.get('kind', '')}:{s.get('ref', '')}" for s in sources if isinstance(s, Mapping) and s.get("ref")}
+    return refs.pop() if len(refs) == 1 else ""
+
+
 def names_assistant(question: str) -> bool:
     """Whether a question asks about what the assistant said or did before."""
     q = question.replace("\u2019", "'")

@@ -6,6 +6,8 @@ pipeline's tiers call them too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +71,7 @@ def gap_filter(scored: list[tuple[str, float]], ratio: float) -> list[tuple[str,
 
 
 def with_folder_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str, float],
-                         weight: float) -> list[tuple[str, float, frozenset]]:
+                         weight: float, muted: Mapping[str, float] | None = None) -> list[tuple[str, float, frozenset]]:
     """Each candidate gains ``weight`` × the top score × its folder's coverage of the query.
 
     A folder's coverage is the IDF-weighted share of the query's terms that its
@@ -81,15 +83,17 @@ def with_folder_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str,
     """
     if not raw or weight <= 0:
         return raw
+    muted = muted or {}
     matched: dict[str, set[str]] = {}
     for p, _s, m in raw:
-        matched.setdefault(folder_of(p), set()).update(m)
+        matched.setdefault(folder_of(p), set()).update(() if p in muted else m)
     cover = {f: coverage(m, idf) for f, m in matched.items()}
-    return with_lift(raw, {p: weight * cover[folder_of(p)] for p, _s, _m in raw})
+    return with_lift(raw, {p: weight * cover[folder_of(p)] for p, _s, _m in raw}, muted)
 
 
 def with_neighbourhood_coverage(raw: list[tuple[str, float, frozenset]], idf: dict[str, float], weight: float,
-                                near: dict[str, set[str]]) -> list[tuple[str, float, frozenset]]:
+                                near: dict[str, set[str]], muted: Mapping[str, float] | None = None,
+                                ) -> list[tuple[str, float, frozenset]]:
     """Each candidate gains ``weight`` × the top score × the coverage of the query by
     the terms it and the candidates in its neighbourhood (``near[path]``: entries a
     few links away) match between them.
@@ -102,23 +106,27 @@ def with_neighbourhood_coverage(raw: list[tuple[str, float, frozenset]], idf: di
     """
     if not raw or weight <= 0:
         return raw
-    matched = {p: m for p, _s, m in raw}
+    muted = muted or {}
+    matched = {p: m for p, _s, m in raw if p not in muted}
     lift = {}
     for p, _s, m in raw:
         terms = set(m)
         for q in near.get(p, ()):
             terms.update(matched.get(q, ()))
         lift[p] = weight * coverage(terms, idf)
-    return with_lift(raw, lift)
+    return with_lift(raw, lift, muted)
 
 
-def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float]) -> list[tuple[str, float, frozenset]]:
+def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float],
+              muted: Mapping[str, float] | None = None) -> list[tuple[str, float, frozenset]]:
     """Each candidate gains ``lift[path]`` × the top score (a share of the best match), best
-    first again. The folder, neighbourhood and time lifts are all of this form."""
+    first again; a ``muted`` entry (an AI assistant's, tree/roles.py) gains that times its
+    factor, as its own match was. The folder, neighbourhood and time lifts are all of this form."""
     if not raw or not any(lift.values()):
         return raw
+    muted = muted or {}
     top = max(s for _p, s, _m in raw)
-    return sorted(((p, s + lift.get(p, 0.0) * top, m) for p, s, m in raw), key=lambda r: -r[1])
+    return sorted(((p, s + lift.get(p, 0.0) * muted.get(p, 1.0) * top, m) for p, s, m in raw), key=lambda r: -r[1])
 
 
 def with_factor(raw: list[tuple[str, float, frozenset]], factor: dict[str, float]) -> list[tuple[str, float, frozenset]]:

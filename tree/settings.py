@@ -37,6 +37,7 @@ class TreeSettings:
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
     assistant_weight: float = 0.15   # an AI assistant's entry keeps this share of its score (tree/roles.py)
+    standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/standing.py)
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -48,7 +49,7 @@ class TreeSettings:
     engine: str = "whoosh"           # full-text engine: "whoosh" or "tantivy" (pip install 'memgrove[fast]')
     index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
-    part_words: int = 150            # a longer conversation message is curated as linked parts of about this size
+    part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
@@ -68,7 +69,7 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"link_weight must be between 0 and 1, not {s.link_weight}")
     if not 0 <= s.folder_weight <= 2:
         raise MemgroveError(f"folder_weight must be between 0 and 2, not {s.folder_weight}")
-    for name in ("near_weight", "date_weight", "when_weight"):
+    for name in ("near_weight", "date_weight", "when_weight", "standing_weight"):
         if not 0 <= getattr(s, name) <= 2:
             raise MemgroveError(f"{name} must be between 0 and 2, not {getattr(s, name)}")
     if not 0 <= s.assistant_weight <= 1:

@@ -1,0 +1,144 @@
+"""Ranking in a chat with an AI assistant, beyond the role weight (tests/test_role_ranking.py):
+standing instructions and preferences come back, the parts of one long message take one place,
+the lifts weigh an assistant's entry as its own match was, and the user's question is not
+penalized for asking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memgrove import Memory
+from memgrove.tree import standing
+from memgrove.tree.catalog import Traits
+from memgrove.tree.errors import MemgroveError
+from memgrove.tree.ranking import one_per_source, standing_lift
+from memgrove.tree.search import with_folder_coverage, with_lift, with_neighbourhood_coverage
+from memgrove.tree.settings import TreeSettings
+
+S1 = "conversations/c1/session_1"
+S2 = "conversations/c1/session_2"
+
+
+def msg(i: int, role: str, text: str, session: str = "session_1") -> dict:
+    return {"id": str(i), "speaker": role, "role": role, "text": text, "session": session, "time": "2024-03-15"}
+
+
+def _entries(mem: Memory, question: str, limit: int = 10) -> list[str]:
+    return [h.path for h in mem.tree.search(question, limit) if h.kind == "entry"]
+
+
+def test_what_states_a_standing_instruction_or_preference() -> None:
+    for text in ("Always include version numbers when I ask about software dependencies.",
+                 "Please never push to main without a review.",
+                 "Thanks! From now on, use tabs in my Go code.",
+                 "OK. And always answer in British English.",
+                 "Don't ever suggest jQuery to me.",
+                 "I prefer e-books for their portability, but I enjoy print too.",
+                 "I\u2019d rather keep the meeting short.",
+                 "Use type hints going forward."):
+        assert standing.states_standing(text, "user"), text
+    for text in ("I always forget my keys.",             # a habit, not a rule for the assistant
+                 "Can you help me write a cover letter?",
+                 "What do you prefer, tea or coffee?",
+                 "The script never finished on the server."):
+        assert not standing.states_standing(text, "user"), text
+    # an AI assistant's "always back up your data" is advice; between two people (no roles)
+    # "Always here to help!" is a greeting
+    assert not standing.states_standing("Always back up your data before upgrading.", "assistant")
+    assert not standing.states_standing("Always here to help! Never give up.", "")
+
+
+def test_the_catalog_records_standing_and_the_one_source(mem: Memory) -> None:
+    long_reply = "\n\n".join(f"Paragraph {n} on deployment pipelines and caching layers, "
+                             + " ".join(f"word{n}x{k}" for k in range(60)) for n in range(4))
+    mem.ingest(conversation={"id": "c1", "messages": [
+        msg(1, "user", "Always include version numbers when I ask about libraries."),
+        msg(2, "assistant", long_reply)]})
+    traits = mem.tree.catalog.traits_of(sorted(mem.tree.catalog.files()))
+    assert traits[f"{S1}/1.md"].standing and traits[f"{S1}/1.md"].source == "conversation:c1#1"
+    parts = sorted(p for p in traits if p.startswith(f"{S1}/2"))
+    assert len(parts) >= 2
+    assert {traits[p].source for p in parts} == {"conversation:c1#2"}
+    assert not any(traits[p].standing for p in parts)
+
+
+def test_a_standing_instruction_rises_over_messages_that_merely_share_its_words(tmp_path: Path) -> None:
+    talk = [msg(1, "user", "Always include version numbers when I ask about libraries."),
+            msg(2, "assistant", "Got it, I will include version numbers.")]
+    for i in range(3, 9, 2):     # the answer: which libraries the project uses
+        talk.append(msg(i, "user", f"The libraries this project uses: the project uses the libraries of build {i}.",
+                        "session_2"))
+        talk.append(msg(i + 1, "assistant", "Pin them in a lock file.", "session_2"))
+    for i in range(9, 21, 2):    # short messages that share the question's other word
+        talk.append(msg(i, "user", f"Project build {i}: the project.", "session_3"))
+        talk.append(msg(i + 1, "assistant", "Good.", "session_3"))
+    question, rule = "Which libraries does this project use?", f"{S1}/1.md"
+    with Memory.open(tmp_path / "on", create=True, durable=False) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": talk})
+        assert _entries(mem, question).index(rule) == 3           # right after the three answers
+    with Memory.open(tmp_path / "off", create=True, durable=False, standing_weight=0.0) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": talk})
+        order = _entries(mem, question)
+        assert rule not in order[:9]                               # behind the six short ones
+
+
+def test_the_parts_of_one_long_message_take_one_place(mem: Memory) -> None:
+    para = "The nginx cache config for the staging proxy needs a longer timeout and a warm cache. "
+    long_msg = "\n\n".join(para * 5 + f"Section {n}." for n in range(4))
+    mem.ingest(conversation={"id": "c1", "messages": [
+        msg(1, "user", long_msg),
+        msg(2, "user", "The staging proxy nginx cache is warm now.", "session_2"),
+        msg(3, "user", "My nginx proxy timeout on staging was raised.", "session_2")]})
+    order = _entries(mem, "nginx cache timeout on the staging proxy")
+    firsts = [p for p in order if "_part_" not in p]
+    assert {f"{S2}/2.md", f"{S2}/3.md"} <= set(order[:3])          # the other messages come before more parts
+    assert sum(1 for p in order[:3] if p.startswith(f"{S1}/1")) == 1
+    assert len(order) > len(firsts)                                   # the other parts still follow
+
+
+def test_one_per_source_keeps_the_first_entry_of_each_source_in_place() -> None:
+    t = {p: Traits(None, False, False, "user", src) for p, src in
+         (("a1", "c#1"), ("a2", "c#1"), ("b", "c#2"), ("a3", "c#1"), ("n1", ""), ("n2", ""))}
+    order = [("a1", 0.9), ("a2", 0.8), ("n1", 0.7), ("b", 0.6), ("a3", 0.5), ("n2", 0.4)]
+    assert [p for p, _ in one_per_source(order, t)] == ["a1", "n1", "b", "n2", "a2", "a3"]
+    assert one_per_source([], t) == []
+
+
+def test_standing_lift_is_its_weight_times_its_coverage() -> None:
+    idf = {"librari": 2.0, "project": 1.0, "use": 1.0}
+    raw = [("x", 5.0, frozenset({"project", "use"})), ("rule", 1.0, frozenset({"librari"}))]
+    t = {"x": Traits(None, False, False, "user"), "rule": Traits(None, False, False, "user", "", True)}
+    assert standing_lift(raw, t, idf, 0.5) == {"rule": 0.25}
+    assert standing_lift(raw, t, idf, 0.0) == {}
+
+
+def test_an_assistant_entry_gains_its_lifts_at_its_role_weight() -> None:
+    raw = [("u", 10.0, frozenset({"a"})), ("bot", 2.0, frozenset({"b"}))]
+    assert dict((p, s) for p, s, _ in with_lift(raw, {"u": 0.1, "bot": 0.5}, {"bot": 0.2})) == \
+        {"u": 11.0, "bot": 3.0}
+    idf = {"a": 1.0, "b": 1.0}
+    # the assistant's matched words do not cover the query for the user's entries around it
+    near = with_neighbourhood_coverage(raw, idf, 1.0, {"u": {"bot"}, "bot": {"u"}}, {"bot": 0.2})
+    assert dict((p, s) for p, s, _ in near) == {"u": 15.0, "bot": 2.0 + 1.0 * 0.2 * 10.0}
+    folder = with_folder_coverage([("f/u.md", 10.0, frozenset({"a"})), ("f/bot.md", 2.0, frozenset({"b"}))],
+                                  idf, 1.0, {"f/bot.md": 0.2})
+    assert dict((p, s) for p, s, _ in folder) == {"f/u.md": 15.0, "f/bot.md": 3.0}
+
+
+def test_the_users_question_is_not_penalized_for_asking(tmp_path: Path) -> None:
+    talk = [msg(1, "user", "Is my Postgres 15 upgrade on the staging cluster safe to run tonight?"),
+            msg(2, "assistant", "It should be; back it up first."),
+            msg(3, "user", "The Postgres staging cluster runs version 14 and the upgrade is planned.")]
+    with Memory.open(tmp_path / "m", create=True, durable=False, ask_penalty=0.9, near_weight=0,
+                     folder_weight=0, link_weight=0) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": talk})
+        assert mem.tree.catalog.traits_of([f"{S1}/1.md"])[f"{S1}/1.md"].asks
+        assert _entries(mem, "Postgres upgrade staging cluster safe tonight")[0] == f"{S1}/1.md"
+
+
+def test_standing_weight_is_checked(tmp_path: Path) -> None:
+    assert TreeSettings().standing_weight == 0.5
+    with pytest.raises(MemgroveError, match="standing_weight must be between 0 and 2"):
+        Memory.open(tmp_path, create=True, standing_weight=3)
