@@ -38,7 +38,8 @@ from . import dates, roles
 from .catalog import Catalog, Traits
 from .lifecycle import RankingProfile as Profile, rank_score
 from .paths import CONTEXT_FILE
-from .search import coverage, gap_filter, normalize, with_factor, with_folder_coverage, with_lift, with_neighbourhood_coverage
+from .search import (coverage, gap_filter, normalize, with_factor, with_folder_coverage, with_lift,
+                     with_neighbourhood_coverage)
 from .settings import TreeSettings
 from .signals import Signals
 

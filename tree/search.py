@@ -6,9 +6,8 @@ pipeline's tiers call them too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +125,8 @@ def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float],
         return raw
     muted = muted or {}
     top = max(s for _p, s, _m in raw)
-    return sorted(((p, s + lift.get(p, 0.0) * muted.get(p, 1.0) * top, m) for p, s, m in raw), key=lambda r: -r[1])
+    return sorted(((p, s + lift.get(p, 0.0) * muted.get(p, 1.0) * top, m) for p, s, m in raw),
+                  key=lambda r: -r[1])
 
 
 def with_factor(raw: list[tuple[str, float, frozenset]], factor: dict[str, float]) -> list[tuple[str, float, frozenset]]:
