@@ -13,7 +13,7 @@ from memgrove import Memory
 from memgrove.tree import standing
 from memgrove.tree.catalog import Traits
 from memgrove.tree.errors import MemgroveError
-from memgrove.tree.ranking import one_per_source, standing_lift
+from memgrove.tree.ranking import one_per_source, standing_lift, with_rules
 from memgrove.tree.search import with_folder_coverage, with_lift, with_neighbourhood_coverage
 from memgrove.tree.settings import TreeSettings
 
@@ -48,6 +48,10 @@ def test_what_states_a_standing_instruction_or_preference() -> None:
     # "Always here to help!" is a greeting
     assert not standing.states_standing("Always back up your data before upgrading.", "assistant")
     assert not standing.states_standing("Always here to help! Never give up.", "")
+    assert standing.standing_kind("Always cite sources in APA style.", "user") == standing.RULE
+    assert standing.standing_kind("Use tabs from now on.", "user") == standing.RULE
+    assert standing.standing_kind("I prefer e-books.", "user") == standing.PREFERENCE
+    assert standing.standing_kind("I bought e-books.", "user") == standing.NONE
 
 
 def test_the_catalog_records_standing_and_the_one_source(mem: Memory) -> None:
@@ -57,7 +61,7 @@ def test_the_catalog_records_standing_and_the_one_source(mem: Memory) -> None:
         msg(1, "user", "Always include version numbers when I ask about libraries."),
         msg(2, "assistant", long_reply)]})
     traits = mem.tree.catalog.traits_of(sorted(mem.tree.catalog.files()))
-    assert traits[f"{S1}/1.md"].standing and traits[f"{S1}/1.md"].source == "conversation:c1#1"
+    assert traits[f"{S1}/1.md"].standing == standing.RULE and traits[f"{S1}/1.md"].source == "conversation:c1#1"
     parts = sorted(p for p in traits if p.startswith(f"{S1}/2"))
     assert len(parts) >= 2
     assert {traits[p].source for p in parts} == {"conversation:c1#2"}
@@ -78,10 +82,46 @@ def test_a_standing_instruction_rises_over_messages_that_merely_share_its_words(
     with Memory.open(tmp_path / "on", create=True, durable=False) as mem:
         mem.ingest(conversation={"id": "c1", "messages": talk})
         assert _entries(mem, question).index(rule) == 3           # right after the three answers
-    with Memory.open(tmp_path / "off", create=True, durable=False, standing_weight=0.0) as mem:
+    with Memory.open(tmp_path / "off", create=True, durable=False, standing_weight=0.0, standing_rules=0) as mem:
         mem.ingest(conversation={"id": "c1", "messages": talk})
         order = _entries(mem, question)
         assert rule not in order[:9]                               # behind the six short ones
+
+
+def test_the_users_rules_follow_the_best_hits_of_every_search(tmp_path: Path) -> None:
+    talk = [msg(1, "user", "Always format dates as MM/DD/YYYY when I ask about scheduling."),
+            msg(2, "assistant", "Noted."),
+            msg(3, "user", "I prefer morning meetings."),                 # a preference: not a rule
+            msg(4, "assistant", "Noted."),
+            msg(5, "user", "Never use emoji in my commit messages.", "session_2"),
+            msg(6, "assistant", "Understood.", "session_2")]
+    for i in range(7, 19, 2):
+        talk.append(msg(i, "user", f"The dentist appointment {i} is at the clinic on Main Street.", "session_3"))
+        talk.append(msg(i + 1, "assistant", "OK.", "session_3"))
+    rules = [f"{S2}/5.md", f"{S1}/1.md"]                                    # the latest first
+    with Memory.open(tmp_path / "on", create=True, durable=False) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": talk})
+        assert mem.tree.catalog.standing_rules(5) == rules and mem.tree.catalog.standing_rules(1) == rules[:1]
+        hits = [h for h in mem.tree.search("When is my dentist appointment?", 10) if h.kind == "entry"]
+        paths = [h.path for h in hits]
+        assert paths[3:5] == rules and f"{S1}/3.md" not in paths         # after the best three; no preference
+        assert all("dentist" in mem.tree.read_text(p) for p in paths[:3])
+        rule_hit = hits[3]
+        assert rule_hit.relevance == 0.0 and rule_hit.matched == ()          # no match of its own: no confidence
+        assert _entries(mem, "dentist", 2) == paths[:2]                      # a short list keeps its best hits
+        assert _entries(mem, "zebra quasar") == []                           # nothing found: no rules either
+    with Memory.open(tmp_path / "off", create=True, durable=False, standing_rules=0) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": talk})
+        assert not set(rules) & set(_entries(mem, "When is my dentist appointment?"))
+
+
+def test_with_rules_places_the_rules_after_the_best_hits() -> None:
+    order = [("a", 0.9), ("b", 0.8), ("r1", 0.7), ("c", 0.6), ("d", 0.5), ("r3", 0.4)]
+    # r1 is among the best three and stays; r3, found lower, moves up before r2, found not at all
+    assert with_rules(order, ["r2", "r1", "r3", "r4"], 3) == [("a", 0.9), ("b", 0.8), ("r1", 0.7), ("r3", 0.7),
+                                                               ("r2", 0.7), ("r4", 0.7), ("c", 0.6), ("d", 0.5)]
+    assert with_rules(order[:1], ["r2"], 3) == [("a", 0.9), ("r2", 0.9)]
+    assert with_rules([], ["r2"], 3) == [] and with_rules(order, [], 3) == order
 
 
 def test_the_parts_of_one_long_message_take_one_place(mem: Memory) -> None:
@@ -138,7 +178,9 @@ def test_the_users_question_is_not_penalized_for_asking(tmp_path: Path) -> None:
         assert _entries(mem, "Postgres upgrade staging cluster safe tonight")[0] == f"{S1}/1.md"
 
 
-def test_standing_weight_is_checked(tmp_path: Path) -> None:
-    assert TreeSettings().standing_weight == 0.5
+def test_standing_settings_are_checked(tmp_path: Path) -> None:
+    assert TreeSettings().standing_weight == 0.5 and TreeSettings().standing_rules == 5
     with pytest.raises(MemgroveError, match="standing_weight must be between 0 and 2"):
-        Memory.open(tmp_path, create=True, standing_weight=3)
+        Memory.open(tmp_path / "a", create=True, standing_weight=3)
+    with pytest.raises(MemgroveError, match="standing_rules must be between 0 and 20"):
+        Memory.open(tmp_path / "b", create=True, standing_rules=-1)

@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
 CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT,
                                    source TEXT, standing INTEGER);
+CREATE INDEX IF NOT EXISTS traits_rules ON traits(day) WHERE standing = 2;
 """
 _MASK = (1 << 64) - 1
 
@@ -61,7 +62,7 @@ class Upsert(NamedTuple):
     role: str = ""            # whose words: "assistant", "user" or "" (tree/roles.py)
     summary: str = ""         # its summary (with the title: its line in its folder's context.md)
     source: str = ""          # the one source it holds ("chat#12"; parts of a message share it), else ""
-    standing: bool = False    # it states a standing instruction or preference (tree/standing.py)
+    standing: int = 0         # 2: the user's standing rule, 1: a preference, 0: neither (tree/standing.py)
 
 
 class Listed(NamedTuple):
@@ -81,7 +82,7 @@ class Traits(NamedTuple):
     asks: bool                # its text is mostly questions
     role: str = ""            # whose words: "assistant", "user" or ""
     source: str = ""          # the one source it holds, else ""
-    standing: bool = False    # it states a standing instruction or preference
+    standing: int = 0         # 2: a standing rule of the user's, 1: a preference, 0: neither
 
 
 def item_hash(path: str, stat: Stat) -> int:
@@ -313,9 +314,16 @@ class Catalog:
     def traits_of(self, paths: list[str]) -> dict[str, Traits]:
         """``{path: Traits}`` for the indexed paths among ``paths``."""
         return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks), role or "", source or "",
-                          bool(standing))
+                          int(standing or 0))
                 for p, day, timely, asks, role, source, standing
                 in self._rows_of("day, timely, asks, role, source, standing", "traits", paths)}
+
+    def standing_rules(self, limit: int) -> list[str]:
+        """The entries holding the user's standing rules, at most ``limit``, the latest first."""
+        if limit < 1:
+            return []
+        return [p for (p,) in self._db().execute(
+            "SELECT path FROM traits WHERE standing = 2 ORDER BY day DESC, path DESC LIMIT ?", (limit,))]
 
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:

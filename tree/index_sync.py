@@ -24,8 +24,8 @@ from .watch import TreeWatcher
 
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
-# The catalog records it after the engine's name ("whoosh-13"): switching engines rebuilds once.
-INDEX_FORMAT = "13"
+# The catalog records it after the engine's name ("whoosh-14"): switching engines rebuilds once.
+INDEX_FORMAT = "14"
 
 
 class IndexSync:
@@ -53,7 +53,7 @@ class IndexSync:
         role = roles.role_of(e.sources)
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
                            questions.mostly_asks(body), role, e.summary, roles.source_of(e.sources),
-                           kind == "entry" and standing.states_standing(body, role))
+                           standing.standing_kind(body, role) if kind == "entry" else standing.NONE)
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""

@@ -38,6 +38,7 @@ class TreeSettings:
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
     assistant_weight: float = 0.15   # an AI assistant's entry keeps this share of its score (tree/roles.py)
     standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/standing.py)
+    standing_rules: int = 5          # the user's latest standing rules, matched or not, follow every search's best hits
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
@@ -78,6 +79,8 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"ask_penalty must be between 0 and 1, not {s.ask_penalty}")
     if not 0 <= s.near_hops <= 10:
         raise MemgroveError(f"near_hops must be between 0 and 10, not {s.near_hops}")
+    if not 0 <= s.standing_rules <= 20:
+        raise MemgroveError(f"standing_rules must be between 0 and 20, not {s.standing_rules}")
     if s.part_words < 20:
         raise MemgroveError(f"part_words must be at least 20, not {s.part_words}")
     if not 0 <= s.gap_ratio <= 1:

@@ -6,7 +6,11 @@ answer it bears on, as custom instructions or a project's rules file do. Such a 
 shares words with the later question it governs ("which libraries does this project use?"
 matches the instruction on one word), so plain relevance leaves it below the messages that
 merely discuss the topic. Search therefore keeps a standing statement that the question
-matches at all, and lifts it (``standing_weight``, tree/ranking.py).
+matches at all, and lifts it (``standing_weight``, tree/ranking.py). A *rule* ("always",
+"never", "from now on") is meant for every later request, whatever its words: up to
+``standing_rules`` of them accompany every search, after its best hits, as custom
+instructions or a rules file would. A *preference* ("I prefer e-books") bears on its topic
+only, and rides on its words alone.
 
 Only the user's messages to an AI assistant (role "user") are read so: such a rule is
 addressed to the assistant. An assistant's "always back up your data" is advice, and between
@@ -31,9 +35,20 @@ _PREFERS = re.compile(r"\b(?:i(?:'d|\s+would)?\s+(?:really\s+|much\s+|generally\
 SCAN_CHARS = 2_000
 
 
+NONE, PREFERENCE, RULE = 0, 1, 2
+
+
+def standing_kind(text: str, role: str) -> int:
+    """``RULE`` if ``text``, a message of ``role``, is the user's standing instruction,
+    ``PREFERENCE`` if it states the user's preference, else ``NONE``."""
+    if role != "user":
+        return NONE
+    head = text[:SCAN_CHARS].replace("\u2019", "'")
+    if _RULE.search(head) or _FROM_NOW.search(head):
+        return RULE
+    return PREFERENCE if _PREFERS.search(head) else NONE
+
+
 def states_standing(text: str, role: str) -> bool:
     """Whether ``text``, a message of ``role``, is the user's standing instruction or preference."""
-    if role != "user":
-        return False
-    head = text[:SCAN_CHARS].replace("\u2019", "'")
-    return bool(_RULE.search(head) or _FROM_NOW.search(head) or _PREFERS.search(head))
+    return standing_kind(text, role) != NONE
