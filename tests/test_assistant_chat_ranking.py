@@ -110,6 +110,12 @@ def test_the_users_rules_follow_the_best_hits_of_every_search(tmp_path: Path) ->
         assert rule_hit.relevance == 0.0 and rule_hit.matched == ()          # no match of its own: no confidence
         assert _entries(mem, "dentist", 2) == paths[:2]                      # a short list keeps its best hits
         assert _entries(mem, "zebra quasar") == []                           # nothing found: no rules either
+    with Memory.open(tmp_path / "one", create=True, durable=False, standing_rules=1) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": talk})
+        # with more rules than it may bring, a search brings the ones the question matches, and no other
+        paths = _entries(mem, "How should I format the dates of my dentist appointment?")
+        assert f"{S1}/1.md" in paths[:4] and f"{S2}/5.md" not in paths
+        assert not set(rules) & set(_entries(mem, "When is my dentist appointment?"))
     with Memory.open(tmp_path / "off", create=True, durable=False, standing_rules=0) as mem:
         mem.ingest(conversation={"id": "c1", "messages": talk})
         assert not set(rules) & set(_entries(mem, "When is my dentist appointment?"))
