@@ -38,7 +38,7 @@ class TreeSettings:
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
     assistant_weight: float = 0.15   # an AI assistant's entry keeps this share of its score (tree/roles.py)
     standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/standing.py)
-    standing_rules: int = 5          # the user's latest standing rules, matched or not, follow every search's best hits
+    standing_rules: int = 5          # up to this many, the user's rules follow every search's best hits, matched or not
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
     include_context_hits: bool = True
