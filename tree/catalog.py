@@ -61,7 +61,7 @@ class Upsert(NamedTuple):
     asks: bool = False        # its text is mostly questions
     role: str = ""            # whose words: "assistant", "user" or "" (tree/roles.py)
     summary: str = ""         # its summary (with the title: its line in its folder's context.md)
-    source: str = ""          # the one source it holds ("chat#12"; parts of a message share it), else ""
+    source: str = ""          # its one source as kind:ref ("conversation:chat#12"; a message's parts share it), else ""
     standing: int = 0         # 2: the user's standing rule, 1: a preference, 0: neither (tree/standing.py)
 
 
