@@ -236,15 +236,14 @@ def rules_for(order: list[tuple[str, float]], traits: dict[str, Traits], catalog
     return [p for p, _ in order if (t := traits.get(p)) is not None and t.standing == standing.RULE][:limit]
 
 
-def role_weights(query: str, paths: list[str], settings: TreeSettings, catalog: Catalog) -> dict[str, float]:
+def role_weights(query: str, traits: dict[str, Traits], settings: TreeSettings) -> dict[str, float]:
     """In a chat with an AI assistant, what the user said outweighs the assistant's reply that
     repeats its words: the assistant's entries keep ``assistant_weight`` of their score, unless
     the question asks what the assistant said. Entries without roles are untouched. BEAM 100K with
     message parts, R@500w: 30.2 at weight 1, 39.7 at 0.7, 46.1 at 0.5, 48.8 at 0.3, 51.3 at 0.15
     (flat BM25 over the user's messages: 50.8); LoCoMo, two people: unchanged."""
-    if settings.assistant_weight >= 1.0 or not paths:
+    if settings.assistant_weight >= 1.0 or not traits:
         return {}
-    traits = catalog.traits_of(paths)
     return roles.role_factors(query, {p: t.role for p, t in traits.items()}, settings.assistant_weight)
 
 
@@ -252,11 +251,11 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
          inputs: RankingInputs) -> Ranked:
     """The steps of the module's docstring, in order, over the engine's candidates."""
     st = inputs.settings
-    muted = role_weights(query, [p for p, _, _ in raw], st, inputs.catalog)
+    traits = inputs.catalog.traits_of([p for p, _, _ in raw])
+    muted = role_weights(query, traits, st)
     raw = with_factor(raw, muted)
     # the gap filter judges each entry's own match (weighed by role); the lifts only reorder what passed
     kept = {p for p, _ in gap_filter([(p, normalize(s)) for p, s, _ in raw], st.gap_ratio)}
-    traits = inputs.catalog.traits_of([p for p, _, _ in raw])
     held = standing_lift(raw, traits, idf, st.standing_weight)
     kept |= held.keys()
     raw = with_lift(raw, held)
@@ -265,7 +264,7 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
     if st.link_weight > 0 and scored:
         # hits that passed the gap filter lend to their links, which need not pass it themselves
         raw = with_linked(raw, limit, st.link_weight, inputs.catalog, muted,
-                          lambda paths: role_weights(query, paths, st, inputs.catalog))
+                          lambda paths: role_weights(query, inputs.catalog.traits_of(paths), st))
         scored = [(p, normalize(sc)) for p, sc, _ in raw]
     unlifted = {p: sc for p, sc, _ in raw}   # before folder coverage: what the signals weigh
     lift_weight = 0.0
