@@ -13,7 +13,8 @@ from memgrove import Memory
 from memgrove.tree import standing
 from memgrove.tree.catalog import Traits
 from memgrove.tree.errors import MemgroveError
-from memgrove.tree.ranking import one_per_source, standing_lift, with_rules
+from memgrove.tree import store as store_mod
+from memgrove.tree.ranking import one_per_source, standing_lift, with_full_weight, with_rules
 from memgrove.tree.search import with_folder_coverage, with_lift, with_neighbourhood_coverage
 from memgrove.tree.settings import TreeSettings
 
@@ -182,6 +183,57 @@ def test_the_users_question_is_not_penalized_for_asking(tmp_path: Path) -> None:
         mem.ingest(conversation={"id": "c1", "messages": talk})
         assert mem.tree.catalog.traits_of([f"{S1}/1.md"])[f"{S1}/1.md"].asks
         assert _entries(mem, "Postgres upgrade staging cluster safe tonight")[0] == f"{S1}/1.md"
+
+
+def _busy_chat() -> list[dict]:
+    """One short user message holding the fact, then 29 assistant replies repeating the
+    question's words, each of which outmatches it on words alone."""
+    talk = [msg(1, "user", "I picked ClickHouse as the database for my analytics service.")]
+    for i in range(2, 60, 2):
+        talk.append(msg(i, "user", f"Thanks, next point {i}.", f"session_{i}"))
+        talk.append(msg(i + 1, "assistant", "The analytics service database: an analytics database serves an "
+                        f"analytics service, so pick the database for the analytics service with care ({i}).",
+                        f"session_{i}"))
+    return talk
+
+
+def test_the_users_message_below_a_cut_the_assistant_filled_still_competes(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    question, fact = "Which database did I pick for the analytics service?", f"{S1}/1.md"
+    with Memory.open(tmp_path / "m", create=True, durable=False) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": _busy_chat()})
+        assert mem.tree.catalog.holds_assistant()
+        engine_order = [p for p, _, _ in mem.tree._engine_search(question, 100)]
+        assert engine_order.index(fact) >= 3 * 3 + 10                 # below the cut of a search for 3
+        assert _entries(mem, question, 3)[0] == fact
+        monkeypatch.setattr(store_mod, "POOL_WIDEN", 1)                 # the engine's cut alone
+        assert fact not in _entries(mem, question, 3)
+    with Memory.open(tmp_path / "plain", create=True, durable=False) as mem:
+        mem.ingest(conversation={"id": "c1", "messages": [{k: v for k, v in m.items() if k != "role"}
+                                                          for m in _busy_chat()]})
+        assert not mem.tree.catalog.holds_assistant()                 # no roles: searched as before
+
+
+def test_with_full_weight_adds_one_full_weight_entry_per_muted_one() -> None:
+    class _Roles:
+        def __init__(self, roles: dict[str, str]) -> None:
+            self.roles = roles
+
+        def traits_of(self, paths: list[str]) -> dict[str, Traits]:
+            return {p: Traits(None, False, False, self.roles[p]) for p in paths if p in self.roles}
+
+    roles = _Roles({"a1": "assistant", "u1": "user", "a2": "assistant", "a3": "assistant", "u2": "user",
+                    "n1": "", "u3": "user"})
+    cut = [("a1", 9.0, frozenset()), ("u1", 8.0, frozenset()), ("a2", 7.0, frozenset())]
+    below = [("a3", 6.0, frozenset()), ("u2", 5.0, frozenset()), ("n1", 4.0, frozenset()), ("u3", 3.0, frozenset())]
+    st = TreeSettings()
+    got = with_full_weight("Which database did I pick?", cut, below, roles, st)  # type: ignore[arg-type]
+    assert [p for p, _, _ in got] == ["a1", "u1", "a2", "u2", "n1"]      # two muted in the cut: two more
+    # a question about the assistant's words mutes nothing; at weight 1 nothing is muted
+    assert with_full_weight("What did you recommend?", cut, below, roles, st) == cut  # type: ignore[arg-type]
+    assert with_full_weight("Which database?", cut, below, roles,  # type: ignore[arg-type]
+                            TreeSettings(assistant_weight=1.0)) == cut
+    assert with_full_weight("Which database?", cut, [], roles, st) == cut  # type: ignore[arg-type]
 
 
 def test_standing_settings_are_checked(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
 CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT,
                                    source TEXT, standing INTEGER);
 CREATE INDEX IF NOT EXISTS traits_rules ON traits(day) WHERE standing = 2;
+CREATE INDEX IF NOT EXISTS traits_assistant ON traits(path) WHERE role = 'assistant';
 """
 _MASK = (1 << 64) - 1
 
@@ -317,6 +318,10 @@ class Catalog:
                           int(standing or 0))
                 for p, day, timely, asks, role, source, standing
                 in self._rows_of("day, timely, asks, role, source, standing", "traits", paths)}
+
+    def holds_assistant(self) -> bool:
+        """Whether any entry is an AI assistant's (a chat with roles has been recorded)."""
+        return self._db().execute("SELECT 1 FROM traits WHERE role = 'assistant' LIMIT 1").fetchone() is not None
 
     def standing_rules(self, limit: int) -> list[str]:
         """The entries holding the user's standing rules, at most ``limit``, the latest first."""
