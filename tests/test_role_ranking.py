@@ -75,6 +75,6 @@ def test_weight_one_and_entries_without_roles_rank_as_before(tmp_path: Path) -> 
 
 
 def test_assistant_weight_is_checked(tmp_path: Path) -> None:
-    assert TreeSettings().assistant_weight == 0.15
+    assert TreeSettings().assistant_weight == 0.5
     with pytest.raises(MemgroveError, match="assistant_weight must be between 0 and 1"):
         Memory.open(tmp_path, create=True, assistant_weight=1.5)

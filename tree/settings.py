@@ -36,7 +36,7 @@ class TreeSettings:
     date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
-    assistant_weight: float = 0.15   # an AI assistant's entry keeps this share of its score (tree/roles.py)
+    assistant_weight: float = 0.5    # an AI assistant's entry keeps this share of its score (tree/roles.py)
     standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/standing.py)
     standing_rules: int = 5          # up to this many, the user's rules follow every search's best hits, matched or not
     profile: str = "product"         # ranking profile: "product" or "benchmark"
