@@ -267,8 +267,9 @@ def with_full_weight(query: str, raw: Candidates, below: Candidates, catalog: Ca
     whole score. The cut is taken by the words' match alone, before the role weight: in a long
     chat the assistant's replies, which repeat the question's words, fill it, and the user's
     message that holds the fact, ranked below them, never competes. BEAM 500K (35 chats, 629
-    questions), limit 50: R@10 53.5 -> 55.6, R@500w 52.8 -> 55.5, R@1000w 57.9 -> 61.7 (R@100w
-    32.7 -> 31.9); BEAM 100K: R@500w 63.9 -> 64.1. A tree without roles is searched as before."""
+    questions), limit 50, ``assistant_weight`` 0.15: R@10 53.5 -> 55.6, R@500w 52.8 -> 55.5,
+    R@1000w 57.9 -> 61.7 (R@100w 32.7 -> 31.9); BEAM 100K: R@500w 63.9 -> 64.1. A tree without
+    roles is searched as before."""
     if not below:
         return raw
     muted = role_weights(query, catalog.traits_of([p for p, _, _ in raw]), settings)
