@@ -14,7 +14,7 @@ from memgrove.tree import standing
 from memgrove.tree.catalog import Traits
 from memgrove.tree.errors import MemgroveError
 from memgrove.tree import store as store_mod
-from memgrove.tree.ranking import one_per_source, standing_lift, with_full_weight, with_rules
+from memgrove.tree.ranking import may_mute, one_per_source, standing_lift, with_full_weight, with_rules
 from memgrove.tree.search import with_folder_coverage, with_lift, with_neighbourhood_coverage
 from memgrove.tree.settings import TreeSettings
 
@@ -234,6 +234,9 @@ def test_with_full_weight_adds_one_full_weight_entry_per_muted_one() -> None:
     assert with_full_weight("Which database?", cut, below, roles,  # type: ignore[arg-type]
                             TreeSettings(assistant_weight=1.0)) == cut
     assert with_full_weight("Which database?", cut, [], roles, st) == cut  # type: ignore[arg-type]
+    # the search goes deeper only where the weight can mute something
+    assert may_mute("Which database did I pick?", st)
+    assert not may_mute("What did you recommend?", st) and not may_mute("Which?", TreeSettings(assistant_weight=1.0))
 
 
 def test_standing_settings_are_checked(tmp_path: Path) -> None:

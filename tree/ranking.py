@@ -260,6 +260,11 @@ def role_weights(query: str, traits: dict[str, Traits], settings: TreeSettings) 
 POOL_WIDEN = 8
 
 
+def may_mute(query: str, settings: TreeSettings) -> bool:
+    """Whether ``role_weights`` can mute an entry for this question (else a deeper cut adds nothing)."""
+    return settings.assistant_weight < 1.0 and not roles.names_assistant(query)
+
+
 def with_full_weight(query: str, raw: Candidates, below: Candidates, catalog: Catalog,
                      settings: TreeSettings) -> Candidates:
     """The engine's cut ``raw`` and, for each entry in it that ``role_weights`` will mute, the

@@ -32,7 +32,7 @@ from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .operations import OPS, OpResult, Overlay, plan_batch
 from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, resolve_inside
-from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, rank, with_full_weight
+from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings
 from .undo import find_with_later, plan_undo
@@ -214,7 +214,7 @@ class ContextTree(WritePath, IndexSync):
         if check:
             self.ensure_fresh()
         pool = limit * 3 + 10
-        deep = self.settings.assistant_weight < 1.0 and self.catalog.holds_assistant()
+        deep = may_mute(query, self.settings) and self.catalog.holds_assistant()
         raw = self._engine_search(query, pool * POOL_WIDEN if deep else pool)
         if not raw:
             raw = self._engine_search(query, pool, expand="fuzzy") or \
