@@ -1,11 +1,11 @@
 """The ranking pipeline of ``ContextTree.search``: what happens to the engine's candidates.
 
 The engine returns ``(path, BM25 score, matched terms)`` candidates: the best ``3 × limit +
-10`` by their words' match. In a tree holding an AI assistant's entries it is searched
-``POOL_WIDEN`` times deeper, and ``with_full_weight`` adds to that cut, for each assistant's
-entry in it, the next entry below it that the role weight will not mute. The steps below run in
-this order, each a plain function of the candidates with the setting that weighs it (0 turns
-it off):
+10`` by their words' match. In a tree holding an AI assistant's entries (``may_mute``) it is
+searched ``POOL_WIDEN`` times deeper, and ``with_full_weight`` adds to that cut, for each
+assistant's entry in it, the next entry below it that the role weight will not mute. The steps
+below run in this order, each a plain function of the candidates with the setting that weighs it
+(0 turns it off):
 
 1. ``drop_context_hits``: folder context files out, unless ``include_context_hits``.
 2. ``role_weights``: an AI assistant's entry keeps ``assistant_weight`` of its score, unless
