@@ -262,7 +262,7 @@ POOL_WIDEN = 8
 
 def may_mute(query: str, settings: TreeSettings) -> bool:
     """Whether ``role_weights`` can mute an entry for this question (else a deeper cut adds nothing)."""
-    return settings.assistant_weight < 1.0 and not roles.names_assistant(query)
+    return roles.mutes(query, settings.assistant_weight)
 
 
 def with_full_weight(query: str, raw: Candidates, below: Candidates, catalog: Catalog,

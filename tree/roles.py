@@ -62,9 +62,15 @@ def names_assistant(question: str) -> bool:
     return bool(_NAMES_ASSISTANT.search(q) or (_YOUR.search(q) and _FIRST_PERSON.search(q)))
 
 
+def mutes(question: str, weight: float) -> bool:
+    """Whether the assistant's entries keep only ``weight`` of their score for this question:
+    the weight is below 1 and the question does not ask about the assistant's words."""
+    return weight < 1.0 and not names_assistant(question)
+
+
 def role_factors(question: str, roles: Mapping[str, str], weight: float) -> dict[str, float]:
     """``{path: factor}`` for the candidates whose entry is the assistant's: ``weight``, or
     nothing when the question asks about the assistant's words or the weight is 1."""
-    if weight >= 1.0 or names_assistant(question):
+    if not mutes(question, weight):
         return {}
     return {p: weight for p, r in roles.items() if r == ASSISTANT}
