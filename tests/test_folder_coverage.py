@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from memgrove import Memory, MemgroveError
+from memgrove.tree import search
 from memgrove.tree.search import with_folder_coverage
 
 SAME = "We went on a hike, the kids loved it."
@@ -56,6 +57,54 @@ def test_with_folder_coverage_is_a_pure_rescoring():
                    ("a/z.md", 9.0, frozenset({"road", "trip"}))]
     assert with_folder_coverage(raw, idf, 0.0) == raw
     assert with_folder_coverage([], idf, 0.5) == []
+
+
+def test_a_folder_covers_the_query_with_its_best_candidates_only():
+    # folder "long" matches each word of the question somewhere among its many weak candidates;
+    # folder "short" holds the entries that match it best. Only each folder's best FOLDER_BEST count.
+    idf = {"hike": 1.0, "road": 1.0, "trip": 1.0, "kids": 1.0}
+    assert search.FOLDER_BEST == 3
+    raw = [("short/a.md", 10.0, frozenset({"hike", "road"})), ("long/a.md", 9.0, frozenset({"hike"})),
+           ("short/b.md", 8.0, frozenset({"trip"})), ("long/b.md", 3.0, frozenset({"hike"})),
+           ("long/c.md", 2.5, frozenset({"hike"})), ("long/d.md", 2.0, frozenset({"road", "trip"})),
+           ("long/e.md", 1.0, frozenset({"kids"}))]
+    out = dict((p, s) for p, s, _ in with_folder_coverage(raw, idf, 0.5))
+    # short: hike road trip (3/4); long: hike, from its best three (1/4), not all four words
+    assert out["short/a.md"] == pytest.approx(10.0 + 0.5 * 10.0 * 0.75)
+    assert out["long/a.md"] == pytest.approx(9.0 + 0.5 * 10.0 * 0.25)
+    # counting every candidate, as before, lifted the long folder's best above the short one's
+    every = dict((p, s) for p, s, _ in with_folder_coverage(raw, idf, 0.5, best=len(raw)))
+    assert every["long/a.md"] == pytest.approx(9.0 + 0.5 * 10.0)
+    assert every["long/a.md"] > every["short/a.md"]
+    assert out["long/a.md"] < out["short/a.md"]
+    # a muted entry (an AI assistant's) takes no place among a folder's best: long/b, c and d count
+    muted = dict((p, s) for p, s, _ in with_folder_coverage(raw, idf, 0.5, {"long/a.md": 0.5}))
+    assert muted["long/b.md"] == pytest.approx(3.0 + 0.5 * 10.0 * 0.75)
+
+
+@pytest.mark.parametrize("best", [None, 100])
+def test_a_long_session_that_matches_every_word_by_chance_does_not_outrank_the_answer(tmp_path, monkeypatch, best):
+    # session s1 holds the answer; s2 a longer message on the same topic, two more about pottery and,
+    # among its many messages, one that happens to say "monthly": between all of them s2 covers the
+    # whole question, between its best three (FOLDER_BEST) no more of it than s1
+    ops = [{"op": "ADD", "path": "chat/s1/a.md", "title": "Mel", "content": "My pottery class budget.", "reason": "r"},
+           {"op": "ADD", "path": "chat/s1/e.md", "title": "Mel", "content": "We walked the dog.", "reason": "r"},
+           {"op": "ADD", "path": "chat/s2/b.md", "title": "Mel",
+            "content": "The pottery class budget we set, again.", "reason": "r"},
+           {"op": "ADD", "path": "chat/s2/c.md", "title": "Mel", "content": "The pottery class was fun.", "reason": "r"},
+           {"op": "ADD", "path": "chat/s2/f.md", "title": "Mel", "content": "Pottery glaze colours.", "reason": "r"},
+           {"op": "ADD", "path": "chat/s2/d.md", "title": "Mel",
+            "content": "The garden, the dog, the lake and the monthly bus pass were all on the list today.",
+            "reason": "r"}]
+    ops += [{"op": "ADD", "path": f"chat/s2/m{i}.md", "title": "Mel", "content": f"A note about the garden, number {i}.",
+             "reason": "r"} for i in range(6)]
+    with Memory.open(tmp_path, create=True, durable=False, link_weight=0.0, near_weight=0.0) as m:
+        m.curate(ops)
+        if best is not None:      # every candidate counted, as before: the long session wins
+            monkeypatch.setattr(search, "FOLDER_BEST", best)
+        hits = entries(m.search("pottery class budget monthly"))
+        order = [p for p, _ in hits]
+        assert (order[0] == "chat/s1/a.md") == (best is None), hits
 
 
 def test_folder_weight_is_checked(tmp_path):
