@@ -54,7 +54,7 @@ HELP: dict[str, dict[str, str]] = {
         "link_weight": "a hit lends this share of its score to the entries it links to or from "
                        "(0..1)",
         "folder_weight": "a hit gains this x the top score x the share of the question its "
-                         "folder's hits match between them (0..2)",
+                         "folder's best 3 hits match between them (0..2)",
         "near_weight": "a hit gains this x the top score x the share of the question its "
                        "neighbourhood (entries up to near_hops links away) matches (0..2)",
         "near_hops": "how many links away the neighbourhood reaches (0..10)",

@@ -22,7 +22,8 @@ below run in this order, each a plain function of the candidates with the settin
    a question asking when (``when_weight``); an entry that mostly asks keeps
    ``1 - ask_penalty`` of its score, unless it is the user's question to an AI assistant.
 6. ``with_linked``: the best hits lend ``link_weight`` of their score to the entries they link.
-7. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage.
+7. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage
+   (of its best ``FOLDER_BEST`` candidates: a long session covers any question by chance).
 8. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
 9. ``one_per_source``: the later entries of one source (the other parts of a long message)
    move after every source's first.
