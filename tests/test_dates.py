@@ -37,6 +37,21 @@ def test_dates_asked_prefers_whole_days_to_months():
     assert dates.dates_asked("What did Nate cook?") == []
 
 
+def test_a_month_named_alone_takes_the_year_the_question_names_once():
+    # the evidence of "from mid-March to August 2024" is in March and in August, not only in August
+    assert dates.dates_asked("How much did my rating improve from mid-March to August 2024?") == [
+        ("month", date(2024, 3, 1)), ("month", date(2024, 8, 1))]
+    assert dates.dates_asked("What changed between April and June 2023?") == [
+        ("month", date(2023, 4, 1)), ("month", date(2023, 6, 1))]
+    # no year to share, two years, a verb, a month with its own day: nothing is guessed
+    assert dates.dates_asked("What did I do in March?") == []
+    assert dates.dates_asked("Did I move from March 2023 to August 2024 or in June?") == [
+        ("month", date(2023, 3, 1)), ("month", date(2024, 8, 1))]
+    assert dates.dates_asked("What may I plan in August 2024?") == [("month", date(2024, 8, 1))]
+    assert dates.dates_asked("May I plan something in August 2024?") == [("month", date(2024, 8, 1))]
+    assert dates.dates_asked("Did the march in August 2024 go ahead?") == [("month", date(2024, 8, 1))]
+
+
 def test_date_closeness():
     day = [("day", date(2023, 5, 23))]
     assert dates.date_closeness(day, date(2023, 5, 23)) == dates.SAME_DAY

@@ -97,14 +97,27 @@ SAME_DAY, SAME_WEEK, SAME_MONTH = 1.0, 0.8, 0.4
 WEEK_DAYS = 7
 
 
+# a month named in full and capitalized, with no year or day after it ("from mid-March to August
+# 2024"); lower-case "may" and "march" are verbs more often than months, and so is "May I"
+_MONTH_ALONE = re.compile(r"\b(" + "|".join(calendar.month_name[1:]) + r")\b(?!\.?,?\s+(?:of\s+)?\d)"
+                         r"(?!\s+(?:I|we|you|he|she|they)\b)")   # "May I ..."
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
 def dates_asked(question: str) -> list[tuple[str, date]]:
     """The dates a question names: ``("day", d)`` for whole dates; if it names none,
-    ``("month", first of the month)`` for each month and year ("in May 2023")."""
+    ``("month", first of the month)`` for each month and year ("in May 2023"), and for each
+    month named alone when the question names one year: English says the shared year once
+    ("from March to August 2024", "between April and June 2023")."""
     days = days_named(question)
     if days:
         return [("day", d) for d in days]
-    return list(dict.fromkeys(("month", date(int(m.group(2)), MONTHS[m.group(1).lower()], 1))
-                              for m in _MONTH_YEAR.finditer(question)))
+    months = [(m.start(), date(int(m.group(2)), MONTHS[m.group(1).lower()], 1)) for m in _MONTH_YEAR.finditer(question)]
+    years = set(_YEAR.findall(question))
+    if months and len(years) == 1:
+        year = int(years.pop())
+        months += [(m.start(), date(year, MONTHS[m.group(1).lower()], 1)) for m in _MONTH_ALONE.finditer(question)]
+    return list(dict.fromkeys(("month", d) for _, d in sorted(months, key=lambda x: x[0])))
 
 
 def date_closeness(asked: list[tuple[str, date]], day: date | None) -> float:
