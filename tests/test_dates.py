@@ -50,6 +50,7 @@ def test_a_month_named_alone_takes_the_year_the_question_names_once():
     assert dates.dates_asked("What may I plan in August 2024?") == [("month", date(2024, 8, 1))]
     assert dates.dates_asked("May I plan something in August 2024?") == [("month", date(2024, 8, 1))]
     assert dates.dates_asked("Did the march in August 2024 go ahead?") == [("month", date(2024, 8, 1))]
+    assert dates.dates_asked("What happened between March 3 and August 2024?") == [("month", date(2024, 8, 1))]
 
 
 def test_date_closeness():
