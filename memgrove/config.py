@@ -62,6 +62,9 @@ HELP: dict[str, dict[str, str]] = {
                        "score (the week around it by 0.8 of that, the month by 0.4) (0..2)",
         "when_weight": "a question asking when lifts entries whose text says when by this x the "
                        "top score (0..2)",
+        "proximity_weight": "a hit gains this x the top score x the share of the question's neighbouring "
+                            "word pairs that stand within 4 words of each other in its title or text, stop "
+                            "words not counted (0..2; 0 = off, the default)",
         "ask_penalty": "an entry whose text mostly asks keeps 1 - this of its score (0..1)",
         "assistant_weight": "an entry of an AI assistant's words keeps this share of its score, unless "
                             "the question asks what the assistant said (0..1; 1 = off)",

@@ -16,7 +16,7 @@ from memgrove.tree.search import with_lift, with_neighbourhood_coverage
 
 GIRL = "I noticed a little girl sitting all alone, so I sat with her."
 ONLY_THESE = {"folder_weight": 0.0, "link_weight": 0.0, "near_weight": 0.0, "date_weight": 0.0, "when_weight": 0.0,
-              "ask_penalty": 0.0}
+              "proximity_weight": 0.0, "ask_penalty": 0.0}
 
 
 def scores(m, question):

@@ -28,6 +28,19 @@ _MASK = (1 << 64) - 1
 INDEX_FORMAT = "14"
 
 
+def indexed_body(e: entry_mod.Entry, kind: str) -> str:
+    """The part of an entry's body that is indexed: a context file's overview only (its listing
+    repeats its children's titles and summaries; indexing it would make every folder compete
+    with its own entries)."""
+    return e.sections.get(contexts.OVERVIEW, "") if kind == "context" else e.body
+
+
+def indexed_content(e: entry_mod.Entry, kind: str, cap: int) -> str:
+    """What the index's ``content`` field holds of an entry: its summary and the searchable text
+    of its indexed body, up to ``cap`` characters."""
+    return (e.summary + "\n" + searchable(indexed_body(e, kind))[:cap]).strip()
+
+
 class IndexSync:
     """Keeping the index and catalog in step with the files (state lives on ``ContextTree``)."""
     def _doc_for(self, rel: str, stat: Stat) -> tuple[IndexDoc | None, Upsert]:
@@ -39,10 +52,8 @@ class IndexSync:
         except (OSError, UnicodeDecodeError, InvalidEntry):
             return None, Upsert(rel, "invalid", stat, "", [], "")
         kind = "context" if rel.endswith("/" + CONTEXT_FILE) else "entry"
-        # A context file's listing repeats its children's titles and summaries;
-        # indexing it would make every folder compete with its own entries.
-        body = e.sections.get(contexts.OVERVIEW, "") if kind == "context" else e.body
-        content = (e.summary + "\n" + searchable(body)[: self.settings.content_cap]).strip()
+        body = indexed_body(e, kind)
+        content = indexed_content(e, kind, self.settings.content_cap)
         words = rel[:-3].replace("/", " ").replace("_", " ")
         links = [l for l in e.links() if l != rel]
         doc = IndexDoc(path=rel, kind=kind, title=e.title, content=content, path_text=words,

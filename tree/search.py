@@ -134,6 +134,51 @@ def with_neighbourhood_coverage(raw: list[tuple[str, float, frozenset]], idf: di
     return with_lift(raw, lift, muted)
 
 
+# how many terms apart (stop words aside, either order) two of the question's neighbouring words may
+# stand in an entry to count as said together: "initial deployment" in "the initial Vercel deployment"
+PROXIMITY_WINDOW = 4
+
+
+def proximity(terms: list[str], idf: Mapping[str, float], fields: list[list[str]], window: int | None = None) -> float:
+    """The IDF-weighted share of the question's neighbouring term pairs (``terms`` in the
+    question's order, stop words out) that stand within ``window`` (``PROXIMITY_WINDOW``) terms of
+    each other in one of ``fields`` (an entry's title and text, each analyzed), each pair weighed
+    by the IDF of its commoner word. A pair never spans two fields: the end of a title ("Mel,
+    27 June") is not next to the first words of the text.
+
+    BM25 scores each word alone: among twenty messages about deploying, the one that says when
+    the *initial deployment* is due and the one that mentions an initial plan and a deployment
+    elsewhere score alike. Words of a question that stand together in a text mean what they mean
+    together (term dependence; Metzler and Croft's sequential dependence model)."""
+    window = PROXIMITY_WINDOW if window is None else window
+    pairs = [(a, b) for a, b in zip(terms, terms[1:]) if idf.get(a, 0.0) > 0 and idf.get(b, 0.0) > 0]
+    total = sum(min(idf[a], idf[b]) for a, b in pairs)
+    if total <= 0:
+        return 0.0
+    ats = []
+    for tokens in fields:
+        at: dict[str, list[int]] = {}
+        for i, t in enumerate(tokens):
+            at.setdefault(t, []).append(i)
+        ats.append(at)
+    got = sum(min(idf[a], idf[b]) for a, b in pairs
+              if any(a in at and b in at and _within(at[a], at[b], window) for at in ats))
+    return got / total
+
+
+def _within(xs: list[int], ys: list[int], window: int) -> bool:
+    """Whether some position of ``xs`` and some of ``ys`` (each ascending) are 1..``window`` apart."""
+    i = j = 0
+    while i < len(xs) and j < len(ys):
+        if 0 < abs(xs[i] - ys[j]) <= window:
+            return True
+        if xs[i] < ys[j]:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
 def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float],
               muted: Mapping[str, float] | None = None) -> list[tuple[str, float, frozenset]]:
     """Each candidate gains ``lift[path]`` × the top score (a share of the best match), best

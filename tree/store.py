@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import contexts, entry as entry_mod
+from .analysis import analyze
 from .catalog import Catalog, scan
 from .engines import open_engine
 from .entry import Entry
 from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
 from .fsio import TEMP_PREFIX
-from .index_sync import INDEX_FORMAT, IndexSync  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .operations import OPS, OpResult, Overlay, plan_batch
@@ -226,7 +227,7 @@ class ContextTree(WritePath, IndexSync):
         terms = self.engine.terms(query)
         idf = self.engine.idf(terms) if raw else {}
         ranked = rank(query, raw, idf, limit, prof, RankingInputs(self.settings, self.catalog, self.signals,
-                                                                  self.root, self._clock))
+                                                                  self.root, self._clock, self._indexed_terms))
         raw_by_path = ranked.lifted
         scored = ranked.order
         hits: list[Hit] = []
@@ -253,6 +254,22 @@ class ContextTree(WritePath, IndexSync):
         if record_access:
             self.record_delivery([h.path for h in hits if h.kind == "entry"], profile=profile)
         return hits
+
+    def _indexed_terms(self, paths: list[str]) -> dict[str, list[list[str]]]:
+        """The analyzed terms of what the index holds of each entry's title and content, each in
+        order; an entry that is gone or unreadable is left out."""
+        out: dict[str, list[list[str]]] = {}
+        for p in paths:
+            try:
+                text = self._read_disk(p)
+                if text is None:
+                    continue
+                e = entry_mod.parse(text, where=p)
+            except (InvalidPath, InvalidEntry):
+                continue
+            kind = "context" if p.endswith("/" + CONTEXT_FILE) else "entry"
+            out[p] = [analyze(e.title), analyze(indexed_content(e, kind, self.settings.content_cap))]
+        return out
 
     def record_delivery(self, paths: list[str], *, profile: str | None = None) -> None:
         """Entries given to a user or an agent as evidence gain importance (product profile)."""
