@@ -5,6 +5,8 @@
     python benchmarks/beam.py --chats 3          # the first 3 chats (a short run)
     python benchmarks/beam.py --tier 500K        # the 500K tier
     python benchmarks/beam.py --tree keywords_boost=0   # an ablation of a [tree] setting
+    python benchmarks/beam.py --compare "" --compare near_weight=0 --compare folder_weight=0.3,near_weight=0.3
+                                                 # search-time settings side by side, each chat curated once
 
 Data: BEAM (mohammadtavakoli78/BEAM), by default ``../shared/datasets/beam/`` relative to the
 repository root, or ``$BEAM_PATH``, or ``--data``; ``<tier>/<n>/chat.json`` and
@@ -479,6 +481,112 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
     return report
 
 
+# search-time settings only: these are read when a chat is curated or indexed, so an arm cannot change them
+CURATION_SETTINGS = ("content_cap", "part_words", "engine", "index_procs", "max_input_bytes")
+ARM_SYSTEMS = ("bm25-user-turns", "bm25-turns")   # references run once beside the arms
+
+
+def parse_arm(text: str) -> tuple[str, dict[str, Any]]:
+    """``"key=value,key=value"`` (``""``: the variant's settings as they are) as ``(name, overrides)``."""
+    overrides = locomo.with_tree_overrides(locomo.Variant("arm", ""), [kv for kv in text.split(",") if kv]).tree
+    late = sorted(k for k in overrides if k in CURATION_SETTINGS)
+    if late:
+        raise SystemExit(f"--compare: {', '.join(late)} is read when a chat is curated; run beam.py --tree for it")
+    return (text or "as is"), overrides
+
+
+def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
+            arms: list[tuple[str, dict[str, Any]]], keep_questions: bool = True) -> dict[str, Any]:
+    """Search-time settings side by side: each chat is curated once, then every question goes
+    through the query graph once per arm, with the arm's [tree] settings, the query cache cleared
+    and the importance its questions' answers recorded forgotten before the next arm (the verbatim
+    curator leaves no signals, so every arm starts from the same memory). About as many searches as
+    one ``run`` per arm, but one curation: a 500K sweep of four arms in a fraction of four runs."""
+    from memgrove.tree.cache import QueryCache
+    from memgrove.tree.settings import TreeSettings
+    names = [n for n, _ in arms]
+    if len(set(names)) != len(names):
+        raise SystemExit("--compare: the same arm twice")
+    for _name, kw in arms:
+        unknown = sorted(set(kw) - set(TreeSettings.__dataclass_fields__))
+        if unknown:
+            raise SystemExit(f"--compare: unknown [tree] setting {', '.join(unknown)}")
+    records: list[dict[str, Any]] = []
+    latencies: dict[str, list[float]] = {n: [] for n in names}
+    for chat in chats:
+        roles = {m.id: m.role for m in chat.messages}
+        sessions = {m.id: m.session for m in chat.messages}
+        log(f"{chat.id}: {len(chat.messages)} messages, {len(chat.questions)} questions; curating ({variant.name}) ...")
+        mg = locomo.memgrove_system(to_conversation(chat.id, chat.messages), window=variant.window,
+                                    curator=variant.curator, prefetch_limit=prefetch_limit,
+                                    query_overrides=variant.query, tree_overrides=variant.tree,
+                                    fresh_signals=variant.fresh_signals)
+        tree = mg.mem.tree
+        base = tree.settings
+        refs = {"bm25-user-turns": bm25_turns(chat.messages, ("user",)), "bm25-turns": bm25_turns(chat.messages)}
+        recs = [{"chat": chat.id, "index": q.index, "qtype": q.qtype, "evidence": q.evidence,
+                 "systems": {n: score(q, r(q.question).items, roles, sessions) for n, r in refs.items()}}
+                for q in chat.questions]
+        try:
+            with locomo.env_without("MEMGROVE_MODEL"):
+                for name, kw in arms:
+                    tree.settings = base.replace(**kw)
+                    QueryCache(tree.home / "cache").clear()
+                    delivered: set[str] = set()
+                    t0 = time.perf_counter()
+                    for q, rec in zip(chat.questions, recs):
+                        r = mg(q.question)
+                        latencies[name].append(r.latency_ms)
+                        delivered.update(it.key for it in r.items)
+                        rec["systems"][name] = score(q, r.items, roles, sessions)
+                    tree.signals.forget(sorted(delivered))
+                    log(f"  {name}: {len(chat.questions)} questions in {time.perf_counter() - t0:.1f} s")
+        finally:
+            tree.settings = base
+            mg.close()
+        records += recs
+    systems = names + list(ARM_SYSTEMS)
+    report: dict[str, Any] = {
+        "arms": {n: kw for n, kw in arms},
+        "systems": {s: aggregate(records, s) for s in systems},
+        "paired": {n: paired(records, n, names[0]) for n in names[1:]},
+        "latency_ms": {n: rm.latency_summary(v) for n, v in latencies.items()},
+        "data": {"questions": len(records), "by_type": {t: sum(1 for r in records if r["qtype"] == t) for t in TYPES}},
+    }
+    if keep_questions:
+        report["questions"] = [
+            {"chat": r["chat"], "index": r["index"], "qtype": r["qtype"],
+             **{s: {k: round(v, 4) for k, v in r["systems"][s].items() if k in RECALL_KEYS} for s in systems}}
+            for r in records]
+    return report
+
+
+def render_compare(report: dict[str, Any]) -> str:
+    c, syst = report["config"], report["systems"]
+    names = list(report["arms"])
+    L = [f"# memgrove BEAM {c['tier']}: search settings side by side", "",
+         f"`{report['command']}` — {len(c['chats'])} chats, {report['data']['questions']} questions, "
+         f"variant `{c['variant']['name']}`; each chat curated once, each arm's questions with a cleared cache "
+         "and the same signals. Recall pooled over the types with evidence (abstention left out).", "",
+         "| arm | " + " | ".join(RECALL_KEYS) + " | p50 ms |", "|---|" + "---|" * (len(RECALL_KEYS) + 1)]
+    for s in names + list(ARM_SYSTEMS):
+        lat = report["latency_ms"].get(s)
+        L.append(f"| {s} | " + " | ".join(_pct(syst[s][OVERALL][k]) for k in RECALL_KEYS)
+                 + (f" | {lat['p50']:.1f} |" if lat else " | |"))
+    if len(names) > 1:
+        L += ["", f"Paired against `{names[0]}` (mean difference in points, questions won / lost):", "",
+              "| arm | " + " | ".join(PAIRED_KEYS) + " |", "|---|" + "---|" * len(PAIRED_KEYS)]
+        for n in names[1:]:
+            p = report["paired"][n]
+            L.append(f"| {n} | " + " | ".join(f"{100 * p[k]['mean_diff']:+.1f} ({p[k]['wins']}/{p[k]['losses']})"
+                                              for k in PAIRED_KEYS) + " |")
+    for k in ("R@10", "R@200w", "R@500w"):
+        L += ["", f"{k} by question type:", "", "| arm | " + " | ".join(POOLED) + " |", "|---|" + "---|" * len(POOLED)]
+        for s in names + list(ARM_SYSTEMS):
+            L.append(f"| {s} | " + " | ".join(_pct(syst[s][t][k]) for t in POOLED) + " |")
+    return "\n".join(L)
+
+
 # -- the report --------------------------------------------------------------------------------
 
 _pct, _x = locomo._pct, locomo._x
@@ -647,6 +755,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=RESULTS, help="directory for beam*.json/.md")
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
+    ap.add_argument("--compare", action="append", default=None, metavar="KEY=VALUE[,KEY=VALUE]",
+                    help="search-time [tree] settings side by side, one arm per use (\"\" for the settings as "
+                         "they are; the first arm is the reference): each chat curated once, every question "
+                         "once per arm; writes beam[_tier]_compare.json/.md")
     a = ap.parse_args(argv)
     if a.chats is not None and a.chats < 1:
         raise SystemExit("--chats must be at least 1")
@@ -664,8 +776,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     machine["uncommitted"] = locomo.uncommitted_files()
     log(f"memgrove BEAM benchmark: tier {a.tier}, {len(chats)} chats, variant {variant.name}, "
         f"prefetch_limit {a.prefetch_limit}, load avg {machine['loadavg']}")
+    arms = [parse_arm(x) for x in a.compare] if a.compare is not None else None
     t0 = time.perf_counter()
-    body = run(chats, variant=variant, prefetch_limit=a.prefetch_limit, keep_questions=not a.no_questions)
+    if arms is not None:
+        body = compare(chats, variant=variant, prefetch_limit=a.prefetch_limit, arms=arms,
+                       keep_questions=not a.no_questions)
+    else:
+        body = run(chats, variant=variant, prefetch_limit=a.prefetch_limit, keep_questions=not a.no_questions)
     machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     report = {
         "benchmark": "beam",
@@ -679,14 +796,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "words": "whitespace-separated tokens", "pooled_types": list(POOLED)},
         **body,
     }
-    md = render_markdown(report)
+    md = render_markdown(report) if arms is None else render_compare(report)
     print(md)
     if not a.no_write:
         a.out.mkdir(parents=True, exist_ok=True)
         stem = "beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}") \
             + ("" if a.variant == locomo.DEFAULT_VARIANT else f"_{a.variant}") \
             + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
-            + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "")
+            + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "") \
+            + ("_compare" if arms is not None else "")
         (a.out / f"{stem}.json").write_text(locomo.dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
         log(f"wrote {a.out / stem}.json and .md")

@@ -228,3 +228,56 @@ def test_paired_runs_of_two_reports():
     assert out["overall"]["R@10"]["mean_diff"] == pytest.approx(0.5 / 3) and out["a"]["R@10"]["new"] == 1.0
     assert pr.paired(report([0.0, 1.0, 0.5]), report([1.0, 1.0, 0.0]), skip=("b",))["overall"]["n"] == 2
     assert "| overall | 3 |" in pr.markdown(out)
+
+
+def test_compare_arms_match_separate_runs(data, tmp_path, monkeypatch):
+    """Each arm of one --compare run scores as a run of its own: the cache is cleared and the signals
+    the previous arm's answers recorded are forgotten before the next."""
+    monkeypatch.delenv("MEMGROVE_MODEL", raising=False)
+    out = tmp_path / "out"
+    arms = ["", "gap_ratio=0.99,link_weight=0", "proximity_weight=0.6"]
+    report = beam.main(["--data", str(data), "--out", str(out)] + [x for a in arms for x in ("--compare", a)])
+    saved = json.loads((out / "beam_compare.json").read_text())
+    md = (out / "beam_compare.md").read_text()
+    assert list(saved["arms"]) == ["as is", "gap_ratio=0.99,link_weight=0", "proximity_weight=0.6"]
+    assert saved["arms"]["gap_ratio=0.99,link_weight=0"] == {"gap_ratio": 0.99, "link_weight": 0}
+    assert set(report["paired"]) == {"gap_ratio=0.99,link_weight=0", "proximity_weight=0.6"}
+    assert "| as is |" in md and "Paired against `as is`" in md and "| bm25-user-turns |" in md
+    assert report["latency_ms"]["as is"]["n"] == 10     # 5 questions in each of the 2 chats
+    separate = {"as is": [], "gap_ratio=0.99,link_weight=0": ["--tree", "gap_ratio=0.99", "--tree", "link_weight=0"]}
+    for arm, tree in separate.items():
+        alone = beam.main(["--data", str(data), "--no-write"] + tree)
+        for group, row in alone["systems"]["memgrove"].items():
+            for k in beam.RECALL_KEYS:
+                assert report["systems"][arm][group][k] == row[k], (arm, group, k)
+    assert report["systems"]["bm25-user-turns"]["overall"] == alone["systems"]["bm25-user-turns"]["overall"]
+    q = saved["questions"][0]
+    assert set(q) >= {"as is", "proximity_weight=0.6", "bm25-user-turns", "bm25-turns"}
+
+
+def test_compare_refuses_what_it_cannot_vary(data):
+    with pytest.raises(SystemExit, match="part_words is read when a chat is curated"):
+        beam.main(["--data", str(data), "--no-write", "--compare", "", "--compare", "part_words=40"])
+    with pytest.raises(SystemExit, match="unknown \\[tree\\] setting no_such_weight"):
+        beam.main(["--data", str(data), "--no-write", "--compare", "no_such_weight=1"])
+    with pytest.raises(SystemExit, match="the same arm twice"):
+        beam.main(["--data", str(data), "--no-write", "--compare", "", "--compare", ""])
+
+
+@pytest.mark.parametrize("mode", ["run", "compare"])
+def test_compare_leaves_no_signals_for_the_next_arm(data, monkeypatch, mode):
+    """The answers of a run raise their entries' importance (which reorders near-ties of later
+    questions); --compare forgets it after each arm, so every arm starts from the same memory."""
+    monkeypatch.delenv("MEMGROVE_MODEL", raising=False)
+    left: dict[str, int] = {}
+    close = beam.locomo.MemgroveRetriever.close
+
+    def spy(self):
+        left[self.conv_id] = sum(s.access_count for s in self.mem.tree.signals.get_many(list(self.bodies)).values())
+        close(self)
+
+    monkeypatch.setattr(beam.locomo.MemgroveRetriever, "close", spy)
+    arms = ["--compare", "", "--compare", "gap_ratio=0.5"] if mode == "compare" else []
+    args = ["--data", str(data), "--no-write"] + arms
+    beam.main(args)
+    assert left and (all(v == 0 for v in left.values()) if mode == "compare" else all(v > 0 for v in left.values()))
