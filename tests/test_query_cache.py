@@ -382,6 +382,21 @@ def test_no_cached_answer_after_undo(tmp_path):
         mem.close()
 
 
+def test_no_cached_answer_after_a_ranking_setting_changes(tmp_path):
+    """An answer was ranked under the settings of its time: a memory reopened with another ranking
+    setting (config.toml edited) answers afresh; one reopened with only how it writes changed
+    still serves the cache."""
+    with seeded(tmp_path) as m:
+        warm(m)
+    with Memory.open(tmp_path, durable=True, lock_timeout=5.0, watch=False) as m:
+        assert served_from_cache(m, Q) and m.query(Q).tier == 0
+    with Memory.open(tmp_path, durable=False, watch_after=0, proximity_weight=0.6) as m:
+        assert not served_from_cache(m, Q)
+        assert (m.query(Q).tier, m.query(Q).tier) == (2, 0)
+        m.tree.settings = m.tree.settings.replace(gap_ratio=0.5)     # changed in the running process
+        assert not served_from_cache(m, Q)
+
+
 def test_llm_answers_are_invalidated_too(tmp_path):
     model = ScriptedChatModel(replies=["## Summary\nAna (team/people/ana.md)", "## Summary\nBen (team/people/ana.md)"])
     mem = seeded(tmp_path, model=model)

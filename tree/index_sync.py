@@ -3,7 +3,7 @@
 Every write indexes what it touched; before a search, a scan of file stats (or, in a
 long-lived process, the inotify watcher) finds hand edits and indexes them. A missing,
 corrupt or outdated index (``INDEX_FORMAT``) is rebuilt from the files, which are the truth.
-The fingerprint (generation + digest of the files) keys the query cache.
+The fingerprint (generation + digest of the files + digest of the ranking settings) keys the query cache.
 ``IndexSync`` is one of the parts ``ContextTree`` is made of (see store.py).
 """
 
@@ -20,6 +20,7 @@ from .errors import InvalidEntry
 from .fsio import atomic_write
 from .paths import CONTEXT_FILE
 from .searchable import searchable
+from .settings import ranking_digest
 from .watch import TreeWatcher
 
 _MASK = (1 << 64) - 1
@@ -110,9 +111,10 @@ class IndexSync:
         atomic_write(self.home / "generation", str(self._generation() + 1), durable=False)
 
     def fingerprint(self) -> str:
-        """Changes whenever any file of the tree changes (writes or hand edits)."""
+        """Changes whenever any file of the tree changes (writes or hand edits), or a setting
+        its search ranks by (``settings.ranking_digest``)."""
         self.ensure_fresh()
-        return f"{self._generation()}-{self._digest:016x}"
+        return f"{self._generation()}-{self._digest:016x}-{ranking_digest(self.settings)}"
 
     def _catalog_digest(self) -> int:
         """Digest of the files as the index last saw them; a marker that no file state has

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +62,20 @@ class TreeSettings:
 
     def replace(self, **changes) -> "TreeSettings":
         return validated(dataclasses.replace(self, **changes))
+
+
+# what a search's results do not depend on: how the tree is written, watched and locked
+NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "watch_after", "scan_interval", "index_procs",
+                         "max_input_bytes"})
+
+
+@functools.lru_cache(maxsize=64)
+def ranking_digest(s: TreeSettings) -> str:
+    """A short digest of the settings a search's results depend on. It is part of the tree's
+    fingerprint, so an answer cached under one set of ranking settings is not served after a
+    change to them (a new ``proximity_weight`` in config.toml, a ``tree.settings`` replaced)."""
+    kept = [(f.name, getattr(s, f.name)) for f in dataclasses.fields(s) if f.name not in NOT_RANKING]
+    return hashlib.sha256(repr(kept).encode()).hexdigest()[:8]
 
 
 def validated(s: TreeSettings) -> TreeSettings:
