@@ -50,6 +50,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import time
 from collections import Counter, defaultdict
@@ -771,7 +772,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for ch in chats:
         digest.update(ch.path.read_bytes())
     variant = locomo.with_tree_overrides(locomo.VARIANTS[a.variant], a.tree)
-    command = "python benchmarks/beam.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/beam.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(0)
     machine["uncommitted"] = locomo.uncommitted_files()
     log(f"memgrove BEAM benchmark: tier {a.tier}, {len(chats)} chats, variant {variant.name}, "
