@@ -504,14 +504,19 @@ def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
     curator leaves no signals, so every arm starts from the same memory). About as many searches as
     one ``run`` per arm, but one curation: a 500K sweep of four arms in a fraction of four runs."""
     from memgrove.tree.cache import QueryCache
+    from memgrove.tree.errors import MemgroveError
     from memgrove.tree.settings import TreeSettings
     names = [n for n, _ in arms]
     if len(set(names)) != len(names):
         raise SystemExit("--compare: the same arm twice")
-    for _name, kw in arms:
+    for name, kw in arms:
         unknown = sorted(set(kw) - set(TreeSettings.__dataclass_fields__))
         if unknown:
             raise SystemExit(f"--compare: unknown [tree] setting {', '.join(unknown)}")
+        try:   # before the first chat is curated, not after
+            TreeSettings().replace(**kw)
+        except (MemgroveError, TypeError) as exc:
+            raise SystemExit(f"--compare {name}: {exc}") from None
     records: list[dict[str, Any]] = []
     latencies: dict[str, list[float]] = {n: [] for n in names}
     for chat in chats:

@@ -260,6 +260,8 @@ def test_compare_refuses_what_it_cannot_vary(data):
         beam.main(["--data", str(data), "--no-write", "--compare", "", "--compare", "part_words=40"])
     with pytest.raises(SystemExit, match="unknown \\[tree\\] setting no_such_weight"):
         beam.main(["--data", str(data), "--no-write", "--compare", "no_such_weight=1"])
+    with pytest.raises(SystemExit, match="proximity_weight=3: proximity_weight must be between 0 and 2"):
+        beam.main(["--data", str(data), "--no-write", "--compare", "", "--compare", "proximity_weight=3"])
     with pytest.raises(SystemExit, match="the same arm twice"):
         beam.main(["--data", str(data), "--no-write", "--compare", "", "--compare", ""])
 
