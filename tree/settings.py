@@ -64,9 +64,10 @@ class TreeSettings:
         return validated(dataclasses.replace(self, **changes))
 
 
-# what a search's results do not depend on: how the tree is written, watched and locked
+# what a search's results do not depend on: how the tree is written, watched and locked, and which engine
+# holds the index (Whoosh and tantivy rank alike by contract, tests/test_engine_contract.py)
 NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "watch_after", "scan_interval", "index_procs",
-                         "max_input_bytes"})
+                         "max_input_bytes", "engine"})
 
 
 @functools.lru_cache(maxsize=64)
