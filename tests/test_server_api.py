@@ -332,3 +332,17 @@ def test_requests_past_the_timeout_give_up_but_writes_complete(tmp_path: Path):
     asyncio.run(main())
     assert (tmp_path / ".memgrove" / "tree" / "slow" / "write" / "done.md").is_file()
     projects.close()
+
+
+def test_the_server_runs_on_the_suites_engine(srv: Server):
+    """A tantivy run of the suite (MEMGROVE_TEST_ENGINE) starts its servers on tantivy too: the
+    index the server last built is the suite's engine's."""
+    from helpers import engine_choice
+    from memgrove.tree.catalog import Catalog
+
+    assert srv.client.get("/api/search?q=postgres").status_code == 200
+    cat = Catalog(srv.project / ".memgrove" / "index" / "catalog.db")
+    try:
+        assert (cat.get_meta("format") or "").startswith(engine_choice.chosen() + "-")
+    finally:
+        cat.close()

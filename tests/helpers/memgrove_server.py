@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from helpers import engine_choice
+
 READY_TIMEOUT = 90.0   # the machine may be busy: a start imports LangChain and builds three graphs
 _DROP_PREFIXES = ("LANGSMITH_", "LANGCHAIN_", "OPENAI_", "MEMGROVE_", "LANGFUSE_")
 _PROXIES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
@@ -35,8 +37,9 @@ def free_port() -> int:
 
 
 def server_env(**extra: str) -> dict[str, str]:
+    # the suite's engine stays (helpers/engine_choice.py): a tantivy run's server runs on tantivy
     env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(_DROP_PREFIXES) and k.lower() not in _PROXIES}
+           if (k == engine_choice.VARIABLE or not k.upper().startswith(_DROP_PREFIXES)) and k.lower() not in _PROXIES}
     env.update(NO_PROXY="127.0.0.1,localhost", LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false",
                PYTHONUNBUFFERED="1", **extra)
     return env
