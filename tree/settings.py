@@ -37,7 +37,7 @@ class TreeSettings:
     near_hops: int = 3               # the neighbourhood: entries up to this many links away
     date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
-    proximity_weight: float = 0.0    # a hit gains this × the top × the share of the question's word pairs it has together
+    proximity_weight: float = 0.0    # a hit gains this × the top × its share of the question's word pairs kept together
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
     assistant_weight: float = 0.5    # an AI assistant's entry keeps this share of its score (tree/roles.py)
     standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/standing.py)
