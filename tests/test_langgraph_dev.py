@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 import httpx
 import pytest
+from helpers import engine_choice
 from helpers.openai_server import OpenAIServer, serve, text, tool_calls
 
 from memgrove import Memory
@@ -59,8 +60,9 @@ def free_port() -> int:
 
 
 def server_env(home: Path, llm: OpenAIServer) -> dict[str, str]:
+    # the suite's engine stays (helpers/engine_choice.py): a tantivy run's server runs on tantivy
     env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(_DROP_PREFIXES) and k.lower() not in _PROXIES}
+           if (k == engine_choice.VARIABLE or not k.upper().startswith(_DROP_PREFIXES)) and k.lower() not in _PROXIES}
     env.update(
         MEMGROVE_HOME=str(home),
         MEMGROVE_MODEL="test-model",
@@ -248,6 +250,14 @@ def test_query_graph_answers_from_memory_then_from_the_cache(dev: DevServer):
     again = dev.run("query", {"question": TIER2_QUESTION})["answer"]
     assert again["tier"] == 0 and again["cached"], again
     assert again["sources"] == a["sources"] and again["text"] == a["text"]
+    # the server ran on the suite's engine (MEMGROVE_TEST_ENGINE): the index it built is that engine's
+    from memgrove.tree.catalog import Catalog
+
+    cat = Catalog(dev.home / ".memgrove" / "index" / "catalog.db")
+    try:
+        assert (cat.get_meta("format") or "").startswith(engine_choice.chosen() + "-")
+    finally:
+        cat.close()
 
 
 def test_agent_graph_searches_and_curates_through_the_model(dev: DevServer):
