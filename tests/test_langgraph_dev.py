@@ -33,6 +33,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 from helpers import engine_choice
+from helpers.memgrove_server import inherited_env
 from helpers.openai_server import OpenAIServer, serve, text, tool_calls
 
 from memgrove import Memory
@@ -50,7 +51,6 @@ TIER2_QUESTION = "reuse detection token family"
 
 # the server's environment: inherited, minus anything that could reach beyond 127.0.0.1
 _DROP_PREFIXES = ("LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_", "OPENAI_", "MEMGROVE_", "LANGFUSE_")
-_PROXIES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 
 def free_port() -> int:
@@ -60,9 +60,7 @@ def free_port() -> int:
 
 
 def server_env(home: Path, llm: OpenAIServer) -> dict[str, str]:
-    # the suite's engine stays (helpers/engine_choice.py): a tantivy run's server runs on tantivy
-    env = {k: v for k, v in os.environ.items()
-           if (k == engine_choice.VARIABLE or not k.upper().startswith(_DROP_PREFIXES)) and k.lower() not in _PROXIES}
+    env = inherited_env(_DROP_PREFIXES)
     env.update(
         MEMGROVE_HOME=str(home),
         MEMGROVE_MODEL="test-model",
@@ -251,13 +249,7 @@ def test_query_graph_answers_from_memory_then_from_the_cache(dev: DevServer):
     assert again["tier"] == 0 and again["cached"], again
     assert again["sources"] == a["sources"] and again["text"] == a["text"]
     # the server ran on the suite's engine (MEMGROVE_TEST_ENGINE): the index it built is that engine's
-    from memgrove.tree.catalog import Catalog
-
-    cat = Catalog(dev.home / ".memgrove" / "index" / "catalog.db")
-    try:
-        assert (cat.get_meta("format") or "").startswith(engine_choice.chosen() + "-")
-    finally:
-        cat.close()
+    assert engine_choice.index_engine(dev.home / ".memgrove") == engine_choice.chosen()
 
 
 def test_agent_graph_searches_and_curates_through_the_model(dev: DevServer):

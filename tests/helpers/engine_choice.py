@@ -40,3 +40,15 @@ def export() -> None:
     if chosen() != "whoosh":
         paths = [str(SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+
+
+def index_engine(home: Path) -> str:
+    """The engine that last built the index of the memory at ``home`` (its ``.memgrove``), from
+    the format the catalog records ("tantivy-14"): which engine a started process really ran."""
+    from memgrove.tree.catalog import Catalog
+
+    cat = Catalog(home / "index" / "catalog.db")
+    try:
+        return (cat.get_meta("format") or "").split("-")[0]
+    finally:
+        cat.close()

@@ -36,10 +36,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def inherited_env(drop_prefixes: tuple[str, ...] = _DROP_PREFIXES) -> dict[str, str]:
+    """This process's environment minus anything that could reach beyond 127.0.0.1 (proxies, keys,
+    tracing) or carry the developer's memgrove settings; the suite's engine stays
+    (helpers/engine_choice.py), so a tantivy run's servers run on tantivy."""
+    return {k: v for k, v in os.environ.items()
+            if (k == engine_choice.VARIABLE or not k.upper().startswith(drop_prefixes)) and k.lower() not in _PROXIES}
+
+
 def server_env(**extra: str) -> dict[str, str]:
-    # the suite's engine stays (helpers/engine_choice.py): a tantivy run's server runs on tantivy
-    env = {k: v for k, v in os.environ.items()
-           if (k == engine_choice.VARIABLE or not k.upper().startswith(_DROP_PREFIXES)) and k.lower() not in _PROXIES}
+    env = inherited_env()
     env.update(NO_PROXY="127.0.0.1,localhost", LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false",
                PYTHONUNBUFFERED="1", **extra)
     return env
