@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from dotenv import dotenv_values
-from test_langgraph_dev import DevServer, _DROP_PREFIXES, _PROXIES, free_port, server_config, stop, wait_ready
+from helpers.memgrove_server import inherited_env
+from test_langgraph_dev import DevServer, _DROP_PREFIXES, free_port, server_config, stop, wait_ready
 
 from memgrove import Memory
 
@@ -82,7 +83,6 @@ def test_deployment_never_adds_the_sample_to_a_memory_with_entries(tmp_path, tmp
 
 
 def test_langgraph_dev_with_the_example_env_answers_from_the_sample(tmp_path):
-    import os
     import subprocess
     import sys
 
@@ -95,8 +95,7 @@ def test_langgraph_dev_with_the_example_env_answers_from_the_sample(tmp_path):
     config.write_text(json.dumps(cfg), encoding="utf-8")
     workdir = tmp_path / "clone"
     workdir.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().startswith(_DROP_PREFIXES) and k.lower() not in _PROXIES}
+    env = inherited_env(_DROP_PREFIXES)
     env.update(NO_PROXY="127.0.0.1,localhost", LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true",
                LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false", PYTHONUNBUFFERED="1")
     log = tmp_path / "server.log"
