@@ -19,7 +19,7 @@ from memgrove.tree.text_checks import text_problem
 
 from . import tiers
 from .llm import describe_error, model_configured, resolve_model
-from .settings import QuerySettings, load_query_settings
+from .settings import QuerySettings, answer_digest, load_query_settings
 
 
 @dataclass
@@ -46,6 +46,11 @@ class QueryPipeline:
 
     def close(self) -> None:
         self.cache.close()
+
+    def fingerprint(self) -> str:
+        """What an answer is cached under: the tree's fingerprint (its files and ranking
+        settings) and the query settings the answer depends on (``answer_digest``)."""
+        return f"{self.tree.fingerprint()}-{answer_digest(self.settings)}"
 
     # -- tiers 0-2 ------------------------------------------------------------
     @staticmethod
@@ -82,7 +87,7 @@ class QueryPipeline:
     def fast(self, question: str) -> tiers.Answer | Retrieval:
         started = time.perf_counter()
         question = self.check(question)
-        fingerprint = self.tree.fingerprint()
+        fingerprint = self.fingerprint()
         answer = self.from_caches(question, fingerprint, started)
         if answer is None:
             # the fingerprint just brought the index in step: the answer is that state's

@@ -172,7 +172,7 @@ def build_query_graph(memory: Any = None, *, model: Any = None, settings: QueryS
         return QueryPipeline.check(question_text(state))
 
     def fingerprint(state: QueryState, runtime: Runtime) -> dict:
-        return {"started": time.perf_counter(), "fingerprint": pipe_of(runtime).tree.fingerprint()}
+        return {"started": time.perf_counter(), "fingerprint": pipe_of(runtime).fingerprint()}
 
     def search(state: QueryState, runtime: Runtime) -> dict:
         started = time.perf_counter()
@@ -181,7 +181,7 @@ def build_query_graph(memory: Any = None, *, model: Any = None, settings: QueryS
         tree = pipe.tree
         # the parallel fingerprint branch may run after a write this search did not see;
         # caching under that later fingerprint would serve a stale answer, so take one here first
-        before = tree.fingerprint()
+        before = pipe.fingerprint()
         hits = tree.search(q, pipe.settings.prefetch_limit)
         # asdict, not to_dict: to_dict rounds scores, and routing must see what Memory.query sees
         return {"started": started, "hits": [dataclasses.asdict(h) for h in hits], "terms": tree.engine.terms(q),

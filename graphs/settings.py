@@ -7,6 +7,8 @@ arguments.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +46,21 @@ class QuerySettings:
 
     def replace(self, **changes) -> "QuerySettings":
         return dataclasses.replace(self, **changes)
+
+
+# what an answer does not depend on: how long the LLM may take, the cache's own size and lifetime, and
+# which cached answer the fuzzy tier may serve (not what it says)
+NOT_ANSWERING = frozenset({"llm_timeout", "llm_retries", "cache_size_mb", "cache_ttl_days", "fuzzy_threshold",
+                           "fuzzy_min_tokens"})
+
+
+@functools.lru_cache(maxsize=64)
+def answer_digest(s: QuerySettings) -> str:
+    """A short digest of the settings an answer depends on (tier thresholds, ``prefetch_limit``,
+    ``expand_relations`` ...). The pipeline caches answers under the tree's fingerprint plus this,
+    so a changed ``[query]`` table is not answered from the cache of the old one."""
+    kept = [(f.name, getattr(s, f.name)) for f in dataclasses.fields(s) if f.name not in NOT_ANSWERING]
+    return hashlib.sha256(repr(kept).encode()).hexdigest()[:8]
 
 
 def load_query_settings(home: Path | None, **overrides) -> QuerySettings:

@@ -41,7 +41,7 @@ def seeded(tmp_path: Path, **kw) -> Memory:
 
 def served_from_cache(mem: Memory, question: str) -> bool:
     """Would tier 0 or 1 answer ``question`` now? (asks the pipeline's own cache step)"""
-    return mem.pipeline.from_caches(question, mem.fingerprint(), time.perf_counter()) is not None
+    return mem.pipeline.from_caches(question, mem.pipeline.fingerprint(), time.perf_counter()) is not None
 
 
 def warm(mem: Memory) -> tiers.Answer:
@@ -397,6 +397,21 @@ def test_no_cached_answer_after_a_ranking_setting_changes(tmp_path):
         assert not served_from_cache(m, Q)
 
 
+@pytest.mark.parametrize("query_table,served", [("llm_timeout = 5.0\ncache_ttl_days = 3.0\n", True),
+                                                 ("prefetch_limit = 3\n", False),
+                                                 ("direct_score = 0.8\n", False)])
+def test_no_cached_answer_after_a_query_setting_changes(tmp_path, query_table, served):
+    """The [query] table decides what an answer holds (how many entries are prefetched, which tier
+    answers): after an edit of it the memory answers afresh; an edit of how long an LLM may take
+    or how long the cache keeps answers still serves the cache."""
+    with seeded(tmp_path) as m:
+        warm(m)
+        (m.home / "config.toml").write_text("[query]\n" + query_table)
+    with Memory.open(tmp_path, durable=False, watch_after=0) as m:
+        assert served_from_cache(m, Q) is served
+        assert m.query(Q).cached is served
+
+
 def test_llm_answers_are_invalidated_too(tmp_path):
     model = ScriptedChatModel(replies=["## Summary\nAna (team/people/ana.md)", "## Summary\nBen (team/people/ana.md)"])
     mem = seeded(tmp_path, model=model)
@@ -442,8 +457,9 @@ def test_graph_never_caches_an_answer_under_a_later_fingerprint(tmp_path):
             return hits
 
         def fingerprint():
-            # hold back only the graph's fingerprint node (the search node may take one too)
-            if sys._getframe(1).f_code.co_name == "fingerprint":
+            # hold back only the graph's fingerprint node (the search node takes one too); both
+            # ask through QueryPipeline.fingerprint, so the node is the caller's caller
+            if sys._getframe(2).f_code.co_name == "fingerprint":
                 assert searched.wait(10)
             return real_fp()
 

@@ -395,7 +395,7 @@ def test_no_model_answers_extractively_and_is_not_cached(tmp_path, no_model_env,
         assert "team/people/ana.md" in a.sources and ANA in a.text
         b = ask(mem, QUESTIONS[route], via)
         assert (b.tier, b.cached) == (tier, False)
-        assert mem.pipeline.cache.get_exact(QUESTIONS[route], mem.fingerprint()) is None
+        assert mem.pipeline.cache.get_exact(QUESTIONS[route], mem.pipeline.fingerprint()) is None
     finally:
         mem.close()
 

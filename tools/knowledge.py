@@ -44,7 +44,7 @@ def cached_answer(memory: Any, query: str) -> dict[str, Any] | None:
     pipeline = getattr(memory, "pipeline", None)
     if pipeline is None:  # a bare ContextTree has no answer cache
         return None
-    a = pipeline.from_caches(query.strip(), memory.tree.fingerprint(), time.perf_counter())
+    a = pipeline.from_caches(query.strip(), pipeline.fingerprint(), time.perf_counter())
     if a is None:
         return None
     return {"tier": a.tier, "answer": a.text, "sources": a.sources}
