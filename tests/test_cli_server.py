@@ -107,7 +107,20 @@ def test_reads_through_the_server_match_in_process(a, args, monkeypatch):
             m.undo()                         # more than the server's 200 results: searched here
         remote = run(a, *args)
     assert remote[0] == local[0], (remote, local)
-    assert norm(remote[1], a) == norm(local[1], a)
+    mine, theirs = norm(remote[1], a), norm(local[1], a)
+    assert mask_scores(mine, theirs) == mask_scores(theirs, mine)
+
+
+SCORE = re.compile(r"(?<![\d.])[01]\.\d{3,}\b")
+
+
+def mask_scores(text: str, other: str) -> str:
+    """``text`` with its scores masked, once each equals ``other``'s within 0.001: recency decays
+    between the two calls, and a score on a rounding boundary (0.9975) prints 0.998, then 0.997."""
+    mine, theirs = SCORE.findall(text), SCORE.findall(other)
+    assert len(mine) == len(theirs) and all(abs(float(x) - float(y)) <= 0.0011 for x, y in zip(mine, theirs)), \
+        (mine, theirs)
+    return SCORE.sub("<score>", text)
 
 
 WRITES = [
