@@ -32,6 +32,7 @@ or ``--model DIR`` with a local copy of sentence-transformers/all-MiniLM-L6-v2. 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import time
@@ -159,9 +160,11 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     s = report["summary"]
     lines = [f"# memgrove's top {TOP} re-sorted with sentence embeddings: {report['title']}", "",
-             f"`{report['command']}` · memgrove {report['machine']['memgrove']} · {s['n']} questions with evidence · "
-             f"{report['encoded_texts']} item texts encoded in {report['encode_seconds']} s (NumPy all-MiniLM-L6-v2, "
-             f"{report['machine']['cores']} cores) · wall {report['wall_s']} s. Recall in percent; no LLM ran.", "",
+             locomo.machine_line(report), "",
+             f"`{report['command']}` · {s['n']} questions with evidence · {report['encoded_texts']} item texts "
+             f"encoded in {report['encode_seconds']} s (NumPy all-MiniLM-L6-v2, OPENBLAS_NUM_THREADS "
+             f"{report.get('blas_threads')}) · wall "
+             f"{report['wall_s']} s. Recall in percent; no LLM ran.", "",
              "| arm | " + " | ".join(KEYS) + " |", "|---|" + "---|" * len(KEYS)]
     lines += [f"| {a} | " + " | ".join(f"{v[k]:.1f}" for k in KEYS) + " |" for a, v in s["overall"].items()]
     lines += ["", "Paired against memgrove's own order (mean difference in points, questions better / worse):", "",
@@ -191,12 +194,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from scale import machine_info
 
     machine = machine_info(0)
+    machine["uncommitted"] = locomo.uncommitted_files()
     t0 = time.perf_counter()
     body = run(conversations(a.bench, a.tier, a.data, a.chats), encoder)
+    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     title = "LoCoMo" if a.bench == "locomo" else f"BEAM {a.tier}"
-    report = {"benchmark": "semantic_rerank", "title": title, "machine": machine,
+    report = {"benchmark": "semantic_rerank", "title": title, "machine": machine, "versions": locomo.report_versions(),
               "command": "python benchmarks/semantic_rerank.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
               "wall_s": round(time.perf_counter() - t0, 1), "lambdas": list(LAMBDAS), "top": TOP,
+              "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
               "encoded_texts": body["encoded_texts"], "encode_seconds": body["encode_seconds"],
               "summary": summary(body["records"]), "questions": body["records"]}
     md = render(report)

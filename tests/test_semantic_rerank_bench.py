@@ -65,7 +65,9 @@ def test_the_harness_scores_memgroves_own_order_and_the_re_sorted_ones():
     s = sem.summary(recs)
     assert s["n"] == 2 and set(s["by_group"]) == {"1", "4"}
     assert s["overall"]["memgrove"]["R@10"] == 100.0          # two short sessions: everything is in the top 10
-    md = sem.render({"title": "tiny", "command": "x", "machine": {"memgrove": "t", "cores": 2}, "wall_s": 1,
+    machine = {"date": "d", "seed": 0, "cores": 2, "cpu": "c", "ram_gb": 1, "python": "3", "whoosh": "w",
+               "memgrove": "t", "commit": "abc", "loadavg": [0]}
+    md = sem.render({"title": "tiny", "command": "x", "machine": machine, "versions": {}, "wall_s": 1,
                      "encoded_texts": body["encoded_texts"], "encode_seconds": 0.1, "summary": s})
     assert "| score+0.5cos |" in md and "R@200w by group" in md
 
