@@ -129,6 +129,8 @@ def run(convs: Iterator[tuple[str, dict, list[Asked]]], encoder: Any) -> dict[st
                     for arm, order in orders_of(scores, cos).items():
                         s = rm.score_items([items[i] for i in order], q.evidence, None, KS, BUDGETS)
                         rec["arms"][arm] = {k: s[k] for k in KEYS if k in s}
+                        # would the answer's first source change? (the tiers route on the top hit)
+                        rec["arms"][arm]["top1_changed"] = bool(order) and order[0] != 0
                     records.append(rec)
         finally:
             mg.close()
@@ -154,7 +156,10 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             d = [r["arms"][a][k] - r["arms"]["memgrove"][k] for r in pooled]
             paired[a][k] = {"mean_diff": round(100 * rm.mean(d), 1), "wins": sum(x > 0 for x in d),
                             "losses": sum(x < 0 for x in d)}
-    return {"n": len(pooled), "overall": overall, "by_group": by_group, "paired": paired}
+    changed = {a: round(100 * rm.mean([float(r["arms"][a].get("top1_changed", False)) for r in records]), 1)
+               for a in arms}
+    return {"n": len(pooled), "overall": overall, "by_group": by_group, "paired": paired,
+            "top1_changed": changed}
 
 
 def render(report: dict[str, Any]) -> str:
@@ -171,6 +176,9 @@ def render(report: dict[str, Any]) -> str:
               "| arm | " + " | ".join(PAIRED) + " |", "|---|" + "---|" * len(PAIRED)]
     lines += [f"| {a} | " + " | ".join(f"{d[k]['mean_diff']:+.1f} ({d[k]['wins']}/{d[k]['losses']})" for k in PAIRED)
               + " |" for a, d in s["paired"].items()]
+    if "top1_changed" in s:
+        lines += ["", "Questions (all, with or without evidence) whose first item changes: "
+                  + ", ".join(f"{a} {v:.1f}%" for a, v in s["top1_changed"].items() if a != "memgrove") + "."]
     for k in PAIRED:
         arms = list(s["overall"])
         lines += ["", f"{k} by group:", "", "| group | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]

@@ -59,17 +59,20 @@ def test_the_harness_scores_memgroves_own_order_and_the_re_sorted_ones():
     try:
         for q, rec in zip(asked[:2], recs):
             own = rm.score_items(mg(q.text).items[:sem.TOP], q.evidence, None, sem.KS, sem.BUDGETS)
-            assert rec["arms"]["memgrove"] == {k: own[k] for k in sem.KEYS}
+            assert rec["arms"]["memgrove"] == {**{k: own[k] for k in sem.KEYS}, "top1_changed": False}
     finally:
         mg.close()
     s = sem.summary(recs)
     assert s["n"] == 2 and set(s["by_group"]) == {"1", "4"}
     assert s["overall"]["memgrove"]["R@10"] == 100.0          # two short sessions: everything is in the top 10
+    assert s["top1_changed"]["memgrove"] == 0.0
+    first = {r["index"]: r["arms"]["cos-only"]["top1_changed"] for r in recs}
+    assert s["top1_changed"]["cos-only"] == round(100 * sum(first.values()) / 3, 1)
     machine = {"date": "d", "seed": 0, "cores": 2, "cpu": "c", "ram_gb": 1, "python": "3", "whoosh": "w",
                "memgrove": "t", "commit": "abc", "loadavg": [0]}
     md = sem.render({"title": "tiny", "command": "x", "machine": machine, "versions": {}, "wall_s": 1,
                      "encoded_texts": body["encoded_texts"], "encode_seconds": 0.1, "summary": s})
-    assert "| score+0.5cos |" in md and "R@200w by group" in md
+    assert "| score+0.5cos |" in md and "R@200w by group" in md and "first item changes: cos-only" in md
 
 
 def test_minilm_arithmetic():
