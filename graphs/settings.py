@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from memgrove.tree.settings import load_table
+from memgrove.tree.settings import digest_of, load_table
 
 
 @dataclass(frozen=True)
@@ -59,8 +58,7 @@ def answer_digest(s: QuerySettings) -> str:
     """A short digest of the settings an answer depends on (tier thresholds, ``prefetch_limit``,
     ``expand_relations`` ...). The pipeline caches answers under the tree's fingerprint plus this,
     so a changed ``[query]`` table is not answered from the cache of the old one."""
-    kept = [(f.name, getattr(s, f.name)) for f in dataclasses.fields(s) if f.name not in NOT_ANSWERING]
-    return hashlib.sha256(repr(kept).encode()).hexdigest()[:8]
+    return digest_of(s, NOT_ANSWERING)
 
 
 def load_query_settings(home: Path | None, **overrides) -> QuerySettings:
