@@ -11,7 +11,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memgrove.tree.settings import digest_of, load_table
+from memgrove.tree.settings import fields_digest, load_table
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def answer_digest(s: QuerySettings) -> str:
     """A short digest of the settings an answer depends on (tier thresholds, ``prefetch_limit``,
     ``expand_relations`` ...). The pipeline caches answers under the tree's fingerprint plus this,
     so a changed ``[query]`` table is not answered from the cache of the old one."""
-    return digest_of(s, NOT_ANSWERING)
+    return fields_digest(s, NOT_ANSWERING)
 
 
 def load_query_settings(home: Path | None, **overrides) -> QuerySettings:

@@ -71,7 +71,7 @@ NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "watch_after", "sca
                          "max_input_bytes", "engine"})
 
 
-def digest_of(s: Any, leave_out: frozenset[str]) -> str:
+def fields_digest(s: Any, leave_out: frozenset[str]) -> str:
     """A short digest of the fields of the settings dataclass ``s``, but those in ``leave_out``."""
     kept = [(f.name, getattr(s, f.name)) for f in dataclasses.fields(s) if f.name not in leave_out]
     return hashlib.sha256(repr(kept).encode()).hexdigest()[:8]
@@ -82,7 +82,7 @@ def ranking_digest(s: TreeSettings) -> str:
     """A short digest of the settings a search's results depend on. It is part of the tree's
     fingerprint, so an answer cached under one set of ranking settings is not served after a
     change to them (a new ``proximity_weight`` in config.toml, a ``tree.settings`` replaced)."""
-    return digest_of(s, NOT_RANKING)
+    return fields_digest(s, NOT_RANKING)
 
 
 def validated(s: TreeSettings) -> TreeSettings:
