@@ -18,7 +18,7 @@ from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
 from .fsio import atomic_write
-from .paths import CONTEXT_FILE
+from .ranking import is_context
 from .searchable import searchable
 from .settings import ranking_digest
 from .watch import TreeWatcher
@@ -52,7 +52,7 @@ class IndexSync:
             e = entry_mod.parse(text, where=rel)
         except (OSError, UnicodeDecodeError, InvalidEntry):
             return None, Upsert(rel, "invalid", stat, "", [], "")
-        kind = "context" if rel.endswith("/" + CONTEXT_FILE) else "entry"
+        kind = "context" if is_context(rel) else "entry"
         body = indexed_body(e, kind)
         content = indexed_content(e, kind, self.settings.content_cap)
         words = rel[:-3].replace("/", " ").replace("_", " ")

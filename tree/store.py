@@ -33,7 +33,7 @@ from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .operations import OPS, OpResult, Overlay, plan_batch
 from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, resolve_inside
-from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, may_mute, rank, with_full_weight
+from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings
 from .undo import find_with_later, plan_undo
@@ -242,7 +242,7 @@ class ContextTree(WritePath, IndexSync):
                 e = entry_mod.parse(text, where=p)
             except InvalidEntry:
                 continue
-            kind = "context" if p.endswith("/" + CONTEXT_FILE) else "entry"
+            kind = "context" if is_context(p) else "entry"
             text_for_excerpt = e.sections.get("Narrative") or e.body
             prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
@@ -267,14 +267,14 @@ class ContextTree(WritePath, IndexSync):
                 e = entry_mod.parse(text, where=p)
             except (InvalidPath, InvalidEntry):
                 continue
-            kind = "context" if p.endswith("/" + CONTEXT_FILE) else "entry"
+            kind = "context" if is_context(p) else "entry"
             out[p] = [analyze(e.title), analyze(indexed_content(e, kind, self.settings.content_cap))]
         return out
 
     def record_delivery(self, paths: list[str], *, profile: str | None = None) -> None:
         """Entries given to a user or an agent as evidence gain importance (product profile)."""
         if paths and PROFILES[profile or self.settings.profile].access_bonus:
-            self.signals.record_access([p for p in dict.fromkeys(paths) if not p.endswith("/" + CONTEXT_FILE)])
+            self.signals.record_access([p for p in dict.fromkeys(paths) if not is_context(p)])
 
     # -- housekeeping -------------------------------------------------------
     def stray_temp_files(self) -> list[Path]:
