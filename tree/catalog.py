@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import connect, is_damage
+from .sqlite import connect, damage_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -189,18 +189,7 @@ class Catalog:
 
     def check(self) -> str | None:
         """Why the catalog cannot be used (damaged, or an unknown schema), or None (``doctor``)."""
-        try:
-            db = self._db()
-            problem = schema_problem(db)
-            if problem:
-                return problem
-            bad = db.execute("PRAGMA quick_check").fetchone()[0]
-            return None if bad == "ok" else f"integrity check: {bad}"
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
-                raise
-            self.close()
-            return str(exc)
+        return damage_of(self._db, self.close, schema_problem)
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

@@ -10,12 +10,10 @@ notice) and ranking carries on from the defaults.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import lifecycle
-from .sqlite import connect, is_damage, remove_files
+from .sqlite import DerivedDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (
@@ -37,54 +35,10 @@ class Signal:
     maturity: str = "draft"
 
 
-class Signals:
-    def __init__(self, file: Path, notices: list[str] | None = None):
-        self.file = file
-        self.notices = notices if notices is not None else []
-        self._local = threading.local()
-
-    def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = connect(self.file, _SCHEMA, timeout=5.0)
-            self._local.db = db
-        return db
-
-    def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
-
-    def check(self) -> str | None:
-        """Why the file is damaged, or None (``doctor``)."""
-        try:
-            db = self._db()
-            db.execute("SELECT path, importance, access_count, update_count, maturity FROM signals LIMIT 1")
-            bad = db.execute("PRAGMA quick_check").fetchone()[0]
-            return None if bad == "ok" else f"integrity check: {bad}"
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
-                raise
-            self.close()
-            return str(exc)
-
-    def reset(self, why: str, *, notice: bool = True) -> None:
-        """Start the signals again from nothing (a damaged file cannot be repaired in place)."""
-        self.close()
-        remove_files(self.file)
-        note = f"reset the damaged {self.file.name} ({why}); ranking signals start again from use"
-        if notice and note not in self.notices:
-            self.notices.append(note)
-
-    def _repairing(self, fn):
-        try:
-            return fn()
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
-                raise
-            self.reset(str(exc))
-            return fn()
+class Signals(DerivedDb):
+    SCHEMA = _SCHEMA
+    PROBE = "SELECT path, importance, access_count, update_count, maturity FROM signals LIMIT 1"
+    AFTER_RESET = "ranking signals start again from use"
 
     def get_many(self, paths: list[str]) -> dict[str, Signal]:
         return self._repairing(lambda: self._get_many(paths))

@@ -1,13 +1,15 @@
-"""Opening the tree's SQLite files (signals, catalog, the query cache's) safely from many processes,
-and telling damage from a busy database."""
+"""Opening the tree's SQLite files (signals, vectors, catalog, the query cache's) safely from many
+processes, telling damage from a busy database, and a derived file that resets itself when damaged."""
 
 from __future__ import annotations
 
 import errno
 import os
 import sqlite3
+import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 
 def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
@@ -87,3 +89,71 @@ def remove_files(file: Path) -> None:
             os.unlink(str(file) + suffix)
         except FileNotFoundError:
             pass
+
+
+def damage_of(open_db: Callable[[], sqlite3.Connection], close: Callable[[], None],
+              probe: Callable[[sqlite3.Connection], str | None]) -> str | None:
+    """Why a database is damaged, or None (``doctor``): what ``probe`` finds wrong with the schema,
+    else SQLite's quick check; a connection that damage broke is closed."""
+    try:
+        db = open_db()
+        problem = probe(db)
+        if problem:
+            return problem
+        bad = db.execute("PRAGMA quick_check").fetchone()[0]
+        return None if bad == "ok" else f"integrity check: {bad}"
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        close()
+        return str(exc)
+
+
+class DerivedDb:
+    """A SQLite file of derived data (WAL, a connection per thread): ``SCHEMA`` applied at open,
+    ``PROBE`` (a query reading every table) checks it, and a damaged file is removed and started
+    again, with a notice saying so and ``AFTER_RESET`` (what that means for the user)."""
+
+    SCHEMA = ""
+    PROBE = ""
+    AFTER_RESET = ""
+
+    def __init__(self, file: Path, notices: list[str] | None = None):
+        self.file = file
+        self.notices = notices if notices is not None else []
+        self._local = threading.local()
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = connect(self.file, self.SCHEMA, timeout=5.0)
+            self._local.db = db
+        return db
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    def check(self) -> str | None:
+        """Why the file is damaged, or None (``doctor``)."""
+        return damage_of(self._db, self.close, lambda db: db.execute(self.PROBE).fetchall() and None)
+
+    def reset(self, why: str, *, notice: bool = True) -> None:
+        """Start again from nothing (a damaged file cannot be repaired in place)."""
+        self.close()
+        remove_files(self.file)
+        note = f"reset the damaged {self.file.name} ({why}); {self.AFTER_RESET}"
+        if notice and note not in self.notices:
+            self.notices.append(note)
+
+    def _repairing(self, fn):
+        """``fn()``; if damage stops it, again on a fresh file."""
+        try:
+            return fn()
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self.reset(str(exc))
+            return fn()
