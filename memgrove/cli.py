@@ -605,16 +605,26 @@ def undo(state: _State, op_id: str, force: bool, as_json: bool) -> None:
 @json_option
 @click.pass_obj
 def reindex(state: _State, as_json: bool) -> None:
-    """Rebuild the search index from the files."""
+    """Rebuild the search index from the files (and, with semantic_weight set, the entries' vectors)."""
     start = time.perf_counter()
     bar, update = _progress("indexing")
+    mem = state.local()
     with bar:
-        n = state.local().reindex(progress=update)
+        n = mem.reindex(progress=update)
     secs = time.perf_counter() - start
+    out: dict[str, Any] = {"documents": n, "seconds": round(secs, 3)}
+    if mem.tree.settings.semantic_weight > 0:
+        bar, update = _progress("embedding")
+        with bar:
+            out["vectors"], out["vectors_dropped"] = mem.embed(progress=update)
+        out["vector_seconds"] = round(time.perf_counter() - start - secs, 3)
     if as_json:
-        _emit_json({"documents": n, "seconds": round(secs, 3)})
-    else:
-        echo(f"indexed {n} documents in {secs:.2f} s")
+        _emit_json(out)
+        return
+    echo(f"indexed {n} documents in {secs:.2f} s")
+    if "vectors" in out:
+        echo(f"embedded {out['vectors']} entries in {out['vector_seconds']:.2f} s "
+             f"({out['vectors_dropped']} stale vectors dropped)")
 
 
 @cli.command()

