@@ -497,12 +497,15 @@ def parse_arm(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
-            arms: list[tuple[str, dict[str, Any]]], keep_questions: bool = True) -> dict[str, Any]:
+            arms: list[tuple[str, dict[str, Any]]], keep_questions: bool = True,
+            embed: bool = False) -> dict[str, Any]:
     """Search-time settings side by side: each chat is curated once, then every question goes
     through the query graph once per arm, with the arm's [tree] settings, the query cache cleared
     and the importance its questions' answers recorded forgotten before the next arm (the verbatim
     curator leaves no signals, so every arm starts from the same memory). About as many searches as
-    one ``run`` per arm, but one curation: a 500K sweep of four arms in a fraction of four runs."""
+    one ``run`` per arm, but one curation: a 500K sweep of four arms in a fraction of four runs.
+    ``embed``: after curating, every entry's vector is computed (``memgrove reindex``'s warm-up, with
+    the first arm that ranks by meaning), timed, so that arm's latencies are those of a warm tree."""
     from memgrove.tree.cache import QueryCache
     from memgrove.tree.errors import MemgroveError
     from memgrove.tree.settings import TreeSettings
@@ -519,6 +522,7 @@ def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
             raise SystemExit(f"--compare {name}: {exc}") from None
     records: list[dict[str, Any]] = []
     latencies: dict[str, list[float]] = {n: [] for n in names}
+    embedded = {"entries": 0, "seconds": 0.0}
     for chat in chats:
         roles = {m.id: m.role for m in chat.messages}
         sessions = {m.id: m.session for m in chat.messages}
@@ -534,6 +538,13 @@ def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
                  "systems": {n: score(q, r(q.question).items, roles, sessions) for n, r in refs.items()}}
                 for q in chat.questions]
         try:
+            meaning = next((kw for _n, kw in arms if base.replace(**kw).semantic_weight > 0), None)
+            if embed and meaning is not None:
+                tree.settings = base.replace(**meaning)
+                t0 = time.perf_counter()
+                embedded["entries"] += tree.embed()[0]
+                embedded["seconds"] += time.perf_counter() - t0
+                log(f"  embedded the chat's entries in {time.perf_counter() - t0:.1f} s")
             with locomo.env_without("MEMGROVE_MODEL"):
                 for name, kw in arms:
                     tree.settings = base.replace(**kw)
@@ -559,6 +570,9 @@ def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
         "latency_ms": {n: rm.latency_summary(v) for n, v in latencies.items()},
         "data": {"questions": len(records), "by_type": {t: sum(1 for r in records if r["qtype"] == t) for t in TYPES}},
     }
+    if embedded["entries"]:
+        report["embedded"] = {"entries": embedded["entries"], "seconds": round(embedded["seconds"], 1),
+                              "ms_per_entry": round(1000 * embedded["seconds"] / embedded["entries"], 1)}
     if keep_questions:
         report["questions"] = [
             {"chat": r["chat"], "index": r["index"], "qtype": r["qtype"],
@@ -579,6 +593,11 @@ def render_compare(report: dict[str, Any]) -> str:
         lat = report["latency_ms"].get(s)
         L.append(f"| {s} | " + " | ".join(_pct(syst[s][OVERALL][k]) for k in RECALL_KEYS)
                  + (f" | {lat['p50']:.1f} |" if lat else " | |"))
+    if report.get("embedded"):
+        e = report["embedded"]
+        L += ["", f"Every entry's vector computed after curating (`--embed`, as `memgrove reindex` does): "
+              f"{e['entries']:,} entries in {e['seconds']:,.1f} s, {e['ms_per_entry']} ms each; the arms' "
+              "latencies are warm searches."]
     if len(names) > 1:
         L += ["", f"Paired against `{names[0]}` (mean difference in points, questions won / lost):", "",
               "| arm | " + " | ".join(PAIRED_KEYS) + " |", "|---|" + "---|" * len(PAIRED_KEYS)]
@@ -765,6 +784,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="search-time [tree] settings side by side, one arm per use (\"\" for the settings as "
                          "they are; the first arm is the reference): each chat curated once, every question "
                          "once per arm; writes beam[_tier]_compare.json/.md")
+    ap.add_argument("--embed", action="store_true",
+                    help="with --compare: compute every entry's vector after curating (memgrove reindex's "
+                         "warm-up, timed), so an arm with semantic_weight searches a warm tree")
     a = ap.parse_args(argv)
     if a.chats is not None and a.chats < 1:
         raise SystemExit("--chats must be at least 1")
@@ -786,7 +808,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     if arms is not None:
         body = compare(chats, variant=variant, prefetch_limit=a.prefetch_limit, arms=arms,
-                       keep_questions=not a.no_questions)
+                       keep_questions=not a.no_questions, embed=a.embed)
     else:
         body = run(chats, variant=variant, prefetch_limit=a.prefetch_limit, keep_questions=not a.no_questions)
     machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -810,7 +832,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             + ("" if a.variant == locomo.DEFAULT_VARIANT else f"_{a.variant}") \
             + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
             + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "") \
-            + ("_compare" if arms is not None else "")
+            + ("_compare" if arms is not None else "") + ("_embed" if arms is not None and a.embed else "")
         (a.out / f"{stem}.json").write_text(locomo.dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
         log(f"wrote {a.out / stem}.json and .md")

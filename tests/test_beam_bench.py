@@ -255,6 +255,19 @@ def test_compare_arms_match_separate_runs(data, tmp_path, monkeypatch):
     assert set(q) >= {"as is", "proximity_weight=0.6", "bm25-user-turns", "bm25-turns"}
 
 
+def test_compare_can_embed_every_entry_before_the_arms(data, tmp_path, monkeypatch):
+    """--embed computes every entry's vector after curating (the real model), so the arm that ranks by
+    meaning searches a warm tree; the warm-up's time is reported, and the arms score as without it."""
+    monkeypatch.delenv("MEMGROVE_MODEL", raising=False)
+    arms = ["--compare", "", "--compare", "semantic_weight=0.5"]
+    warm = beam.main(["--data", str(data), "--out", str(tmp_path)] + arms + ["--embed"])
+    md = (tmp_path / "beam_compare_embed.md").read_text()
+    assert warm["embedded"]["entries"] > 0 and "Every entry's vector computed after curating" in md
+    cold = beam.main(["--data", str(data), "--no-write"] + arms)
+    assert "embedded" not in cold
+    assert warm["systems"]["semantic_weight=0.5"] == cold["systems"]["semantic_weight=0.5"]
+
+
 def test_compare_refuses_what_it_cannot_vary(data):
     with pytest.raises(SystemExit, match="part_words is read when a chat is curated"):
         beam.main(["--data", str(data), "--no-write", "--compare", "", "--compare", "part_words=40"])
