@@ -138,7 +138,11 @@ class DerivedDb:
 
     def check(self) -> str | None:
         """Why the file is damaged, or None (``doctor``)."""
-        return damage_of(self._db, self.close, lambda db: db.execute(self.PROBE).fetchall() and None)
+        return damage_of(self._db, self.close, self._probe)
+
+    def _probe(self, db: sqlite3.Connection) -> None:
+        """Read every table (a schema that is not ``SCHEMA`` raises)."""
+        db.execute(self.PROBE).fetchall()
 
     def reset(self, why: str, *, notice: bool = True) -> None:
         """Start again from nothing (a damaged file cannot be repaired in place)."""

@@ -54,7 +54,8 @@ class Vectors(DerivedDb):
         return out
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> bool:
-        """Store vectors; False if the database took none (busy, full, read-only)."""
+        """Store vectors; False if storing failed (busy, full, read-only: each row is its own
+        statement, so some may be stored)."""
         rows = list(items)
         if not rows:
             return True
