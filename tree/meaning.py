@@ -18,13 +18,14 @@ MEANING_CHARS = 4000
 
 class Meaning:
     """Sentence embeddings of entries (state lives on ``ContextTree``: ``encoder``, ``vectors``)."""
-    _readable: Callable[[list[str]], dict[str, tuple[Entry, str]]]
+    _readable: Callable[..., dict[str, tuple[Entry, str]]]
 
-    def _meaning_texts(self, paths: list[str]) -> dict[str, str]:
+    def _meaning_texts(self, paths: list[str], read: dict | None = None) -> dict[str, str]:
         """What an entry's sentence embedding is made of: its title and indexed body (the model reads
-        the first 256 tokens, so the first ``MEANING_CHARS`` characters are plenty)."""
+        the first 256 tokens, so the first ``MEANING_CHARS`` characters are plenty). ``read``: the
+        search's entries read so far (``ContextTree._readable``)."""
         return {p: (e.title + "\n" + searchable(indexed_body(e, kind)))[:MEANING_CHARS].strip()
-                for p, (e, kind) in self._readable(paths).items()}
+                for p, (e, kind) in self._readable(paths, read).items()}
 
     def meaning_encoder(self) -> Encoder:
         """The sentence encoder of ``semantic_model``, loaded at first use (MemgroveError if absent)."""
@@ -32,11 +33,11 @@ class Meaning:
             self.encoder = load_encoder(self.settings.semantic_model)
         return self.encoder
 
-    def _cosines(self, query: str, paths: list[str]) -> dict[str, float]:
+    def _cosines(self, query: str, paths: list[str], read: dict | None = None) -> dict[str, float]:
         """The cosine between the question's sentence embedding and each entry's (``with_meaning``);
         entries' vectors come from ``vectors.db``, the missing ones are computed and kept."""
         encoder = self.meaning_encoder()
-        texts = self._meaning_texts(paths)
+        texts = self._meaning_texts(paths, read)
         if not texts:
             return {}
         q = encoder.encode([query])[0]

@@ -234,24 +234,20 @@ class ContextTree(WritePath, IndexSync, Meaning):
         own_score = {p: sc for p, sc, _ in raw}   # each entry's own match, for relevance and routing
         terms = self.engine.terms(query)
         idf = self.engine.idf(terms) if raw else {}
-        ranked = rank(query, raw, idf, limit, prof, RankingInputs(self.settings, self.catalog, self.signals,
-                                                                  self.root, self._clock, self._indexed_terms,
-                                                                  self._cosines))
+        # entries read once per search: the proximity lift, ranking by meaning and the hits below share them
+        read: dict[str, tuple[Entry, str] | None] = {}
+        ranked = rank(query, raw, idf, limit, prof, RankingInputs(
+            self.settings, self.catalog, self.signals, self.root, self._clock,
+            lambda paths: self._indexed_terms(paths, read), lambda q, paths: self._cosines(q, paths, read)))
         raw_by_path = ranked.lifted
         scored = ranked.order
         hits: list[Hit] = []
         for p, s in scored:
-            try:
-                text = self._read_disk(p)
-            except (InvalidPath, InvalidEntry):   # reached by a link: behind a symlink out of the tree, or not text
+            # a link can reach a path behind a symlink out of the tree, or a file that is not an entry
+            got = self._readable([p], read).get(p)
+            if got is None:
                 continue
-            if text is None:
-                continue
-            try:
-                e = entry_mod.parse(text, where=p)
-            except InvalidEntry:
-                continue
-            kind = "context" if is_context(p) else "entry"
+            e, kind = got
             text_for_excerpt = e.sections.get("Narrative") or e.body
             prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
@@ -264,25 +260,28 @@ class ContextTree(WritePath, IndexSync, Meaning):
             self.record_delivery([h.path for h in hits if h.kind == "entry"], profile=profile)
         return hits
 
-    def _readable(self, paths: list[str]) -> dict[str, tuple[Entry, str]]:
+    def _readable(self, paths: list[str], read: dict[str, tuple[Entry, str] | None] | None = None,
+                  ) -> dict[str, tuple[Entry, str]]:
         """Each entry that can be read and parsed, with its kind ("context" or "entry"); an entry
-        that is gone or unreadable is left out."""
-        out: dict[str, tuple[Entry, str]] = {}
+        that is gone or unreadable is left out. ``read`` keeps what was read (None: unreadable)
+        for the next call of the same search."""
+        read = {} if read is None else read
         for p in paths:
+            if p in read:
+                continue
+            read[p] = None
             try:
                 text = self._read_disk(p)
-                if text is None:
-                    continue
-                e = entry_mod.parse(text, where=p)
+                if text is not None:
+                    read[p] = (entry_mod.parse(text, where=p), "context" if is_context(p) else "entry")
             except (InvalidPath, InvalidEntry):
-                continue
-            out[p] = (e, "context" if is_context(p) else "entry")
-        return out
+                pass
+        return {p: got for p in paths if (got := read[p]) is not None}
 
-    def _indexed_terms(self, paths: list[str]) -> dict[str, list[list[str]]]:
+    def _indexed_terms(self, paths: list[str], read: dict | None = None) -> dict[str, list[list[str]]]:
         """The analyzed terms of what the index holds of each entry's title and content, each in order."""
         return {p: [analyze(e.title), analyze(indexed_content(e, kind, self.settings.content_cap))]
-                for p, (e, kind) in self._readable(paths).items()}
+                for p, (e, kind) in self._readable(paths, read).items()}
 
     def record_delivery(self, paths: list[str], *, profile: str | None = None) -> None:
         """Entries given to a user or an agent as evidence gain importance (product profile)."""
