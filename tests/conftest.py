@@ -14,10 +14,21 @@ import pytest
 
 from memgrove import Memory
 
-from helpers import engine_choice  # noqa: E402 - the suite's engine before any tree is opened
+from helpers import engine_choice, socket_origin  # noqa: E402 - the suite's engine before any tree is opened
 
 engine_choice.apply()
 engine_choice.export()
+socket_origin.install()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    socket_origin.report_to_pytest()     # after pytest's own hook is in place
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    socket_origin.running(item.nodeid)
 
 
 @pytest.fixture(autouse=True)
