@@ -72,8 +72,8 @@ HELP: dict[str, dict[str, str]] = {
                            "\"I prefer ...\") gains this x the top score x the share of the question it "
                            "matches, and stays past the gap filter (0..2)",
         "standing_rules": "while the user has at most this many standing rules (\"always ...\", \"never ...\"), "
-                          "all follow the best three hits of every search, matched or not; beyond, only those "
-                          "the search found (0..20; 0 = off)",
+                          "all follow the best three hits of every search, matched or not; beyond, those the search "
+                          "found and, with semantic_weight set, the one closest in meaning (0..20; 0 = off)",
         "profile": 'ranking profile: "product" (importance, recency and maturity reorder '
                    'near-ties) or "benchmark" (relevance alone)',
         "excerpt_chars": "length of the excerpt a search hit shows",

@@ -16,6 +16,9 @@ from click.testing import CliRunner
 from memgrove import Memory, MemgroveError
 from memgrove.cli import cli
 from memgrove.tree import embedding
+from memgrove.tree import standing
+from memgrove.tree.catalog import Traits
+from memgrove.tree.ranking import rules_for
 from memgrove.tree.search import with_meaning
 from memgrove.tree.vectors import Vectors, key_of
 
@@ -107,6 +110,43 @@ def test_an_entry_that_says_it_in_other_words_comes_first(home):
         hits = m.search(QUESTION)
         assert hits[0].score >= hits[1].score                  # scores stay best first
         assert hits[0].coverage < hits[1].coverage == 1.0      # each hit keeps its own match (routing reads it)
+
+
+def test_beyond_the_rules_it_may_bring_a_search_brings_the_one_closest_in_meaning():
+    rules = ["r1", "r2", "r3", "r4"]                   # the latest first
+    found = [("a", 0.9), ("r3", 0.5), ("b", 0.4)]
+    traits = {p: Traits(None, False, False, "user", p, standing.RULE if p.startswith("r") else 0)
+              for p in ("a", "b", *rules)}
+    near = {"r1": -0.2, "r2": 0.61, "r4": 0.3, "r3": 0.1}
+    assert rules_for(found, traits, rules, 2) == ["r3"]                 # without meaning: the ones it found
+    assert rules_for(found, traits, rules, 2, near) == ["r3", "r2"]     # and the closest in meaning, last
+    assert rules_for(found, traits, rules, 1, near) == ["r2"]           # which takes the last place
+    assert rules_for(found, traits, rules, 2, {"r3": 0.9, "r2": 0.5}) == ["r3"]   # found already
+    assert rules_for(found, traits, rules, 2, {"r1": -0.1, "r2": 0.0}) == ["r3"]  # no meaning in common
+    assert rules_for(found, traits, rules, 4, near) == rules            # at most the limit: all of them
+    assert rules_for(found, traits, rules, 0, near) == []
+
+
+def test_a_rule_said_in_other_words_than_the_question_comes_with_it(tmp_path: Path):
+    def msg(i: int, role: str, text: str) -> dict:
+        return {"id": str(i), "speaker": role, "role": role, "text": text, "session": "s1", "time": "2024-03-15"}
+    talk = [msg(1, "user", "Always mention the connection limits when I ask about Postgres."),
+            msg(2, "assistant", "Noted."),
+            msg(3, "user", "Never order ramen for the team lunch."),
+            msg(4, "assistant", "Understood."),
+            msg(5, "user", "The orders database has one primary and two replicas."),
+            msg(6, "assistant", "Good setup."),
+            msg(7, "user", "The database backups run nightly at two.")]
+    question = "How should I set up the database?"       # no word of the rule's: "Postgres" means it
+    rule = "conversations/c1/s1/1.md"
+    for weight in (0.0, 0.5):
+        with Memory.open(tmp_path / str(weight), create=True, durable=False, standing_rules=1,
+                         semantic_weight=weight) as m:
+            m.tree.encoder = ConceptEncoder()
+            m.ingest(conversation={"id": "c1", "messages": talk})
+            got = [h.path for h in m.search(question) if h.kind == "entry"]
+            assert got and ("conversations/c1/s1/3.md" not in got)   # the other rule: unrelated
+            assert (rule in got) == (weight > 0), got
 
 
 def test_vectors_are_kept_between_searches_and_processes(home):
