@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -89,9 +90,9 @@ def test_enormous_file_is_not_read_into_memory(small, tmp_path) -> None:
     f = tmp_path / "huge.log"
     with f.open("wb") as fh:
         fh.truncate(8 * 1024**3)   # sparse: 8 GiB that take no disk
-    start = time.perf_counter()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux
     assert_rejected(small, files_of(small), InvalidInput, "huge.log is 8,589,934,592 bytes", files=[f])
-    assert time.perf_counter() - start < 2
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 256 * 1024   # never read in
 
 
 def test_enormous_text(small) -> None:
@@ -186,11 +187,11 @@ def test_alias_bomb_in_hand_written_entry(seeded) -> None:
     bomb = seeded.home / "tree/auth/jwt/bomb.md"
     bomb.write_text(BOMB)
     before = files_of(seeded)
-    start = time.perf_counter()
+    start = time.process_time()        # CPU seconds: an expanded bomb takes minutes of them
     assert seeded.search("lol") == []
     assert seeded.search("refresh")[0].path == "auth/jwt/rotation.md"
     rep = seeded.doctor()
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert any(p.startswith("auth/jwt/bomb.md") and "not allowed" in p for p in rep.problems)
     with pytest.raises(BatchRejected) as info:
         seeded.curate([{"op": "UPDATE", "path": "auth/jwt/bomb.md", "content": "x", "reason": "r"}])

@@ -1,8 +1,9 @@
 """Bounded input and bounded time: curate writes nothing the reader refuses, no batch is
 larger than ``max_input_bytes``, and adversarial text or queries finish in bounded time.
 
-Timing asserts are generous (a loaded 2-core machine); where it can, a test asserts on the
-bounded work itself (how much of the text is scanned, which query clauses are built).
+Where it can, a test asserts on the bounded work itself (how much of the text is scanned, which
+query clauses are built). Elsewhere it bounds the CPU time this process spent, not the wall
+clock: CPU time hardly moves when other processes load the machine, the wall clock does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from memgrove.tree import whoosh_engine
 from memgrove.tree.errors import MemgroveError
 from memgrove.tree.frontmatter import MAX_FRONTMATTER_BYTES
 
-SLOW = 5.0  # seconds: every case here takes well under 1 s; the old code took 4 s to minutes
+SLOW = 5.0  # CPU seconds: every case here takes well under 1 s; the old code took 12 s to minutes
 
 
 def op(kind: str, path: str, **fields: Any) -> dict[str, Any]:
@@ -37,9 +38,10 @@ def op(kind: str, path: str, **fields: Any) -> dict[str, Any]:
 
 
 def timed(fn):
-    start = time.perf_counter()
+    """``(fn(), CPU seconds this process spent on it)``, every thread of it included."""
+    start = time.process_time()
     out = fn()
-    return out, time.perf_counter() - start
+    return out, time.process_time() - start
 
 
 def source(i: int) -> dict[str, str]:

@@ -319,9 +319,9 @@ def test_searches_go_on_while_another_process_reindexes(tmp_path, children):
         rebuilder = spawn(children, "reindex", {"home": str(home), "pause": True}, tmp_path, "reindex")
         rebuilder.wait_line("PAUSED")
         for reader in (warm, Memory.open(home, durable=False, lock_timeout=2)):
-            t0 = time.monotonic()
-            hits = reader.search("rotating refresh tokens")  # LockTimeout if it waits for the writer
-            assert hits and time.monotonic() - t0 < 5.0
+            # the paused rebuild holds the lock for good: a reader that waited for it raises LockTimeout
+            hits = reader.search("rotating refresh tokens")
+            assert hits
         rebuilder.kill()
         with Memory.open(home, durable=False, lock_timeout=2) as after:
             assert after.search("rotating refresh tokens")

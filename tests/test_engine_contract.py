@@ -271,9 +271,9 @@ def test_a_huge_query_costs_a_bounded_time(engine) -> None:
     rng = random.Random(3)
     huge = " ".join("".join(rng.choices("abcdefghij", k=rng.randint(3, 12))) for _ in range(20_000))
     for expand in ("none", "fuzzy", "prefix"):
-        start = time.perf_counter()
+        start = time.process_time()    # CPU seconds (every thread of this process): load does not move them
         engine.search(huge + " " + "x" * 100_000, boosts=BOOSTS, limit=10, expand=expand)
-        assert time.perf_counter() - start < 5.0, expand
+        assert time.process_time() - start < 5.0, expand
 
 
 class RecordingSearcher:
@@ -370,9 +370,9 @@ def test_tantivy_killed_mid_commit_leaves_a_usable_or_rebuildable_index(tmp_path
         assert e.count() == len(CORPUS)
         e.remove_leftovers()
     # tantivy's writer lock died with the process: a new writer commits at once
-    start = time.perf_counter()
+    start = time.monotonic()
     e.write(replace=[IndexDoc("after.md", "entry", "survivor", "after the kill", "", "")])
-    assert time.perf_counter() - start < 5.0
+    assert time.monotonic() - start < 30.0     # a hang guard: a lock that outlived its holder never frees
     assert paths(e.search("survivor", boosts=BOOSTS, limit=5)) == ["after.md"]
     assert (folder / ".tantivy-writer.lock").exists()  # the file stays; its lock does not
 

@@ -64,7 +64,6 @@ def test_second_identical_query_is_tier0_cached(runner):
     second = ask_json(runner, QUESTIONS["direct"])
     assert (second["tier"], second["cached"]) == (0, True)
     assert (second["text"], second["sources"]) == (first["text"], first["sources"])
-    assert second["latency_ms"] < first["latency_ms"]
 
 
 def tier_line(stdout: str) -> str:

