@@ -251,6 +251,9 @@ def test_racing_writers_never_overwrite_or_lose_an_update(tmp_path, children):
         assert mem.doctor().ok
 
 
+OPENS = 150
+
+
 def test_a_commit_in_another_process_never_looks_like_a_broken_index(tmp_path, children):
     """Each commit replaces the index's table of contents (Whoosh's TOC, tantivy's meta.json) and
     deletes files of the old one: opening the index in that instant must retry, not report the index broken (which sends the reader to the writer lock to rebuild it)."""
@@ -258,12 +261,15 @@ def test_a_commit_in_another_process_never_looks_like_a_broken_index(tmp_path, c
     with Memory.open(home, create=True, durable=False) as mem:
         mem.curate([{"op": "ADD", "path": "churn/notes/first.md", "content": "churn note", "reason": "seed"}])
         folder, engine_type = mem.tree.engine.folder, type(mem.tree.engine)
-    writer = spawn(children, "churn", {"home": str(home), "n": 400, "seconds": 7},
+    stop = tmp_path / "stop-churning"
+    # the writer commits until the reader has opened the index OPENS times: as many opens fall
+    # amid commits on a fast machine as on a loaded one (no rate is assumed)
+    writer = spawn(children, "churn", {"home": str(home), "n": 1_000_000, "seconds": 300, "stop_file": str(stop)},
                    tmp_path, "churn")
     writer.wait_line("START")
     failures: list[str] = []
     opened = 0
-    while writer.proc.poll() is None:
+    while writer.proc.poll() is None and opened < OPENS:
         engine = engine_type(folder)  # a cold reader, as every CLI call is
         opened += 1
         try:
@@ -275,8 +281,10 @@ def test_a_commit_in_another_process_never_looks_like_a_broken_index(tmp_path, c
             failures.append(str(exc))
         finally:
             engine.close()
-    writer.finish(10)
-    assert opened > 100
+    stop.touch()
+    writer.finish(30)
+    commits = len((home / ".memgrove" / "journal" / "journal.jsonl").read_text().splitlines())
+    assert opened == OPENS and commits > 10, (opened, commits)
     assert failures == [], f"{len(failures)} of {opened} opens failed, e.g. {failures[0]}"
 
 
@@ -467,20 +475,18 @@ def test_held_lock_times_out_writers_but_not_readers(tmp_path, children):
         with pytest.raises(LockTimeout) as err:
             mem.curate([{"op": "ADD", "path": "lock/notes/blocked.md", "content": "x", "reason": "blocked"}])
         waited = time.monotonic() - t0
-        assert 0.45 <= waited < 3.0, waited
+        assert 0.45 <= waited < 30, waited      # it waited out lock_timeout, and not the holder's 60 s
         msg = str(err.value)
         assert f"process {holder.pid}" in msg and "0.5 s" in msg, msg
         assert not mem.tree.exists("lock/notes/blocked.md")
 
-        # readers are never blocked by the writer, even when the index needs catching up
-        t0 = time.monotonic()
+        # readers are never blocked by the writer, even when the index needs catching up (one
+        # that waited for the lock would raise LockTimeout after lock_timeout)
         hits = mem.search("rotating refresh tokens")
-        assert hits and time.monotonic() - t0 < 2.0
+        assert hits
         edited = mem.tree.root / "lock/notes/n_0.md"
         edited.write_text(edited.read_text() + "\nhand edited while locked\n", encoding="utf-8")
-        t0 = time.monotonic()
-        assert mem.search("rotating refresh tokens")
-        assert time.monotonic() - t0 < 2.0, "a search waited for the writer lock"
+        assert mem.search("rotating refresh tokens")     # LockTimeout had it waited for the writer
     holder.kill()
 
 

@@ -99,7 +99,7 @@ def test_sigkill_mid_curation_loses_nothing_acknowledged(tmp_path: Path):
 
     threads = [threading.Thread(target=writer)]
     threads[0].start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120   # a wait for 8 writes, not a rate
     while len(acked) < 8 and time.monotonic() < deadline:
         time.sleep(0.01)
     os.kill(srv.process.pid, signal.SIGKILL)

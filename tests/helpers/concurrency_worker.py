@@ -186,8 +186,9 @@ def churn(args: dict) -> None:
     with Memory.open(args["home"], durable=False) as mem:
         _mark("START")
         deadline = time.monotonic() + args["seconds"]
+        stop = args.get("stop_file")
         for i in range(args["n"]):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (stop and os.path.exists(stop)):
                 break
             mem.curate([{"op": "UPSERT", "path": f"churn/notes/e_{i % 40}.md", "content": f"churn note {i}",
                          "reason": "churn"}])
