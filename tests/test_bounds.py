@@ -215,6 +215,22 @@ def test_questions_scan_a_bounded_prefix(monkeypatch) -> None:
     assert seen and max(seen) <= questions.SCAN_CHARS
 
 
+def test_an_excerpt_looks_through_a_bounded_prefix(mem: Memory) -> None:
+    """A hand-placed 12 MB entry: each search scanned all of it for the excerpt (12 s a search)."""
+    from memgrove.tree.search import EXCERPT_SCAN, excerpt
+
+    text = "x " * 6_000_000 + "needle in the far end"
+    shown = excerpt(text, ["needl"], 80)
+    assert "needle" not in shown and shown.startswith("x x") and shown.endswith("…")
+    assert "needle" in excerpt(text[:EXCERPT_SCAN // 2] + "needle here", ["needl"], 80)
+    target = mem.home / "tree" / "hand" / "placed" / "huge.md"
+    target.parent.mkdir(parents=True)
+    target.write_text("# Huge hand placed file\n\n" + text, encoding="utf-8")
+    hits, took = timed(lambda: mem.search("huge hand placed"))
+    assert [h.path for h in hits] == ["hand/placed/huge.md"] and hits[0].excerpt.endswith("x …")
+    assert took < SLOW
+
+
 def test_duplicate_headings_parse_in_linear_time() -> None:
     body = "\n".join("## Same\n\nx" for _ in range(20_000))
     (sections, took) = timed(lambda: entry_mod.split_sections(body))
