@@ -7,10 +7,12 @@ import re
 import tempfile
 from pathlib import Path
 
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgrove import BatchRejected, Entry, InvalidPath, JournalError, Memory, OperationConflict
+from memgrove.tree import frontmatter
 from memgrove.tree.catalog import scan
 from memgrove.tree.entry import FIELD_ORDER, parse, serialize
 from memgrove.tree.paths import normalize_entry_path, normalize_folder
@@ -105,6 +107,29 @@ def test_frontmatter_round_trip(e: Entry) -> None:
     assert back == e
     assert serialize(back) == text
     assert text.split("---\n", 2)[2].startswith("# ")
+
+
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+yaml_value = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), any_text),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3)
+                          | st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), inner, max_size=3),
+                          max_leaves=8)
+
+
+plain_key = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_ .-]{0,10}", fullmatch=True)
+
+
+@FAST
+@given(st.dictionaries(plain_key | any_text, yaml_value, max_size=6))
+def test_libyaml_writes_what_the_pure_python_dumper_writes(data: dict) -> None:
+    """Frontmatter is written by libyaml's emitter for speed; the text (and any refusal) must be
+    byte for byte what PyYAML's own emitter writes, or every entry's diff would change."""
+    def text_or_error(dumper: type) -> str:
+        try:
+            return frontmatter.dump(data, dumper=dumper)
+        except yaml.YAMLError as exc:
+            return type(exc).__name__
+    assert text_or_error(None) == text_or_error(frontmatter._Dumper)
 
 
 # -- random operation sequences ---------------------------------------------------------

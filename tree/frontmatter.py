@@ -93,14 +93,42 @@ def _str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
-_Dumper.add_representer(list, _flow_list)
-_Dumper.add_representer(tuple, _flow_list)
-_Dumper.add_representer(str, _str)
+if hasattr(yaml, "CSafeDumper"):
+    class _FastDumper(yaml.CSafeDumper):  # libyaml's emitter, the same representers: the same text, ~4x faster
+        def ignore_aliases(self, data):
+            return True
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FastDumper = _Dumper
+
+for _dumper in {_Dumper, _FastDumper}:
+    _dumper.add_representer(list, _flow_list)
+    _dumper.add_representer(tuple, _flow_list)
+    _dumper.add_representer(str, _str)
 
 
-def dump(data: dict[str, Any]) -> str:
-    """Serialize in the given key order, one key per line."""
+# The emitters differ on some keys (PyYAML writes an empty key as "? ''", a "\r" key as '"\r"' where
+# libyaml writes "? ...") and on characters past U+FFFF (an emoji: libyaml escapes it as "\U0001F600",
+# PyYAML writes it as it is). Data with neither goes to libyaml: no other difference was found.
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .-]{0,63}", re.ASCII)
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def _libyaml_same(value: Any) -> bool:
+    if isinstance(value, str):
+        return not _ASTRAL.search(value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _PLAIN_KEY.fullmatch(k) and _libyaml_same(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_libyaml_same(v) for v in value)
+    return True
+
+
+def dump(data: dict[str, Any], *, dumper: type | None = None) -> str:
+    """Serialize in the given key order, one key per line. libyaml's emitter writes it unless
+    ``dumper`` says otherwise; its text is PyYAML's own, byte for byte (a property test holds it)."""
     if not data:
         return ""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+    if dumper is None:
+        dumper = _FastDumper if _libyaml_same(data) else _Dumper
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False,
                      allow_unicode=True, width=10**9)
