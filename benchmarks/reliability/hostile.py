@@ -10,7 +10,8 @@ accepted and land *inside* the tree as an entry that reads back and is found by
 search. "Unexpected" is: any other exception, a traceback, "unexpected" in CLI
 output, a raw terminal escape printed, markup interpreted, a file written
 outside the tree, two different inputs landing in one entry, or a case taking
-more than ``--slow`` seconds (a case is killed at ``--case-timeout``).
+more than ``--slow`` seconds plus the time its entries take to write (``pace.py``: a
+5,000-section file is 5,000 entries, and may take what they cost on this machine).
 
 API and tool cases run in a worker process that reports each case on one line;
 a worker stuck on a case is killed and a new one continues after it.
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import MEMGROVE, SectionResult, child_args, child_env, cli_repro, run
+from .pace import CALIBRATION_ENTRIES, ENTRY_MARGIN, LARGEST_CASE_ENTRIES, allowed, entries_in, seconds_per_entry
 
 SECTION = "hostile"
 ESCAPE_DIR = "/tmp/mg-hostile-escape"
@@ -404,11 +406,13 @@ def _one_case(case: dict[str, Any], template: Path, scratch: Path) -> dict[str, 
     from memgrove import Memory
 
     root = fresh_copy(template, scratch)
+    before = entries_in(root)
     mem = Memory.open(root, lock_timeout=5)
     tools = {t.name: t for t in mem.tools()} if case["surface"].startswith("tool_") else {}
     t0 = time.monotonic()
     r = api_case(mem, tools, case, scratch / "inputs")
     r["seconds"] = time.monotonic() - t0
+    r["entries"] = entries_in(root) - before
     if r.get("status") == "accepted":
         rep = mem.doctor()
         if not rep.ok:
@@ -424,11 +428,13 @@ ESCAPES = ("\x1b", "\x9b", "\x07")
 ARG_MAX = 30_000   # one command-line argument may not exceed 128 KiB (4-byte characters included)
 
 
-def cli_case(template: Path, scratch: Path, case: dict[str, Any], timeout: float) -> tuple[list[str], float, str]:
+def cli_case(template: Path, scratch: Path, case: dict[str, Any], timeout: float) -> tuple[list[str], float, str, int]:
     root = fresh_copy(template, scratch)
     inputs = scratch / "inputs"
+    before = entries_in(root)
     problems, secs, repro = _cli_case(root, case, inputs, timeout)
-    return problems + [f"written outside the tree: {p}" for p in outside_files(scratch)], secs, repro
+    return (problems + [f"written outside the tree: {p}" for p in outside_files(scratch)], secs, repro,
+            entries_in(root) - before)
 
 
 def _cli_case(root: Path, case: dict[str, Any], inputs: Path, timeout: float) -> tuple[list[str], float, str]:
@@ -558,14 +564,14 @@ def _api_outcomes(base: Path, api: list[dict], template: Path, case_timeout: flo
                         continue
                     c = api[d["i"]]
                     outcomes.append((c, d.get("status", "?"), d.get("problems", []), d["seconds"],
-                                     repro + shlex.quote(c["id"])))
+                                     repro + shlex.quote(c["id"]), d.get("entries", 0)))
                     current, start = None, d["i"] + 1
                 if proc.poll() is not None:
                     if current is not None:   # died inside a case
                         c = api[current]
                         outcomes.append((c, "unexpected", [f"the process died ({proc.returncode}) in this case: "
                                          f"{(base / 'worker.stderr').read_text()[-200:]}"], time.monotonic() - since,
-                                         repro + shlex.quote(c["id"])))
+                                         repro + shlex.quote(c["id"]), 0))
                         start = current + 1
                     elif not progressed:
                         raise RuntimeError(f"hostile worker failed: {(base / 'worker.stderr').read_text()[-300:]}")
@@ -573,7 +579,7 @@ def _api_outcomes(base: Path, api: list[dict], template: Path, case_timeout: flo
                 if current is not None and time.monotonic() - since > case_timeout + 60:
                     c = api[current]
                     outcomes.append((c, "hang", [f"no answer within {case_timeout:g} s (killed)"], case_timeout,
-                                     repro + shlex.quote(c["id"])))
+                                     repro + shlex.quote(c["id"]), 0))
                     start = current + 1
                     break
         finally:
@@ -588,7 +594,7 @@ def run_section(work: Path, *, seed: int, limit: int, case_timeout: float, slow:
     from memgrove import Memory
 
     res = SectionResult(SECTION, columns=["surface", "cases", "accepted", "rejected cleanly", "unexpected",
-                                          f"over {slow:g} s", "slowest s"])
+                                          "over their bound", "slowest s", "most entries written"])
     base = work / SECTION
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
@@ -601,6 +607,9 @@ def run_section(work: Path, *, seed: int, limit: int, case_timeout: float, slow:
         mem.curate([{"op": "ADD", "path": "hostile/base/one.md", "content": "base entry one", "reason": "seed"},
                     {"op": "ADD", "path": "hostile/base/two.md", "content": "base entry two", "reason": "seed"}])
         mem.search("base entry")
+    per_entry = seconds_per_entry(template, base / "pace")
+    # a case is killed once even the largest input of the corpus would be over its bound
+    case_timeout = max(case_timeout, allowed(slow, per_entry, LARGEST_CASE_ENTRIES))
     corpus = build_corpus(seed)
     cases = corpus[:limit] if limit else corpus
     if only:
@@ -619,38 +628,45 @@ def run_section(work: Path, *, seed: int, limit: int, case_timeout: float, slow:
     starts = sorted(run([MEMGROVE, "--version"], timeout=60).seconds for _ in range(3))
     cli_slow = slow + max(1.0, 2 * starts[1])
     for c in (c for c in cases if c["surface"].startswith("cli_")):
-        problems, secs, repro = cli_case(template, base / "cli_case", c, max(case_timeout, cli_slow + 1))
-        outcomes.append((c, "unexpected" if problems else "ok", problems, max(0.0, secs - (cli_slow - slow)), repro))
+        problems, secs, repro, entries = cli_case(template, base / "cli_case", c, case_timeout + cli_slow - slow)
+        outcomes.append((c, "unexpected" if problems else "ok", problems, max(0.0, secs - (cli_slow - slow)), repro,
+                         entries))
     print(f"   hostile: {len(cases) - len(api)} CLI cases in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     if Path(ESCAPE_DIR).exists():
         res.fail("written outside the tree", ESCAPE_DIR, "run the hostile corpus (abs_tmp cases)")
 
     per: dict[str, dict[str, Any]] = {}
-    for c, status, problems, secs, repro in outcomes:
+    for c, status, problems, secs, repro, entries in outcomes:
         row = per.setdefault(c["surface"], {"n": 0, "accepted": 0, "rejected": 0, "unexpected": 0, "slow": 0,
-                                            "max": 0.0})
+                                            "max": 0.0, "entries": 0})
         row["n"] += 1
         row["max"] = max(row["max"], secs)
-        if secs > slow:
+        row["entries"] = max(row["entries"], entries)
+        bound = allowed(slow, per_entry, entries)
+        if secs > bound:
             row["slow"] += 1
-            problems = problems + [f"took {secs:.1f} s"]
+            problems = problems + [f"took {secs:.1f} s (bound {bound:.1f} s for {entries} entries written)"]
         if problems:
             row["unexpected"] += 1
-            item = _item_for(" ".join(problems), c, secs, slow)
-            res.fail("unexpected" if secs <= slow else "slow", f"{c['id']}: {'; '.join(problems)}", repro, item)
+            item = _item_for(" ".join(problems), c, secs, bound)
+            res.fail("unexpected" if secs <= bound else "slow", f"{c['id']}: {'; '.join(problems)}", repro, item)
         elif status == "rejected":
             row["rejected"] += 1
         else:
             row["accepted"] += 1
     for s in sorted(per):
         r = per[s]
-        res.rows.append([s, r["n"], r["accepted"], r["rejected"], r["unexpected"], r["slow"], f"{r['max']:.2f}"])
+        res.rows.append([s, r["n"], r["accepted"], r["rejected"], r["unexpected"], r["slow"], f"{r['max']:.2f}",
+                         r["entries"]])
     res.summary.update(unexpected=sum(r["unexpected"] for r in per.values()),
-                       slow=sum(r["slow"] for r in per.values()))
+                       slow=sum(r["slow"] for r in per.values()), ms_per_entry=round(per_entry * 1000, 2))
     res.notes.append(f"{len(outcomes)} cases of a corpus of {len(corpus)} (seeded order), each on a fresh copy of "
-                     f"a small memory; a case is killed after {case_timeout:g} s. CLI times are given "
+                     f"a small memory; a case is killed after {case_timeout:.0f} s. CLI times are given "
                      f"less {cli_slow - slow:.1f} s: twice the interpreter's start (`memgrove --version`, "
-                     f"{starts[1]:.2f} s here), at least 1 s.")
+                     f"{starts[1]:.2f} s here), at least 1 s. A case may take {slow:g} s plus {ENTRY_MARGIN:g} x "
+                     f"{per_entry * 1000:.1f} ms for each entry it wrote: the median time per entry of curating "
+                     f"a file of {CALIBRATION_ENTRIES} one-line sections, measured at the start of this run "
+                     "(benchmarks/reliability/pace.py: a 5,000-section file is 5,000 entries, linear, not slow).")
     return res
 
 

@@ -1,0 +1,57 @@
+"""How long this machine, now, takes to write one entry: the honest bound of a large legitimate input.
+
+A hostile input may be large and still legitimate: a markdown file of 5,000 one-line sections is
+5,000 entries, each a file written, indexed and listed in its folder's ``context.md``. What such a
+case must show is that its cost is the cost of its entries (linear), not that 5,000 entries fit in
+the 2 s a single bad field gets. So a case may take ``--slow`` seconds plus ``ENTRY_MARGIN`` times
+the time per entry measured at the start of the section, on the same memory, for every entry it
+wrote; a case that does more work per entry than curating plain sections is still reported slow.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+ENTRY_MARGIN = 3.0       # x the measured time per entry: room for larger entries and a busier minute
+CALIBRATION_ENTRIES = 300
+# the largest input of the corpus (cli_ops:huge_list) writes 20,000 entries: a case is killed only
+# once even that many would be over its bound
+LARGEST_CASE_ENTRIES = 20_000
+
+
+def entries_in(root: Path) -> int:
+    """Entry files in a project's tree (context files left out)."""
+    from memgrove.tree.catalog import scan
+    from memgrove.tree.paths import is_entry_file
+
+    return sum(1 for p in scan(root / ".memgrove" / "tree") if is_entry_file(p))
+
+
+def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
+    """Median over ``runs`` of the wall time per entry of curating a file of ``CALIBRATION_ENTRIES``
+    one-line sections into a fresh copy of ``template`` (what the largest hostile files are)."""
+    import shutil
+
+    from memgrove import Memory
+
+    source = scratch / "pace.md"
+    scratch.mkdir(parents=True, exist_ok=True)
+    source.write_text("".join(f"## Section {i}\nline {i}\n" for i in range(CALIBRATION_ENTRIES)), encoding="utf-8")
+    times = []
+    for r in range(runs):
+        root = scratch / f"pace{r}"
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(template, root, symlinks=True)
+        with Memory.open(root) as mem:
+            t0 = time.monotonic()
+            written = len(mem.ingest(files=[source]))
+            times.append((time.monotonic() - t0) / max(1, written))
+        shutil.rmtree(root, ignore_errors=True)
+    return statistics.median(times)
+
+
+def allowed(slow: float, per_entry: float, entries: int) -> float:
+    """Seconds a case that wrote ``entries`` entries may take."""
+    return slow + ENTRY_MARGIN * per_entry * max(0, entries)
