@@ -175,6 +175,12 @@ class WritePath:
             fabs = self.root / folder
             ctx_rel = f"{folder}/{CONTEXT_FILE}"
             text = contexts.render(fabs, folder, overrides.get(folder), now, self._listed(folder))
+            link = self.root / ctx_rel
+            if link.is_symlink():
+                # a symlink where the context file belongs (dangling, or leading out of the tree)
+                # is removed, never written through; the folder itself must be inside the tree
+                resolve_inside(self.root, folder)
+                link.unlink()
             if text is None:
                 self._write_file(ctx_rel, None, later)
                 try:
@@ -184,7 +190,7 @@ class WritePath:
                         later.folders[fabs.parent] = None
                 except OSError:
                     pass
-            elif self._read_disk(ctx_rel) != text:
+            elif not self._holds(ctx_rel, text):
                 # synced before its rename (an overview is in no journal), its folder once below
                 self._write_file(ctx_rel, text, later)
             else:
