@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import ReadOnlyView, checkpoint, connect, current, damage_of, is_damage
+from .sqlite import NO_WRITES, ReadOnlyView, checkpoint, connect, current, damage_of, is_damage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -219,7 +219,7 @@ class Catalog:
                 raise
             db = None
         if isinstance(db, ReadOnlyView):
-            raise sqlite3.OperationalError(f"{self.file} cannot be reset: the disk takes no writes")
+            raise sqlite3.OperationalError(f"{self.file} cannot be reset: {NO_WRITES}")
         if db is not None and not force:
             try:
                 # damage can leave a file that opens but has lost a column: probe every one

@@ -125,8 +125,9 @@ def reason_of(exc: BaseException) -> str | None:
     if isinstance(exc, OSError):
         return _REASONS.get(exc.errno)  # type: ignore[arg-type]
     if isinstance(exc, sqlite3.OperationalError) and unwritable(exc):
-        # a view of a full disk's file also answers "readonly": say what the user can fix
-        return "the disk is full" if "readonly" not in str(exc) else "the disk takes no writes (full or read-only)"
+        # a write through a view of a full disk's file fails as "readonly" too
+        return "the disk is full" if getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" else \
+            "the disk takes no writes (full or read-only)"
     return None
 
 

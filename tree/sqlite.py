@@ -38,12 +38,14 @@ def current(db: sqlite3.Connection, write: bool = False) -> bool:
     return not isinstance(db, ReadOnlyView) or (not write and time.monotonic() - db.opened_at < VIEW_SECONDS)
 
 
+NO_WRITES = "the disk takes no writes"   # in the errors memgrove raises for a full or read-only disk
+
+
 def unwritable(exc: BaseException) -> bool:
     """SQLite could not write: the disk is full (``SQLITE_FULL``, or an I/O error growing its
     WAL or shared-memory file) or the database is read-only; never damage or a busy file."""
     name = getattr(exc, "sqlite_errorname", None) or ""
-    return name == "SQLITE_FULL" or name.startswith(("SQLITE_IOERR", "SQLITE_READONLY")) \
-        or "disk is full" in str(exc) or "readonly" in str(exc)
+    return name == "SQLITE_FULL" or name.startswith(("SQLITE_IOERR", "SQLITE_READONLY")) or NO_WRITES in str(exc)
 
 
 def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
@@ -104,7 +106,7 @@ def _connect_read_only(file: Path) -> ReadOnlyView:
     database cannot otherwise be opened without its -shm file). On a full disk a writer may
     come back with the space: the view is short-lived (``current``) and never reset."""
     if not file.exists():
-        raise sqlite3.OperationalError(f"{file} does not exist and cannot be created (the disk takes no writes)")
+        raise sqlite3.OperationalError(f"{file} does not exist and cannot be created ({NO_WRITES})")
     db = sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None, factory=ReadOnlyView)
     db.opened_at = time.monotonic()
     return db
@@ -119,14 +121,15 @@ def checkpoint(db: sqlite3.Connection, file: Path) -> None:
             return
     except OSError:
         return
-    timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
     try:
+        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
         db.execute("PRAGMA busy_timeout=0")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(timeout)}")
     except sqlite3.Error:
         pass
-    finally:
-        db.execute(f"PRAGMA busy_timeout={int(timeout)}")
 # SQLite's messages for a file that is not (or no longer) what the schema says; "database
 # is locked", "disk I/O error", "unable to open", "readonly" are not damage and never reset
 _SCHEMA_DAMAGE = ("no such table", "no such column", "table ", "malformed")
