@@ -43,13 +43,14 @@ def fill(folder: Path) -> Path:
     """Take every free byte of the file system holding ``folder``: one large file, its last
     ``SMALL`` pages then handed to files of a page each (``free_pages`` frees them one by one)."""
     filler = folder / "filler.bin"
-    with filler.open("wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:   # unbuffered: nothing is left to flush (and fail) at close
+        while os.write(fd, b"\0" * 65536):
             pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     size = filler.stat().st_size
     os.truncate(filler, max(0, size - SMALL * PAGE))
     for i in range(SMALL * 2):
