@@ -229,7 +229,7 @@ class WritePath:
                     if leftovers:
                         self.engine.remove_leftovers()
                 except NotWritable as exc:
-                    self.notice(f"an interrupted batch could not be finished now ({exc}); "
+                    self.notice(f"an interrupted batch could not be finished now ({reason_of(exc.__cause__) or exc}); "
                                 "the next write finishes it")
 
     def _recover_locked(self) -> None:
