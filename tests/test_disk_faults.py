@@ -3,15 +3,15 @@ readers go on answering, and the lock is never lost inside the process."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memgrove import Memory, NotWritable
 from memgrove.tree.writer_lock import WriterLock
+
+from helpers.full_disk import fill, free, small_disk as mount_small_disk
 
 SEED = [{"op": "ADD", "path": f"ops/runbooks/r{i}.md", "title": f"Runbook {i}",
          "content": f"Runbook {i}: restart the ingest worker number {i} with the drain flag.", "reason": "seed"}
@@ -21,40 +21,8 @@ SEED = [{"op": "ADD", "path": f"ops/runbooks/r{i}.md", "title": f"Runbook {i}",
 @pytest.fixture
 def small_disk(tmp_path: Path):
     """A 6 MB tmpfs of our own (root only; skipped where mounting is not allowed)."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root on Linux")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mount_small_disk(tmp_path) as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
-def _fill(folder: Path) -> Path:
-    """Take every free byte of the file system holding ``folder``."""
-    filler = folder / "filler.bin"
-    with filler.open("wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
-            pass
-    for i in range(10_000):  # the last few blocks, and most inodes' worth of small files
-        try:
-            (folder / f"filler_{i}").write_bytes(b"x" * 512)
-        except OSError:
-            break
-    return filler
-
-
-def _free(folder: Path) -> None:
-    for p in folder.glob("filler*"):
-        p.unlink()
 
 
 def test_a_full_disk_fails_the_write_cleanly_keeps_readers_answering_and_never_keeps_the_lock(small_disk):
@@ -63,7 +31,7 @@ def test_a_full_disk_fails_the_write_cleanly_keeps_readers_answering_and_never_k
         mem.query("How do I restart the ingest worker?")
         before = {p: (mem.home / "tree" / p).read_bytes() for p in mem.tree.entry_paths()}
         journal = (mem.home / "journal" / "journal.jsonl").read_bytes()
-        _fill(small_disk)
+        fill(small_disk)
         big = "A long runbook line about draining queues before a restart. " * 2000
         with pytest.raises(NotWritable, match="disk is full"):
             mem.curate([{"op": "ADD", "path": "ops/runbooks/new.md", "title": "New", "content": big, "reason": "r"},
@@ -77,7 +45,7 @@ def test_a_full_disk_fails_the_write_cleanly_keeps_readers_answering_and_never_k
         report = mem.doctor()
         assert report.entries == 8
         # space comes back: the same process writes again at once (the lock was not kept)
-        _free(small_disk)
+        free(small_disk)
         mem.tree.lock.timeout = 2.0
         res = mem.curate([{"op": "ADD", "path": "ops/runbooks/new.md", "title": "New", "content": "short now",
                            "reason": "after"}])

@@ -155,3 +155,48 @@ def test_cli_search_and_show_with_outside_links(tmp_path):
     assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["--root", str(tmp_path), "show", "ops/api/port.md"])
     assert res.exit_code == 0 and "passwd" not in res.output.split("→", 1)[-1] and f"→ {GOOD}" in res.output
+
+
+def context_link(m: Memory, target: Path) -> Path:
+    """Replace ops/api/context.md with a symlink to ``target`` (by hand, or a hostile checkout)."""
+    ctx = m.tree.root / "ops/api/context.md"
+    ctx.unlink()
+    os.symlink(target, ctx)
+    return ctx
+
+
+def test_doctor_fix_replaces_a_dangling_context_symlink(tmp_path):
+    m = seeded(tmp_path / "home", [GOOD])
+    try:
+        ctx = context_link(m, tmp_path / "outside" / "gone.md")
+        rep = m.doctor()
+        assert "ops/api/context.md: a symlink where the folder's context file belongs; doctor --fix replaces it" \
+            in rep.warnings and not rep.ok
+        fixed = m.doctor(fix=True)
+        assert fixed.ok and fixed.fixed == ["wrote 1 missing context file(s)"], fixed.to_dict()
+        assert not ctx.is_symlink() and "[API port](port.md)" in ctx.read_text()
+        assert not (tmp_path / "outside").exists()          # nothing was written through the link
+        assert m.doctor().ok and not m.doctor().warnings
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("dangling", [True, False])
+def test_an_add_into_a_folder_whose_context_is_a_symlink_writes_its_own(tmp_path, dangling):
+    outside = tmp_path / "outside" / "notes.md"
+    outside.parent.mkdir()
+    if not dangling:
+        outside.write_text("# Outside\n\nNot the tree's.\n")
+    m = seeded(tmp_path / "home", [GOOD])
+    try:
+        ctx = context_link(m, outside)
+        res = m.curate([{"op": "ADD", "path": "ops/api/timeout.md", "title": "API timeout",
+                         "content": "The API times out after 30 s.", "reason": "r"}])
+        assert res[0].status == "added" and not m.tree.notices
+        assert not ctx.is_symlink()
+        listing = ctx.read_text()
+        assert "[API timeout](timeout.md)" in listing and "Outside" not in listing
+        assert (outside.read_text() == "# Outside\n\nNot the tree's.\n") if not dangling else not outside.exists()
+        assert m.doctor().ok
+    finally:
+        m.close()

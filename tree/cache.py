@@ -31,7 +31,7 @@ from typing import Any, Callable, NamedTuple
 
 from whoosh.lang import porter2
 
-from .sqlite import is_damage
+from .sqlite import WAL_LIMIT, WAL_PAGES, is_damage
 from .word_forms import BASE_OF
 
 _WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.UNICODE)
@@ -173,7 +173,9 @@ class QueryCache:
             import diskcache  # imported here: opening a memory for writing should not pay for it
 
             # plain Cache, not FanoutCache: the latter silently drops writes under contention
-            self._cache = diskcache.Cache(str(self.folder), size_limit=self.size_limit, timeout=5)
+            # its WAL, like the tree's other SQLite files, is truncated once checkpointed (WAL_LIMIT)
+            self._cache = diskcache.Cache(str(self.folder), size_limit=self.size_limit, timeout=5,
+                                          sqlite_journal_size_limit=WAL_LIMIT, sqlite_wal_autocheckpoint=WAL_PAGES)
         return self._cache
 
     def close(self) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import connect, damage_of
+from .sqlite import NO_WRITES, ReadOnlyView, checkpoint, connect, current, damage_of, is_damage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -157,8 +157,11 @@ class Catalog:
         self._local = threading.local()
         self.upgraded = False   # an older schema was found and emptied: rebuild from the files
 
-    def _db(self) -> sqlite3.Connection:
+    def _db(self, write: bool = False) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
+        if db is not None and not current(db, write):
+            self.close()
+            db = None
         if db is None:
             db = connect(self.file, _SCHEMA, timeout=10.0)
             try:
@@ -197,31 +200,46 @@ class Catalog:
             db.close()
             self._local.db = None
 
+    def checkpoint(self) -> None:
+        """Bound the WAL after a batch of writes (``sqlite.checkpoint``)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            checkpoint(db, self.file)
+
     def reset(self, *, force: bool = False) -> None:
         """Empty the catalog. In place: other processes keep their connections to this file,
         and an unlinked file would swallow their writes. Only an unreadable file is removed
-        (or, with ``force``, one damaged in a way that only a write revealed)."""
+        (or, with ``force``, one damaged in a way that only a write revealed). A disk that
+        takes no writes raises (``sqlite.unwritable``): removing the file would not help a
+        rebuild that cannot write, and would leave readers no catalog at all."""
         try:
-            if force:
-                raise sqlite3.DatabaseError("forced reset")
-            db = self._db()
-            # damage can leave a file that opens but has lost a column: probe every one
-            db.execute("SELECT path, kind, mtime_ns, size, title, summary, folder FROM files LIMIT 1")
-            db.execute("SELECT src, dst FROM links LIMIT 1")
-            db.execute("SELECT key, value FROM meta LIMIT 1")
-            db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
-            db.execute("SELECT path, day, timely, asks, role, source, standing FROM traits LIMIT 1")
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for table in ("files", "links", "meta", "doc_hashes", "traits"):
-                    db.execute(f"DELETE FROM {table}")
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
+            db = self._db(write=True)
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
                 raise
-            return
-        except sqlite3.DatabaseError:
-            pass
+            db = None
+        if isinstance(db, ReadOnlyView):
+            raise sqlite3.OperationalError(f"{self.file} cannot be reset: {NO_WRITES}")
+        if db is not None and not force:
+            try:
+                # damage can leave a file that opens but has lost a column: probe every one
+                db.execute("SELECT path, kind, mtime_ns, size, title, summary, folder FROM files LIMIT 1")
+                db.execute("SELECT src, dst FROM links LIMIT 1")
+                db.execute("SELECT key, value FROM meta LIMIT 1")
+                db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
+                db.execute("SELECT path, day, timely, asks, role, source, standing FROM traits LIMIT 1")
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    for table in ("files", "links", "meta", "doc_hashes", "traits"):
+                        db.execute(f"DELETE FROM {table}")
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                return
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
         self.close()
         for suffix in ("", "-wal", "-shm"):
             try:
@@ -322,7 +340,7 @@ class Catalog:
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
         """Record files now in the index (``Upsert`` rows); one transaction."""
-        db = self._db()
+        db = self._db(write=True)
         db.execute("BEGIN IMMEDIATE")
         try:
             if replace_all:

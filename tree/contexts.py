@@ -24,7 +24,11 @@ def humanize(name: str) -> str:
 
 
 def read_context(path: Path) -> entry_mod.Entry | None:
+    """A folder's context file, parsed; None if it is absent, unreadable or a symlink (never
+    followed: it may lead out of the tree, and the file it replaces is regenerated)."""
     try:
+        if path.is_symlink():
+            return None
         return entry_mod.parse(path.read_text(encoding="utf-8"), where=str(path))
     except (OSError, UnicodeDecodeError, InvalidEntry):
         return None

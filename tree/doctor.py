@@ -133,7 +133,11 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
     if temps:
         rep.warnings.append(f"{len(temps)} stray temp file(s) from an interrupted write (doctor --fix removes them)")
     for p in _symlinks(tree.root):
-        rep.warnings.append(f"{p.relative_to(tree.root)}: symlink, ignored (links may not leave the tree)")
+        rel = str(p.relative_to(tree.root))
+        if p.name != CONTEXT_FILE:
+            rep.warnings.append(f"{rel}: symlink, ignored (links may not leave the tree)")
+        elif not (fix and folder_of(rel) in missing_ctx):   # --fix writes the context file in its place
+            rep.warnings.append(f"{rel}: a symlink where the folder's context file belongs; doctor --fix replaces it")
     if fix and missing_ctx:
         tree.repair_contexts(missing_ctx)
         rep.fixed.append(f"wrote {len(missing_ctx)} missing context file(s)")

@@ -7,7 +7,10 @@ implement these methods.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Protocol, Sequence
 
@@ -32,6 +35,21 @@ class IndexDoc:
 
 class IndexBroken(Exception):
     """The on-disk index is missing or unreadable; the caller rebuilds it."""
+
+
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+_OS_ERROR = re.compile(r"\(os error (\d+)\)|code: (\d+)")
+
+
+def no_room(exc: BaseException) -> OSError | None:
+    """The ``OSError`` behind an engine's failed write when the disk is full or read-only: the
+    index is not broken, and rebuilding it (a read of every file, then more writes) cannot help.
+    Tantivy reports it as a ``ValueError`` naming the OS error."""
+    if isinstance(exc, OSError):
+        return exc if exc.errno in _NO_ROOM else None
+    m = _OS_ERROR.search(str(exc))
+    code = int(m.group(1) or m.group(2)) if m else 0
+    return OSError(code, os.strerror(code)) if code in _NO_ROOM else None
 
 
 class SearchEngine(Protocol):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import errno
 import os
+import sqlite3
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from .errors import NotWritable
+from .sqlite import unwritable
 
 TEMP_PREFIX = ".mg-"
 
@@ -117,19 +119,33 @@ _REASONS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is u
             errno.EPERM: "permission denied"}
 
 
+def reason_of(exc: BaseException) -> str | None:
+    """Why nothing could be written ("the disk is full"), for an error of a full, read-only or
+    foreign file system (an ``OSError``, or SQLite's, see ``sqlite.unwritable``); else None."""
+    if isinstance(exc, OSError):
+        return _REASONS.get(exc.errno)  # type: ignore[arg-type]
+    if isinstance(exc, sqlite3.OperationalError) and unwritable(exc):
+        # a write through a view of a full disk's file fails as "readonly" too
+        return "the disk is full" if getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" else \
+            "the disk takes no writes (full or read-only)"
+    return None
+
+
 def as_not_writable(exc: BaseException) -> BaseException:
     """A full, read-only or foreign file system as ``NotWritable``; anything else as it is."""
-    if isinstance(exc, OSError) and exc.errno in _REASONS:
-        where = f" ({exc.filename})" if exc.filename else ""
-        return NotWritable(f"cannot write the tree: {_REASONS[exc.errno]}{where}; nothing was written")
-    return exc
+    reason = reason_of(exc)
+    if reason is None:
+        return exc
+    name = getattr(exc, "filename", None)
+    where = f" ({name})" if name else ""
+    return NotWritable(f"cannot write the tree: {reason}{where}; nothing was written")
 
 
 @contextmanager
 def disk_errors_as_not_writable() -> Iterator[None]:
     try:
         yield
-    except OSError as exc:
+    except (OSError, sqlite3.OperationalError) as exc:
         translated = as_not_writable(exc)
         if translated is exc:
             raise

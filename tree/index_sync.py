@@ -17,10 +17,11 @@ from . import contexts, dates, entry as entry_mod, questions, roles, standing
 from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
-from .fsio import atomic_write
+from .fsio import atomic_write, reason_of
 from .ranking import is_context
 from .searchable import searchable
 from .settings import ranking_digest
+from .sqlite import is_damage
 from .watch import TreeWatcher
 
 _MASK = (1 << 64) - 1
@@ -100,6 +101,7 @@ class IndexSync:
             self._rebuild_locked()
             return
         self.catalog.apply(upserts, [d for d in deletes if d not in {u[0] for u in upserts}], digest=digest & _MASK)
+        self.catalog.checkpoint()
 
     def _generation(self) -> int:
         try:
@@ -189,7 +191,8 @@ class IndexSync:
         except (OSError, sqlite3.OperationalError) as exc:
             if not self._index_usable():
                 raise
-            self.notices.append(f"the index could not be brought up to date ({exc}); answers may lag the files")
+            self.notice(f"the index could not be brought up to date ({reason_of(exc) or exc}); "
+                        "answers may lag the files")
             return False
 
     def _nothing_changed(self) -> bool:
@@ -231,7 +234,9 @@ class IndexSync:
             if digest_of(current) == self.catalog.digest():
                 return
             known = self.catalog.files()
-        except (sqlite3.DatabaseError, ValueError):
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+                raise   # busy, or a disk that takes no writes: a rebuild would not help
             self._rebuild_locked()
             return
         changed = [p for p, s in current.items() if known.get(p) != s]
@@ -257,7 +262,9 @@ class IndexSync:
         # instead of waiting out the build for the writer lock; only an unreadable one goes now.
         try:
             before = self.catalog.digest()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
             before = None
             self.catalog.reset()
         current = scan(self.root)
@@ -274,9 +281,12 @@ class IndexSync:
         self.engine.rebuild(docs(), total=total, progress=(lambda i: progress(i, total)) if progress else None)
         try:
             self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
-        except sqlite3.DatabaseError:  # "disk image is malformed": damage that reads fine, writes not
+        except sqlite3.DatabaseError as exc:  # "disk image is malformed": damage that reads fine, writes not
+            if not is_damage(exc):
+                raise
             self.catalog.reset(force=True)
             self.catalog.apply(upserts, [], digest=digest_of(current), replace_all=True, fmt=self.index_format)
+        self.catalog.checkpoint()   # the largest transaction there is: its WAL is truncated at once
         if before != digest_of(current):
             self._bump_generation()  # hand edits reached the index (see _sync_locked)
         return sum(1 for u in upserts if u[1] != "invalid")

@@ -176,6 +176,11 @@ class Journal:
         append_lines(self.file, [json.dumps(r.to_json(), ensure_ascii=False) for r in records if r.id not in known],
                      durable=self.durable)
 
+    def holds(self, records: list[JournalRecord]) -> bool:
+        """Every record of a pending batch is appended (its writer passed the commit point).
+        They are the journal's last lines: recovery runs before any other write."""
+        return bool(records) and {r.id for r in records} <= self._tail_ids(len(records))
+
     # -- reading ------------------------------------------------------------
     def records(self) -> Iterator[JournalRecord]:
         """All readable records, oldest first; damaged lines are skipped."""

@@ -60,5 +60,7 @@ class Meaning:
             keep.update(key_of(encoder.name, t) for t in values[s:s + batch])
             if progress is not None:
                 progress(min(s + batch, len(values)), len(values))
-        return len(texts), self.vectors.prune(keep)
+        dropped = self.vectors.prune(keep)
+        self.vectors.checkpoint()
+        return len(texts), dropped
 

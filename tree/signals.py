@@ -41,7 +41,12 @@ class Signals(DerivedDb):
     AFTER_RESET = "ranking signals start again from use"
 
     def get_many(self, paths: list[str]) -> dict[str, Signal]:
-        return self._repairing(lambda: self._get_many(paths))
+        """Each path's signal; the defaults when the file cannot be read now (busy, or missing
+        on a disk that takes no writes): ranking goes on without the bonus."""
+        try:
+            return self._repairing(lambda: self._get_many(paths))
+        except sqlite3.DatabaseError:
+            return {p: Signal(p) for p in paths}
 
     def _get_many(self, paths: list[str]) -> dict[str, Signal]:
         if not paths:
@@ -55,7 +60,7 @@ class Signals(DerivedDb):
         return self.get_many([path])[path]
 
     def _bump(self, paths: list[str], delta: float, counter: str) -> None:
-        db = self._db()
+        db = self._db(write=True)
         db.execute("BEGIN IMMEDIATE")
         try:
             current = self._get_many(paths)
@@ -75,10 +80,10 @@ class Signals(DerivedDb):
             raise
 
     def record_access(self, paths: list[str]) -> None:
-        """+3 importance per retrieval; best-effort (a locked database skips it)."""
+        """+3 importance per retrieval; best-effort (a locked database or a full disk skips it)."""
         try:
             self._repairing(lambda: self._bump(paths, lifecycle.RETRIEVAL_BONUS, "access"))
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, OSError):
             pass
 
     def record_update(self, paths: list[str]) -> None:
@@ -91,7 +96,7 @@ class Signals(DerivedDb):
     def _merge(self, source: str, target: str) -> None:
         s, t = self._get_many([source, target]).values()
         imp = max(s.importance, t.importance)
-        db = self._db()
+        db = self._db(write=True)
         db.execute(
             "INSERT OR REPLACE INTO signals VALUES (?,?,?,?,?)",
             (target, imp, s.access_count + t.access_count, s.update_count + t.update_count,
@@ -101,4 +106,4 @@ class Signals(DerivedDb):
 
     def forget(self, paths: list[str]) -> None:
         if paths:
-            self._repairing(lambda: self._db().executemany("DELETE FROM signals WHERE path=?", [(p,) for p in paths]))
+            self._repairing(lambda: self._db(write=True).executemany("DELETE FROM signals WHERE path=?", [(p,) for p in paths]))

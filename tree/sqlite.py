@@ -1,5 +1,13 @@
 """Opening the tree's SQLite files (signals, vectors, catalog, the query cache's) safely from many
-processes, telling damage from a busy database, and a derived file that resets itself when damaged."""
+processes, telling damage from a busy database, and a derived file that resets itself when damaged.
+
+Reading never needs free space: a WAL database needs a 32 KB shared-memory file (``-shm``) that
+SQLite creates at the first open, which a full disk refuses ("disk I/O error"). Such an open falls
+back to a ``ReadOnlyView`` of the file as it is; the view is given up after ``VIEW_SECONDS`` (space
+may have come back) and is never written to or reset. A WAL keeps its largest size until it is
+truncated: an automatic checkpoint every ``WAL_PAGES``, ``journal_size_limit`` and ``checkpoint``
+after a large transaction bound it (``WAL_LIMIT``).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,34 @@ import threading
 import time
 from pathlib import Path
 from typing import Callable
+
+WAL_LIMIT = 1 << 20      # bytes a WAL keeps once checkpointed (journal_size_limit, checkpoint)
+WAL_PAGES = WAL_LIMIT // 4096   # SQLite checkpoints after a commit past this many pages (its default: 1,000)
+VIEW_SECONDS = 2.0       # a ReadOnlyView is replaced by a normal connection after this long
+
+
+class ReadOnlyView(sqlite3.Connection):
+    """A connection reading the file as it is on disk (SQLite's ``immutable``): opened when the
+    file system takes no writes (read-only, or too full for SQLite's shared-memory file). Its
+    reads are of the last checkpoint; a write through it fails as ``readonly``."""
+
+    opened_at = 0.0
+
+
+def current(db: sqlite3.Connection, write: bool = False) -> bool:
+    """False for a ``ReadOnlyView`` older than ``VIEW_SECONDS``, or any view when about to
+    ``write``: open the file again."""
+    return not isinstance(db, ReadOnlyView) or (not write and time.monotonic() - db.opened_at < VIEW_SECONDS)
+
+
+NO_WRITES = "the disk takes no writes"   # in the errors memgrove raises for a full or read-only disk
+
+
+def unwritable(exc: BaseException) -> bool:
+    """SQLite could not write: the disk is full (``SQLITE_FULL``, or an I/O error growing its
+    WAL or shared-memory file) or the database is read-only; never damage or a busy file."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    return name == "SQLITE_FULL" or name.startswith(("SQLITE_IOERR", "SQLITE_READONLY")) or NO_WRITES in str(exc)
 
 
 def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
@@ -34,6 +70,8 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
+                db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+                db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
                 db.executescript(schema)
                 return db
             except sqlite3.OperationalError as exc:
@@ -43,7 +81,7 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
                 delay = min(delay * 2, 0.1)
     except BaseException as exc:
         db.close()
-        if isinstance(exc, sqlite3.OperationalError) and _read_only(file, exc):
+        if isinstance(exc, sqlite3.OperationalError) and (_read_only(file, exc) or unwritable(exc)):
             return _connect_read_only(file)
         if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
             raise sqlite3.DatabaseError(f"{file} is unreadable: {exc}") from None
@@ -63,12 +101,35 @@ def _fs_read_only(folder: Path) -> bool:
         return False
 
 
-def _connect_read_only(file: Path) -> sqlite3.Connection:
-    """Reading on a read-only file system: nobody can change the file, so SQLite may treat
-    it as immutable (a WAL database cannot otherwise be opened without its -shm file)."""
+def _connect_read_only(file: Path) -> ReadOnlyView:
+    """Reading where nothing can be written: SQLite may treat the file as immutable (a WAL
+    database cannot otherwise be opened without its -shm file). On a full disk a writer may
+    come back with the space: the view is short-lived (``current``) and never reset."""
     if not file.exists():
-        raise sqlite3.OperationalError(f"{file} does not exist and cannot be created (read-only file system)")
-    return sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None)
+        raise sqlite3.OperationalError(f"{file} does not exist and cannot be created ({NO_WRITES})")
+    db = sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None, factory=ReadOnlyView)
+    db.opened_at = time.monotonic()
+    return db
+
+
+def checkpoint(db: sqlite3.Connection, file: Path) -> None:
+    """Copy the WAL into the database and truncate it, if it holds more than ``WAL_LIMIT``;
+    without waiting for readers (a busy WAL is truncated after a later batch) and best effort
+    (on a full disk the copy may need space the WAL is holding)."""
+    try:
+        if isinstance(db, ReadOnlyView) or os.path.getsize(f"{file}-wal") <= WAL_LIMIT:
+            return
+    except OSError:
+        return
+    try:
+        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+        db.execute("PRAGMA busy_timeout=0")
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(timeout)}")
+    except sqlite3.Error:
+        pass
 # SQLite's messages for a file that is not (or no longer) what the schema says; "database
 # is locked", "disk I/O error", "unable to open", "readonly" are not damage and never reset
 _SCHEMA_DAMAGE = ("no such table", "no such column", "table ", "malformed")
@@ -123,12 +184,27 @@ class DerivedDb:
         self.notices = notices if notices is not None else []
         self._local = threading.local()
 
-    def _db(self) -> sqlite3.Connection:
+    def _db(self, write: bool = False) -> sqlite3.Connection:
+        """This thread's connection; ``write``: not a ``ReadOnlyView`` if the file can be opened
+        for writing again (space may be back since the view was opened)."""
         db = getattr(self._local, "db", None)
+        if db is not None and not current(db, write):
+            self.close()
+            db = None
         if db is None:
             db = connect(self.file, self.SCHEMA, timeout=5.0)
             self._local.db = db
         return db
+
+    def viewing(self) -> bool:
+        """This thread reads the file through a ``ReadOnlyView`` (nothing may be written or reset)."""
+        return isinstance(getattr(self._local, "db", None), ReadOnlyView)
+
+    def checkpoint(self) -> None:
+        """Bound the WAL after a batch of writes (``checkpoint``)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            checkpoint(db, self.file)
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)
@@ -157,7 +233,8 @@ class DerivedDb:
         try:
             return fn()
         except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
+            # a view may read a page a writer is checkpointing: garbage then is not damage
+            if not is_damage(exc) or self.viewing():
                 raise
             self.reset(str(exc))
             return fn()

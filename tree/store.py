@@ -88,6 +88,11 @@ class ContextTree(WritePath, IndexSync, Meaning):
         tree.recover()
         return tree
 
+    def notice(self, text: str) -> None:
+        """Tell the user once (a server's tree lives long: the same notice is not repeated)."""
+        if text not in self.notices:
+            self.notices.append(text)
+
     def close(self) -> None:
         if self._watcher is not None:
             self._watcher.close()

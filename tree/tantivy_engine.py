@@ -31,7 +31,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .analysis import MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, SHORT_FIELDS, analyze, terms as query_terms
 from . import index_folders
-from .engine import FIELDS, IndexBroken, IndexDoc
+from .engine import FIELDS, IndexBroken, IndexDoc, no_room
 from .errors import MemgroveError
 
 try:
@@ -207,7 +207,7 @@ class TantivyEngine:
                 if _fatal(exc):
                     raise
                 self.close()
-                raise IndexBroken(f"cannot write index: {exc!r}") from None
+                raise no_room(exc) or IndexBroken(f"cannot write index: {exc!r}") from None
             finally:
                 w = None
             self._index()
@@ -224,19 +224,21 @@ class TantivyEngine:
         """Build a fresh index beside the old one, then swap folders."""
         self.close()
         new = index_folders.fresh_beside(self.folder)
-        ix = tantivy.Index(_schema(), path=str(new), reuse=False)
-        threads = self.procs if (total or 0) >= 2000 else 1
-        w = ix.writer(max(self.heap_mb, 64) * threads * 1_000_000, threads)
+        w = None
         try:
+            ix = tantivy.Index(_schema(), path=str(new), reuse=False)
+            threads = self.procs if (total or 0) >= 2000 else 1
+            w = ix.writer(max(self.heap_mb, 64) * threads * 1_000_000, threads)
             for i, d in enumerate(docs, 1):
                 w.add_document(_document(d))
                 if progress is not None:
                     progress(i)
             w.commit()
             w.wait_merging_threads()
-        except BaseException:
-            w.rollback()
-            raise
+        except BaseException as exc:
+            if w is not None:
+                w.rollback()
+            raise no_room(exc) or exc  # a full disk as an OSError, like Whoosh's
         finally:
             w = ix = None
         index_folders.swap_in(self.folder)

@@ -60,7 +60,7 @@ class Vectors(DerivedDb):
         if not rows:
             return True
         try:
-            self._repairing(lambda: self._db().executemany(
+            self._repairing(lambda: self._db(write=True).executemany(
                 "INSERT OR IGNORE INTO vectors (key, vec) VALUES (?, ?)", rows))
             return True
         except sqlite3.DatabaseError:
@@ -69,7 +69,7 @@ class Vectors(DerivedDb):
     def prune(self, keep: set[str]) -> int:
         """Drop every vector whose key is not in ``keep``; how many went."""
         def run() -> int:
-            db = self._db()
+            db = self._db(write=True)
             gone = [k for (k,) in db.execute("SELECT key FROM vectors") if k not in keep]
             db.executemany("DELETE FROM vectors WHERE key=?", [(k,) for k in gone])
             return len(gone)

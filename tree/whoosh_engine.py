@@ -29,7 +29,7 @@ from whoosh.scoring import BM25F
 from .analysis import (MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,  # noqa: F401
                        SHORT_FIELDS, STOP_WORDS, analyze, terms as query_terms)
 from . import index_folders
-from .engine import FIELDS, IndexBroken, IndexDoc  # noqa: F401 - IndexBroken is imported from here too
+from .engine import FIELDS, IndexBroken, IndexDoc, no_room  # noqa: F401 - IndexBroken is imported from here too
 from .whoosh_merge import tiered_merge
 
 # A corrupt or half-removed index can fail in any way on open or search: the table
@@ -53,6 +53,55 @@ def _close_leaked(exc: BaseException) -> None:
                 except Exception:  # noqa: BLE001 - half-built by the failed call; its file is another local
                     pass
         tb = tb.tb_next
+
+
+def _abandon(writer, exc: BaseException) -> None:
+    """Give up a writer whose work or commit failed: its lock, files and temp folder released.
+    Whoosh's ``with ix.writer()`` cancels only when the body fails: a commit that failed (a full
+    disk) kept the lock, and every later write of the process failed with ``LockError``; and
+    ``cancel`` itself fails on a full disk (it flushes), leaving the segment's files open."""
+    _close_leaked(exc)
+    try:
+        writer.cancel()
+        return
+    except Exception:  # noqa: BLE001 - half-closed by the failure: release what it holds
+        pass
+    _close_files(writer, set(), 4)
+    for release in (writer.writelock.release, writer._tempstorage.destroy, lambda: _remove_segment(writer)):
+        try:
+            release()
+        except Exception:  # noqa: BLE001 - nothing more to release
+            pass
+
+
+def _remove_segment(writer) -> None:
+    """The files of the segment a failed writer began: in no table of contents, so no reader
+    opens them (the next commit would remove them; a full disk may see many attempts first)."""
+    prefix = writer.newsegment.segment_id() + "."
+    for name in writer.storage.list():
+        if name.startswith(prefix):
+            writer.storage.delete_file(name)
+
+
+def _close_files(obj, seen: set[int], depth: int) -> None:
+    """Close every file reachable from ``obj``'s attributes (a failed writer's segment files),
+    without flushing what they buffered: that is what failed."""
+    if depth < 0 or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, StructFile):
+        obj = obj.file
+    if isinstance(obj, io.IOBase):
+        try:
+            obj.close()    # closes the descriptor even when the flush fails
+        except Exception:  # noqa: BLE001 - the flush on a full disk
+            pass
+        return
+    values = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) \
+        else getattr(obj, "__dict__", {}).values()
+    for value in values:
+        if not isinstance(value, (str, bytes, int, float)):
+            _close_files(value, seen, depth - 1)
 
 
 class MemgroveTokenizer(Tokenizer):
@@ -186,15 +235,20 @@ class WhooshEngine:
             return
         try:
             ix = self._index()
-            with ix.writer(limitmb=self.limitmb) as w:
+            w = ix.writer(limitmb=self.limitmb)
+            try:
                 w.mergetype = tiered_merge  # not MERGE_SMALL: see whoosh_merge.py
                 for p in delete:
                     w.delete_by_term("path", p)
                 for d in replace:
                     w.update_document(**self._fields(d))
+                w.commit()
+            except BaseException as exc:
+                _abandon(w, exc)
+                raise
         except _BROKEN as exc:
             self.close()
-            raise IndexBroken(f"cannot write index: {exc!r}") from None
+            raise no_room(exc) or IndexBroken(f"cannot write index: {exc!r}") from None
 
     def leftovers(self) -> list[Path]:
         """Folders a killed rebuild left beside the index (``whoosh.new``, ``whoosh.old``)."""

@@ -17,11 +17,16 @@ from typing import Iterable, Iterator
 
 from . import contexts
 from .catalog import Listed
-from .fsio import Pending, as_not_writable, atomic_write, disk_errors_as_not_writable
+from .engine import IndexBroken
+from .errors import MemgroveError, NotWritable
+from .fsio import Pending, as_not_writable, atomic_write, disk_errors_as_not_writable, reason_of
 from .journal import JournalRecord, utc_now_iso
 from .operations import Planned
 from .paths import CONTEXT_FILE, parent_folders, resolve_inside
 
+# what may stop the derived updates after a commit (a full disk, a broken index, a symlink in
+# the way): the batch stands and they catch up later
+_DERIVED_FAILURES = (OSError, sqlite3.Error, IndexBroken, MemgroveError)
 
 class WritePath:
     """Writing batches, context files and crash recovery (state lives on ``ContextTree``)."""
@@ -87,26 +92,47 @@ class WritePath:
             if translated is exc:
                 raise
             raise translated from exc
+        self._settle(planned, touched)
+
+    def _settle(self, planned: list[Planned], touched: list[str]) -> None:
+        """After the commit point: the batch stands whatever fails here. Signals, context files
+        and the index are derived; what cannot be updated now (a full disk) is a notice, and
+        the next write or search catches up."""
         overrides: dict[str, str] = {}
+        for p in planned:
+            overrides.update(p.contexts)
         try:
             for p in planned:
-                overrides.update(p.contexts)
                 if p.merged:
                     self.signals.merge(*p.merged)
                 self.signals.forget([x for x in p.removed if not (p.merged and x == p.merged[1])])
                 if p.updated:
                     self.signals.record_update(p.updated)
         except (OSError, sqlite3.Error) as exc:
-            self.notices.append(f"ranking signals not updated ({exc}); they are derived from use")
+            self.notice(f"ranking signals not updated ({reason_of(exc) or exc}); they are derived from use")
+        self._derive(touched, overrides)
+
+    def _derive(self, touched: list[str], overrides: dict[str, str]) -> bool:
+        """The derived part of a committed batch (see ``_settle``). ``pending.json`` is removed
+        once it is done: until then the next writer (or a reader opening the tree) finishes
+        it, without writing the batch's files again (``_recover_locked``). False if it failed."""
         try:
             self._after_write(touched, overrides)
-        except OSError as exc:
-            # the files and journal hold the batch; context files and the index are derived and
-            # are brought in step by the next write or search (doctor --fix does it at once)
+        except _DERIVED_FAILURES as exc:
+            # the files and journal hold the batch; the index is brought in step by the next
+            # search, context files by the next write (doctor --fix does both at once)
             self._in_step = False
-            self.notices.append(f"context files or index not brought up to date ({exc.strerror or exc}); "
-                                "run `memgrove doctor --fix` once there is space")
-        self.journal.clear_pending()
+            lost = "; a folder overview it gave may not be saved" if overrides else ""
+            self.notice(f"the write is saved, but context files or the index lag it ({reason_of(exc) or exc}){lost}; "
+                        "they catch up on the next write or search (or `memgrove doctor --fix`)")
+            return False
+        finally:
+            self.signals.checkpoint()   # the catalog's is done by each index update
+        try:
+            self.journal.clear_pending()
+        except OSError:
+            pass   # the next writer finds the records journaled and finishes only the derived work
+        return True
 
     def _roll_back(self, records: list[JournalRecord], journal_size: int) -> None:
         """Undo a batch that failed before its commit point; if even that fails (the disk is
@@ -149,6 +175,12 @@ class WritePath:
             fabs = self.root / folder
             ctx_rel = f"{folder}/{CONTEXT_FILE}"
             text = contexts.render(fabs, folder, overrides.get(folder), now, self._listed(folder))
+            link = self.root / ctx_rel
+            if link.is_symlink():
+                # a symlink where the context file belongs (dangling, or leading out of the tree)
+                # is removed, never written through; the folder itself must be inside the tree
+                resolve_inside(self.root, folder)
+                link.unlink()
             if text is None:
                 self._write_file(ctx_rel, None, later)
                 try:
@@ -158,7 +190,7 @@ class WritePath:
                         later.folders[fabs.parent] = None
                 except OSError:
                     pass
-            elif self._read_disk(ctx_rel) != text:
+            elif not self._holds(ctx_rel, text):
                 # synced before its rename (an overview is in no journal), its folder once below
                 self._write_file(ctx_rel, text, later)
             else:
@@ -182,16 +214,23 @@ class WritePath:
 
     # -- crash recovery -------------------------------------------------------
     def recover(self) -> None:
-        """Roll forward a batch a dead writer left in ``pending.json``; remove what a killed
-        reindex left beside the index (only with the lock: a live rebuild writes there)."""
+        """Roll forward a batch a dead writer left in ``pending.json`` (or finish the derived
+        work of one that passed its commit point); remove what a killed reindex left beside
+        the index (only with the lock: a live rebuild writes there). Opening the tree calls
+        it: a reader goes on if the disk takes no writes, and the next writer finishes the
+        batch first or fails cleanly."""
         leftovers = self.engine.leftovers()
         if not self.journal.pending_file.exists() and not leftovers:
             return
         with self.lock.try_hold() as got:
             if got:
-                self._recover_locked()
-                if leftovers:
-                    self.engine.remove_leftovers()
+                try:
+                    self._recover_locked()
+                    if leftovers:
+                        self.engine.remove_leftovers()
+                except NotWritable as exc:
+                    self.notice(f"an interrupted batch could not be finished now ({reason_of(exc.__cause__) or exc}); "
+                                "the next write finishes it")
 
     def _recover_locked(self) -> None:
         if self.lock.last_stale_pid:
@@ -211,14 +250,26 @@ class WritePath:
                 self.journal.clear_pending()
             self.notices.append(f"rolled back a failed batch of {len(records)} operation(s)")
             return
-        touched = []
-        with disk_errors_as_not_writable():
-            for r in records:
-                for ch in r.changes():
-                    self._write_file(ch.path, ch.after)
-                    touched.append(ch.path)
-            self.journal.append(records, dedupe=True)
-            self._after_write(touched, {})
-            self.journal.clear_pending()
-        self.notices.append(f"completed an interrupted batch of {len(records)} operation(s)")
+        touched = [ch.path for r in records for ch in r.changes()]
+        if not self.journal.holds(records):
+            with disk_errors_as_not_writable():
+                for r in records:
+                    for ch in r.changes():
+                        self._write_file(ch.path, ch.after)
+                self.journal.append(records, dedupe=True)
+        # else its writer passed the commit point: its files were synced before the journal
+        # append, and may have been edited by hand since; only the derived work is left
+        if self._derive(touched, {}):
+            self.notices.append(f"completed an interrupted batch of {len(records)} operation(s)")
 
+    def _holds(self, rel: str, text: str | None) -> bool:
+        """The tree's file ``rel`` is exactly ``text`` (None: it is absent); a symlink never is."""
+        p = self.root / rel
+        try:
+            if p.is_symlink():
+                return False
+            return text is not None and p.read_bytes() == text.encode("utf-8")
+        except FileNotFoundError:
+            return text is None
+        except OSError:
+            return False
