@@ -203,3 +203,27 @@ def test_a_failure_past_the_commit_point_reports_the_write_done(tmp_path, monkey
         assert mem.search("canary zone")[0].path == "ops/deploys/canary.md"
         assert mem.doctor().ok
         assert len(journal_ids(mem.home)) == len(SEED) + 1
+
+
+def test_a_write_whose_index_catch_up_finds_the_disk_full_is_refused_cleanly(tmp_path, monkeypatch):
+    """Before planning, a write brings the index up to date with a hand edit; a full disk there
+    (found by the reliability suite's served-disk section: answered 500 OSError) is ``NotWritable``
+    with nothing written, and the write goes through once there is room."""
+    mem = Memory.open(tmp_path, create=True, durable=False)
+    mem.curate(SEED)
+    tree = mem.tree
+    (tree.root / "ops/runbooks/r0.md").write_text("# Runbook 0\n\nEdited by hand: drain first.\n")
+
+    def no_space(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    ids = journal_ids(mem.home)
+    monkeypatch.setattr(tree.engine, "write", no_space)
+    with pytest.raises(NotWritable, match="the disk is full"):
+        mem.curate(CANARY)
+    assert not tree.exists("ops/deploys/canary.md") and journal_ids(mem.home) == ids
+    monkeypatch.undo()
+    assert mem.curate(CANARY)[0].status == "added"
+    assert mem.search("drain first")[0].path == "ops/runbooks/r0.md"
+    mem.close()
+

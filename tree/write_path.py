@@ -60,8 +60,10 @@ class WritePath:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """Hold the writer lock, with any batch a dead or failed writer left settled first."""
-        with self.lock.hold():
+        """Hold the writer lock, with any batch a dead or failed writer left settled first. A full
+        or read-only disk before the commit point (settling, the index's catch-up with hand edits,
+        the batch itself) is ``NotWritable``: nothing of this write was written."""
+        with self.lock.hold(), disk_errors_as_not_writable():
             self._recover_locked()
             yield
 
