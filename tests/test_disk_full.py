@@ -227,3 +227,21 @@ def test_a_write_whose_index_catch_up_finds_the_disk_full_is_refused_cleanly(tmp
     assert mem.search("drain first")[0].path == "ops/runbooks/r0.md"
     mem.close()
 
+
+def test_a_catalog_update_on_a_full_disk_raises_the_disk_error(small_disk):
+    """SQLite may roll a transaction back by itself when the disk fills: a ROLLBACK after that
+    raised "cannot rollback - no transaction is active" in place of the disk error, which the
+    write path then could not tell from a bug (answered 500 by the server)."""
+    from memgrove.tree.catalog import Upsert
+
+    seeded(small_disk)
+    with Memory.open(small_disk) as mem:
+        mem.search("drain flag")
+        fill(small_disk)
+        rows = [Upsert(f"bulk/rows/r{i}.md", "entry", (i, i), "t" * 200, [f"bulk/rows/r{i + 1}.md"], "h" * 64)
+                for i in range(20_000)]
+        with pytest.raises(sqlite3.OperationalError) as info:
+            mem.tree.catalog.apply(rows, [], digest=1)
+        assert "rollback" not in str(info.value)
+        free(small_disk)
+        assert mem.search("drain flag")

@@ -234,7 +234,8 @@ class Catalog:
                         db.execute(f"DELETE FROM {table}")
                     db.execute("COMMIT")
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    if db.in_transaction:   # SQLite may have rolled back already (a full disk)
+                        db.execute("ROLLBACK")
                     raise
                 return
             except sqlite3.DatabaseError as exc:
@@ -364,5 +365,6 @@ class Catalog:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (fmt,))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:   # SQLite rolls back by itself on some errors (a full disk): keep that error
+                db.execute("ROLLBACK")
             raise
