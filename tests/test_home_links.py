@@ -98,3 +98,22 @@ def test_the_server_refuses_to_serve_a_linked_tree(linked, tmp_path: Path):
 def test_a_name_too_long_is_no_project_not_an_os_error(name: str):
     with pytest.raises(TreeNotFound, match="File name too long"):
         Memory.open(name)
+
+
+def test_a_served_project_whose_tree_became_a_link_is_refused_with_403(linked, tmp_path: Path):
+    from memgrove.server.errors import status_of
+    from memgrove.server.projects import Projects
+    from memgrove.server.served import Served, ServedProjects
+
+    project, _ = linked
+    main = tmp_path / "main"
+    Memory.open(main, create=True).close()
+    listed = ServedProjects(Served(main.resolve()))
+    listed.add(Served(project.resolve()))       # served before its tree was swapped for a link
+    projects = Projects(listed)
+    try:
+        with pytest.raises(TreeOutside) as caught:
+            projects.memory_for(listed.named(str(project)))
+        assert status_of(caught.value) == 403
+    finally:
+        projects.close()
