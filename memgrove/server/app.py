@@ -13,9 +13,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from . import errors
 from memgrove.tree.home import locate_home
 
+from . import errors
 from .guard import Guard, GuardPolicy
 from .projects import Projects
 from .served import Served, ServedProjects, caller_of

@@ -2,9 +2,9 @@
 
 Every route but ``/health`` takes the project from the ``X-Memgrove-Project`` header or
 ``?project=`` (default: the project of the request's token; the server's own without
-authentication); ``ServedProjects.choose`` refuses a project not served, or another's token. Reads run concurrently in threads; writes
-(curate, ingest, undo, doctor --fix) queue per project. Errors are ``{"error": {"code",
-"message"}}`` (``errors.py``).
+authentication); ``ServedProjects.choose`` refuses a project not served, or another's token.
+Reads run concurrently in threads; writes (curate, ingest, undo, doctor --fix) queue per
+project. Errors are ``{"error": {"code", "message"}}`` (``errors.py``).
 """
 
 from __future__ import annotations
