@@ -665,17 +665,22 @@ def mcp_command(state: _State, mcp_root: str | None) -> None:
 @click.option("--port", type=int, default=None, help="Port to listen on (default 7437, setting port).")
 @click.option("--host", default=None, help="Address to bind (default 127.0.0.1, setting host).")
 @click.option("--no-auth", is_flag=True, help="Accept requests without the bearer token (loopback hosts only).")
+@click.option("--project", "projects", multiple=True, type=click.Path(file_okay=False),
+              help="Serve this project too, with its own token (repeatable; setting projects).")
+@click.option("--add", "add", multiple=True, type=click.Path(file_okay=False),
+              help="Add this project to the server already running for this one, and exit (repeatable).")
 @click.pass_obj
-def serve(state: _State, port: int | None, host: str | None, no_auth: bool) -> None:
-    """Serve this project's memory (and any other project a request names) over HTTP: a REST API,
-    LangServe routes for the query, curate and agent graphs, and MCP when installed.
+def serve(state: _State, port: int | None, host: str | None, no_auth: bool, projects: tuple[str, ...],
+          add: tuple[str, ...]) -> None:
+    """Serve this project's memory (and those named with --project) over HTTP: REST, LangServe
+    routes for the query, curate and agent graphs, and MCP. Each project has its own bearer token
+    in its .memgrove/server.token (readable by you only; MEMGROVE_TOKEN sets this one's) and the
+    server registers in its .memgrove/server.json; stop it with Ctrl-C or SIGTERM."""
+    from memgrove.server.run import add_to_running, serve as run_server
 
-    A bearer token is required: it is written to .memgrove/server.token (readable by you only)
-    unless MEMGROVE_TOKEN sets it. The server registers itself in .memgrove/server.json; stop it
-    with Ctrl-C or SIGTERM."""
-    from memgrove.server.run import serve as run_server
-
-    code = run_server(state.root, host=host, port=port, no_auth=no_auth)
+    for one in add_to_running(state.root, add) if add else ():
+        echo(f"serving {one['project']}" + (f", token in {one['token_file']}" if one["token_file"] else ""))
+    code = 0 if add else run_server(state.root, host=host, port=port, no_auth=no_auth, projects=projects)
     if code:
         raise click.exceptions.Exit(code)
 

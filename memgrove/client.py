@@ -125,14 +125,17 @@ class ServerMemory:
         self._headers = {"Accept": "application/json", "Host": f"127.0.0.1:{self._port}"}
         if info.get("token"):
             self._headers["Authorization"] = f"Bearer {info['token']}"
-        if info.get("project") != str(home.parent):
-            # a server registered here serves this project by default; say so only when it does not
-            self._headers["X-Memgrove-Project"] = str(home.parent)
+        # a token names its project; without tokens (--no-auth) a project not the server's own is named
+        # (as a parameter: a path may hold characters a header cannot)
+        self._named: dict[str, str] = {}
+        if not info.get("token") and (info.get("served_by") or info.get("project") != str(home.parent)):
+            self._named = {"project": str(home.parent)}
         self._local_memory: Memory | None = None
 
     # -- the wire --------------------------------------------------------------------------
     def _send(self, method: str, path: str, params: dict[str, Any] | None = None,
               body: Any = None) -> Any:
+        params = {**(params or {}), **self._named}
         if params:
             path += "?" + urlencode(params)
         data = None if body is None else json.dumps(body).encode("utf-8")

@@ -36,7 +36,8 @@ TABLES: dict[str, tuple[type, str]] = {
                              "the answer cache."),
     "curate": (CurateSettings, "The LLM curator (`memgrove curate` / `Memory.learn` with a model "
                                "configured)."),
-    "server": (ServerSettings, "`memgrove serve` (its --host and --port options override these)."),
+    "server": (ServerSettings, "`memgrove serve` (its --host and --port options override these, "
+                               "--project adds to projects)."),
 }
 
 # One line per setting. tests/test_config_file.py checks that every field of the three
@@ -143,6 +144,14 @@ HELP: dict[str, dict[str, str]] = {
                            "(others get 403)",
         "allowed_hosts": "comma-separated Host names accepted besides loopback names (DNS "
                          "rebinding protection)",
+        "projects": "comma-separated other project folders served too, each with its own token "
+                    "(relative ones: to this project's folder; --project adds more)",
+        "max_open_projects": "memories kept open at once; opening one more closes the least "
+                             "recently used one nothing is using",
+        "header_timeout": "seconds a connection has to send a request's headers (408 and closed)",
+        "body_timeout": "seconds a request has to send its body once read (408 and closed)",
+        "keep_alive_timeout": "seconds an idle kept-alive connection stays open",
+        "max_connections": "open connections at most; more are answered 503 and closed",
     },
 }
 

@@ -43,7 +43,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory):
     a = _seed(base / "a")
     b = _seed(base / "b", [("notes/b/only_b.md", "Only in B", "Project B keeps its own notes about kiwis.")])
     c = _seed(base / "c")
-    auth = start_server(a)
+    auth = start_server(a, "--project", str(b))
     try:
         open_ = start_server(c, "--no-auth")
     except BaseException:
@@ -236,7 +236,8 @@ def test_openapi_lists_the_routes(srv: Server):
 
 
 @pytest.mark.parametrize("host", ["evil.example", f"evil.example:{{port}}", "attacker.test:80", "10.0.0.5:{port}",
-                                  "localhost:1"])
+                                  "localhost:1", "127.0.0.1:{port}@evil.com", "127.0.0.1:{port}.evil.com",
+                                  "localhost:{port}:80", "localhost:", "[::1]x:{port}", "local host:{port}"])
 def test_foreign_host_header_is_refused(srv: Server, host: str):
     host = host.format(port=srv.port)
     for path in ("/health", "/api/tree"):
@@ -250,8 +251,11 @@ def test_loopback_host_header_is_accepted(srv: Server, host: str):
 
 
 @pytest.mark.parametrize("origin", ["http://evil.example", "https://attacker.test:443", "null",
-                                    "http://localhost:1", "chrome-extension://abcdef"])
+                                    "http://localhost:1", "chrome-extension://abcdef",
+                                    "http://127.0.0.1:{port}.evil.com", "http://evil.com@127.0.0.1:{port}",
+                                    "http://127.0.0.1:{port}@evil.com", "http://127.0.0.1:{port}/path", "http://[::1"])
 def test_foreign_origin_is_refused(srv: Server, origin: str):
+    origin = origin.format(port=srv.port)
     r = srv.client.post("/api/curate", headers={"Origin": origin}, json={"operations": [
         {"op": "ADD", "path": "pwned/by/page.md", "title": "x", "content": "x", "reason": "x"}]})
     assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", (origin, r.text)
@@ -278,16 +282,20 @@ def test_body_limit(srv: Server):
 
 def test_two_projects_on_one_server(servers, srv: Server):
     b: Path = servers["b"]
+    b_token = (b / ".memgrove" / "server.token").read_text().strip()
+    assert b_token != srv.token
+    client_b = srv.http(token=b_token)
     op = {"op": "ADD", "path": "notes/b/second.md", "title": "Second B note", "content": "Kiwis ripen in May.",
           "reason": "project B"}
-    r = srv.client.post("/api/curate", headers={"X-Memgrove-Project": str(b)}, json={"operations": [op]})
+    r = client_b.post("/api/curate", headers={"X-Memgrove-Project": str(b)}, json={"operations": [op]})
     assert r.status_code == 200, r.text
     assert (b / ".memgrove" / "tree" / "notes" / "b" / "second.md").is_file()
     assert not (srv.home / "tree" / "notes" / "b").exists()
-    hits = srv.client.get("/api/search", params={"q": "kiwis", "project": str(b)}).json()["hits"]
+    hits = client_b.get("/api/search", params={"q": "kiwis", "project": str(b)}).json()["hits"]
     assert {h["path"] for h in hits} == {"notes/b/only_b.md", "notes/b/second.md"}
+    assert client_b.get("/api/search", params={"q": "kiwis"}).json()["hits"] == hits    # B's token: B
     assert srv.client.get("/api/search", params={"q": "kiwis"}).json()["hits"] == []
-    assert srv.client.get("/api/entries/notes/b/only_b.md", headers={"X-Memgrove-Project": str(b)}).status_code == 200
+    assert client_b.get("/api/entries/notes/b/only_b.md", headers={"X-Memgrove-Project": str(b)}).status_code == 200
     assert srv.client.get("/api/entries/notes/b/only_b.md").status_code == 404
     missing = srv.client.get("/api/tree", params={"project": str(b.parent / "nowhere")})
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "tree_not_found", missing.text

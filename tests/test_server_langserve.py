@@ -29,8 +29,8 @@ def env(tmp_path_factory: pytest.TempPathFactory):
         m.ingest(conversation=str(SAMPLE))
     Memory.open(b, create=True).close()
     with serve() as llm:
-        srv = start_server(a, env={"MEMGROVE_MODEL": "test-model", "OPENAI_BASE_URL": llm.base_url,
-                                   "OPENAI_API_KEY": "x"})
+        srv = start_server(a, "--project", str(b), env={"MEMGROVE_MODEL": "test-model",
+                                                        "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "x"})
         try:
             yield srv, llm, b
         finally:
@@ -126,8 +126,11 @@ def test_curate_graph_writes_into_the_project_the_request_names(env):
     first = _script(llm, tool_calls(("curate", {"operations": [{
         "op": "ADD", "path": "projects/demo/deploy_day.md", "title": "Demo deploy day",
         "content": "The demo service is deployed every Tuesday.", "reason": "from the release notes"}]})))
-    r = srv.client.post("/curate/invoke", headers={"X-Memgrove-Project": str(b)},
-                        json={"input": {"text": "Release notes: the demo service is deployed every Tuesday."}})
+    body = {"input": {"text": "Release notes: the demo service is deployed every Tuesday."}}
+    refused = srv.client.post("/curate/invoke", headers={"X-Memgrove-Project": str(b)}, json=body)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", refused.text  # A's token
+    b_token = (b / ".memgrove" / "server.token").read_text().strip()
+    r = srv.http(token=b_token).post("/curate/invoke", headers={"X-Memgrove-Project": str(b)}, json=body)
     assert r.status_code == 200, r.text
     out = r.json()["output"]
     assert [a["path"] for a in out["applied"]] == ["projects/demo/deploy_day.md"], out

@@ -5,6 +5,7 @@ one-line message that says what is wrong and, where it helps, how to fix it::
 
     MemgroveError
     ├── TreeNotFound        no .memgrove/ here or above, and create=False
+    ├── TreeOutside         .memgrove/ or its tree/ is a symbolic link, or resolves outside its project
     ├── InvalidPath         a path breaks the rules (escape, depth, reserved name)
     │   └── EntryNotFound   ... or names no entry or folder
     ├── InvalidEntry        an entry file or frontmatter cannot be parsed
@@ -34,6 +35,13 @@ class TreeNotFound(MemgroveError):
     """No ``.memgrove/`` was found and the caller did not ask to create one."""
 
     code = "tree_not_found"
+
+
+class TreeOutside(MemgroveError):
+    """``.memgrove/`` or its ``tree/`` is a symbolic link or resolves outside its project: refused,
+    because every read and write of the tree would then land somewhere the project does not hold."""
+
+    code = "tree_outside"
 
 
 class InvalidPath(MemgroveError):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ContextManager
 
 
 class Projects:
@@ -16,7 +17,9 @@ class Projects:
         self._open: dict[Path, Any] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, project: str | None) -> Any:
+    def __call__(self, project: str | None, request: Any = None) -> ContextManager[Any]:
+        """The memory of ``project`` for one call (over stdio there is no request, and no token:
+        the process is its user's own, as the CLI is)."""
         from memgrove.memory import Memory
 
         key = Path(project or self.root or ".").expanduser().resolve()
@@ -24,7 +27,7 @@ class Projects:
             mem = self._open.get(key)
             if mem is None:
                 mem = self._open[key] = Memory.open(key)
-            return mem
+            return contextlib.nullcontext(mem)
 
     def close(self) -> None:
         with self._lock:

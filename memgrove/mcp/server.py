@@ -10,7 +10,7 @@ into a tool result with ``isError`` rather than a protocol error.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Literal
+from typing import Any, Callable, ContextManager, Literal
 
 import anyio
 from pydantic import ValidationError
@@ -24,7 +24,9 @@ from . import calls
 from .arguments import canonical
 from .memory_files import MemoryFiles
 
-MemoryFor = Callable[[str | None], Any]
+# (the project a tool names or None, the HTTP request carrying the call or None) -> a context
+# manager giving that project's memory for the call (the server checks the request's token)
+MemoryFor = Callable[[str | None, Any], ContextManager[Any]]
 PROJECT_HEADER = "x-memgrove-project"
 
 INSTRUCTIONS = """memgrove is this project's long-term memory: a tree of markdown entries.
@@ -70,13 +72,17 @@ def _bad_arguments(tool: str, exc: ValidationError) -> CallToolResult:
                           isError=True)
 
 
-def _project(ctx: Context | None, project: str | None) -> str | None:
+def _request(ctx: Context | None) -> Any:
+    """The HTTP request that carried the call (None over stdio, or outside a session)."""
+    try:
+        return ctx.request_context.request if ctx is not None else None
+    except ValueError:          # no request in progress (a call made outside a session)
+        return None
+
+
+def _project(request: Any, project: str | None) -> str | None:
     if project:
         return project
-    try:
-        request = ctx.request_context.request if ctx is not None else None
-    except ValueError:          # no request in progress (a call made outside a session)
-        request = None
     headers = getattr(request, "headers", None)
     return headers.get(PROJECT_HEADER) if headers is not None else None
 
@@ -92,7 +98,9 @@ def _json(data: Any) -> str:
 
 def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_http_path: str = "/mcp",
                   **settings: Any) -> FastMCP:
-    """The MCP server over ``memory_for(project)`` (the ``Memory`` of a project, or the default for None).
+    """The MCP server over ``memory_for(project, request)``: a context manager giving the ``Memory`` of
+    a project (the default for None) for one call; ``request`` is the HTTP request that carried it
+    (None over stdio), whose token the server checks against the project.
 
     A tool names its project by its ``project`` argument or, over HTTP, the ``X-Memgrove-Project``
     header. ``streamable_http_path`` is where ``streamable_http_app()`` answers (``"/"`` when the
@@ -104,10 +112,12 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
 
     async def run(ctx: Context | None, project: str | None, fn: Callable[[Any], Any],
                   render: Callable[[Any], str] = _json) -> CallToolResult:
-        chosen = _project(ctx, project)
+        request = _request(ctx)
+        chosen = _project(request, project)
 
         def work() -> Any:
-            return fn(memory_for(chosen))
+            with memory_for(chosen, request) as mem:
+                return fn(mem)
 
         try:
             data = await anyio.to_thread.run_sync(work)

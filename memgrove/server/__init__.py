@@ -1,9 +1,13 @@
 """``memgrove serve``: one long-lived process serving memories over HTTP.
 
     registry.py   .memgrove/server.json and the token file; ``find_server`` for clients
-    settings.py   the ``[server]`` settings (port, body limit, timeout, allowed origins)
-    guard.py      ASGI middleware: Host/Origin checks, bearer token, body size limit
-    projects.py   one Memory per project, one writer at a time per project, blocking calls in threads
+    settings.py   the ``[server]`` settings (port, body limit, timeouts, connection limit, projects)
+    served.py     the projects a server serves, each with its own token; which one a request reaches
+    guard.py      ASGI middleware: Host/Origin checks, bearer token, body size limit and deadline
+    connections.py  uvicorn's HTTP protocol with a deadline for headers and a connection limit
+    projects.py   one Memory per served project (the least recently used closed beyond a bound),
+                  one writer at a time per project, blocking calls in threads
+    owner.py      the owner's route adding a project to a running server
     errors.py     exceptions to ``{"error": {"code", "message"}}`` with fitting HTTP statuses
     routes.py     the REST API (adapts ``Memory`` methods)
     langserve_routes.py  LangServe routes for the query, curate and agent graphs

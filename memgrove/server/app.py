@@ -9,23 +9,31 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Callable
+from typing import Any
 
 from fastapi import FastAPI
+
+from memgrove.tree.home import locate_home
 
 from . import errors
 from .guard import Guard, GuardPolicy
 from .projects import Projects
+from .served import Served, ServedProjects, caller_of
 from .settings import ServerSettings, split_list
 
 
 
-def _mount_mcp(app: FastAPI, memory_for: Callable[[str | None], Any]) -> bool:
+def _mount_mcp(app: FastAPI, projects: Projects) -> bool:
     """Serve memgrove's MCP tools over streamable HTTP at ``/mcp`` when ``memgrove.mcp`` is installed."""
     try:
         from memgrove.mcp import create_server  # type: ignore[import-not-found]
     except ImportError:
         return False
+
+    def memory_for(project: str | None, request: Any) -> Any:
+        # a tool's project, checked against the token of the HTTP request that carried the call
+        return projects.lease(projects.served.choose(project, caller_of(getattr(request, "scope", None))))
+
     mcp = create_server(memory_for)
     # its routes join ours (``/mcp`` exactly, no redirect to ``/mcp/``), behind the same guard
     app.router.routes.extend(mcp.streamable_http_app().routes)
@@ -35,22 +43,27 @@ def _mount_mcp(app: FastAPI, memory_for: Callable[[str | None], Any]) -> bool:
 
 def build_routes(app: FastAPI, projects: Projects) -> None:
     from .langserve_routes import langserve_router
+    from .owner import owner_router
     from .routes import health_router, router
 
     app.state.projects = projects
     errors.install(app)
     app.include_router(health_router)
     app.include_router(router)
+    app.include_router(owner_router)
     app.include_router(langserve_router(projects))
 
 
-def create_app(project: str | os.PathLike, settings: ServerSettings, *, token: str | None,
+def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSettings, *, token: str | None = None,
                model: Any = None, mcp: bool = True) -> Any:
-    """The server's ASGI app for the project folder ``project``: FastAPI wrapped in the guard.
+    """The server's ASGI app for ``project``: FastAPI wrapped in the guard.
 
-    ``token`` None means no authentication (the caller allows that on loopback only).
+    ``project`` is the served list (``served.py``) or one project folder, then served alone with
+    ``token`` (None: no authentication; the caller allows that on loopback only).
     """
-    projects = Projects(project, timeout=settings.request_timeout, model=model)
+    served = project if isinstance(project, ServedProjects) else ServedProjects(
+        Served(locate_home(project).parent.resolve(), token))
+    projects = Projects(served, timeout=settings.request_timeout, model=model, max_open=settings.max_open_projects)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -68,11 +81,14 @@ def create_app(project: str | os.PathLike, settings: ServerSettings, *, token: s
                   description="Agent-native memory: the Context Tree over REST, LangServe and MCP.")
     build_routes(app, projects)
     if mcp:
-        _mount_mcp(app, projects.memory_for)
-    policy = GuardPolicy(token=token, bind_host=settings.host, port=settings.port,
-                         max_body_bytes=settings.max_body_bytes, allowed_hosts=split_list(settings.allowed_hosts),
-                         allowed_origins=split_list(settings.allowed_origins))
-    return Guard(app, policy)
+        _mount_mcp(app, projects)
+    return Guard(app, _policy(served, settings, bind_host=settings.host, port=settings.port))
+
+
+def _policy(served: ServedProjects, settings: ServerSettings, *, bind_host: str, port: int | None) -> GuardPolicy:
+    return GuardPolicy(served=served, bind_host=bind_host, port=port, max_body_bytes=settings.max_body_bytes,
+                       body_timeout=settings.body_timeout, allowed_hosts=split_list(settings.allowed_hosts),
+                       allowed_origins=split_list(settings.allowed_origins))
 
 
 def _version() -> str:
@@ -91,15 +107,12 @@ def _langgraph_app() -> FastAPI:
 
     from memgrove.sample import studio_home
 
-    projects = Projects(str(studio_home()))
-    settings = load_server_settings(projects.memory_for(None).home)
-    projects.timeout = settings.request_timeout
+    served = ServedProjects(Served(studio_home().resolve(), os.environ.get("MEMGROVE_TOKEN") or None))
+    settings = load_server_settings(served.default.home)
+    projects = Projects(served, timeout=settings.request_timeout, max_open=settings.max_open_projects)
     app = FastAPI(title="memgrove")
     build_routes(app, projects)
-    policy = GuardPolicy(token=os.environ.get("MEMGROVE_TOKEN") or None, bind_host="127.0.0.1", port=None,
-                         max_body_bytes=settings.max_body_bytes, allowed_hosts=split_list(settings.allowed_hosts),
-                         allowed_origins=split_list(settings.allowed_origins))
-    app.add_middleware(Guard, policy=policy)
+    app.add_middleware(Guard, policy=_policy(served, settings, bind_host="127.0.0.1", port=None))
     return app
 
 

@@ -27,6 +27,7 @@ from memgrove.tree.errors import (
     OperationConflict,
     OperationNotFound,
     TreeNotFound,
+    TreeOutside,
     error_body,
 )
 
@@ -49,6 +50,18 @@ class RequestTimeout(MemgroveError):
     code = "timeout"
 
 
+class BodyTimeout(MemgroveError):
+    """A client took longer than ``body_timeout`` to send its request body."""
+
+    code = "client_timeout"
+
+
+class AlreadyServed(MemgroveError):
+    """A project added to a server is already served by another live server."""
+
+    code = "already_served"
+
+
 class NotFound(MemgroveError):
     code = "not_found"
 
@@ -63,8 +76,10 @@ STATUS: list[tuple[type[BaseException], int]] = [
     (Forbidden, 403),
     (TooLarge, 413),
     (RequestTimeout, 504),
+    (BodyTimeout, 408),
     (NotFound, 404),
     (TreeNotFound, 404),
+    (TreeOutside, 403),
     (EntryNotFound, 404),
     (OperationNotFound, 404),
     (InvalidPath, 400),
@@ -72,6 +87,7 @@ STATUS: list[tuple[type[BaseException], int]] = [
     (BatchRejected, 400),
     (InvalidEntry, 422),
     (OperationConflict, 409),
+    (AlreadyServed, 409),
     (JournalError, 409),
     (LockTimeout, 503),
     (NotWritable, 507),

@@ -1,23 +1,27 @@
-"""ASGI middleware in front of every route: Host and Origin checks, the bearer token, the body limit.
+"""ASGI middleware in front of every route: Host and Origin checks, the bearer token, the body
+limit and deadline.
 
 Order matters: a request from a web page reached through DNS rebinding (a foreign name
 resolving to 127.0.0.1) or from a foreign origin is refused before anything reads its
 body; ``/health`` answers without a token (clients probe it to find the server), every
-other route needs one unless the server runs with ``--no-auth``.
+other route needs one unless the server runs with ``--no-auth``. The token says which
+served project the request is for (``served.py``): the guard puts that project in the
+request's state, and the routes let it reach that project only.
 """
 
 from __future__ import annotations
 
-import hmac
+import asyncio
 import ipaddress
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
-from urllib.parse import urlsplit
 
 from memgrove.tree.errors import MemgroveError, error_body
 
-from .errors import Forbidden, TooLarge, Unauthorized, status_of
+from .errors import BodyTimeout, Forbidden, TooLarge, Unauthorized, status_of
+from .served import CALLER, ServedProjects
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -37,32 +41,49 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def split_host(value: str) -> tuple[str, int | None]:
-    """``name[:port]`` or ``[v6][:port]`` → (name, port)."""
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """``name[:port]`` or ``[v6][:port]`` → (name, port); None when it is neither (``a:1@b``,
+    ``a:1.b``, an empty or non-numeric port): a Host or Origin that does not parse is refused."""
     value = value.strip().lower()
     if value.startswith("["):
-        name, _, rest = value[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif value.count(":") == 1:
-        name, _, port = value.partition(":")
+        name, close, rest = value[1:].partition("]")
+        if not close or (rest and not rest.startswith(":")):
+            return None
+        port = rest[1:] if rest else None
+        try:
+            ipaddress.IPv6Address(name)
+        except ValueError:
+            return None
     else:
-        name, port = value, ""
-    return name, int(port) if port.isdigit() else None
+        name, colon, port_text = value.partition(":")
+        port = port_text if colon else None
+        if not name or not set(name) <= _NAME_CHARS:
+            return None
+    if port is None:
+        return name, None
+    if not (port.isascii() and port.isdigit()) or len(port) > 5:
+        return None
+    return name, int(port)
 
 
 @dataclass
 class GuardPolicy:
-    token: str | None                  # None: no authentication (loopback only)
+    served: ServedProjects             # the projects and their tokens; no token: no authentication
     bind_host: str = "127.0.0.1"
     port: int | None = None            # None when mounted elsewhere (``langgraph dev``): any port
     max_body_bytes: int = 16 * 1024 * 1024
+    body_timeout: float = 60.0         # seconds for a request's whole body, once the app asks for it
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
 
     def host_ok(self, header: str | None) -> bool:
-        if not header:
+        parsed = split_host(header) if header else None
+        if parsed is None:
             return False
-        name, port = split_host(header)
+        name, port = parsed
         if self.port is not None and port is not None and port != self.port:
             return False
         if is_loopback(name) or name in (h.lower() for h in self.allowed_hosts):
@@ -75,19 +96,15 @@ class GuardPolicy:
     def origin_ok(self, origin: str) -> bool:
         if origin.rstrip("/") in (o.rstrip("/") for o in self.allowed_origins):
             return True
-        parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        # an origin is scheme://host[:port] and nothing else: no user, path or odd port
+        scheme, sep, rest = origin.partition("://")
+        parsed = split_host(rest) if sep and scheme.lower() in ("http", "https") else None
+        if parsed is None:
             return False
-        if self.port is not None and parts.port != self.port:
+        name, port = parsed
+        if self.port is not None and (port or (443 if scheme.lower() == "https" else 80)) != self.port:
             return False
-        return is_loopback(parts.hostname) or (not is_loopback(self.bind_host)
-                                               and parts.hostname == self.bind_host.strip("[]").lower())
-
-    def token_ok(self, header: str | None) -> bool:
-        if self.token is None:
-            return True
-        scheme, _, value = (header or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
+        return is_loopback(name) or (not is_loopback(self.bind_host) and name == self.bind_host.strip("[]").lower())
 
 
 class BodyTooLarge(TooLarge):
@@ -106,20 +123,26 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         p = self.policy
         if not p.host_ok(headers.get("host")):
-            await _refuse(send, Forbidden(f"Host {headers.get('host', '')!r} refused: this server answers to "
+            await _refuse(send, Forbidden(f"Host {headers.get('host', '')[:200]!r} refused: this server answers to "
                                           "loopback names (DNS rebinding protection; see allowed_hosts)"))
             return
         origin = headers.get("origin")
         if origin is not None and origin != "null" and not p.origin_ok(origin):
-            await _refuse(send, Forbidden(f"Origin {origin!r} refused (add it to allowed_origins to allow it)"))
+            await _refuse(send, Forbidden(f"Origin {origin[:200]!r} refused (add it to allowed_origins to allow it)"))
             return
         if origin == "null":
             await _refuse(send, Forbidden("Origin 'null' refused"))
             return
-        if scope.get("path") not in OPEN_PATHS and not p.token_ok(headers.get("authorization")):
-            await _refuse(send, Unauthorized("missing or wrong bearer token: send 'Authorization: Bearer <token>' "
-                                             "(the token is in .memgrove/server.token, or MEMGROVE_TOKEN)"))
-            return
+        path = scope.get("path", "")
+        caller = None
+        if path not in OPEN_PATHS:
+            caller = p.served.for_token(headers.get("authorization"))
+            if p.served.auth and caller is None:
+                await _refuse(send, Unauthorized(
+                    "missing or wrong bearer token: send 'Authorization: Bearer <token>' (each served project's "
+                    "token is in its .memgrove/server.token; MEMGROVE_TOKEN for the server's own)"))
+                return
+        scope.setdefault("state", {})[CALLER] = caller       # which project the routes may reach
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > p.max_body_bytes:
             await _refuse(send, _too_large(p.max_body_bytes))
@@ -127,19 +150,36 @@ class Guard:
         await self._limited(scope, receive, send)
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limit = self.policy.max_body_bytes
+        """The app, with a body counted as it arrives (``max_body_bytes``) and bounded in time
+        (``body_timeout``, from the app's first read of it): a client sending a byte now and then
+        is answered 408 and its connection closed, instead of holding it forever."""
+        limit, budget = self.policy.max_body_bytes, self.policy.body_timeout
         seen = 0
-        refused: BodyTooLarge | None = None
+        refused: BodyTooLarge | BodyTimeout | None = None
         started = False
+        deadline: float | None = None      # None: not read yet; inf: the whole body is in
 
         async def counting_receive() -> dict[str, Any]:
-            nonlocal seen, refused
-            message = await receive()
+            nonlocal seen, refused, deadline
+            if refused is not None:
+                raise refused
+            if deadline == math.inf:        # waiting for a disconnect is not the client's slowness
+                return await receive()
+            loop = asyncio.get_running_loop()
+            if deadline is None:
+                deadline = loop.time() + budget
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0.001))
+            except asyncio.TimeoutError:
+                refused = BodyTimeout(f"request body not received within {budget:g} s (setting body_timeout)")
+                raise refused from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     refused = _too_large(limit)
                     raise refused
+                if not message.get("more_body", False):
+                    deadline = math.inf
             return message
 
         async def guarded_send(message: dict[str, Any]) -> None:
@@ -156,7 +196,7 @@ class Guard:
 
         try:
             await self.app(scope, counting_receive, guarded_send)
-        except BodyTooLarge as exc:
+        except (BodyTooLarge, BodyTimeout) as exc:
             if not started:
                 started = True
                 await _refuse(send, exc)
@@ -172,5 +212,7 @@ async def _refuse(send: Send, exc: MemgroveError) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    if isinstance(exc, BodyTimeout):       # the rest of that body is not worth waiting for
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

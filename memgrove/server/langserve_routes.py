@@ -3,7 +3,8 @@
 ``/query/invoke``, ``/query/batch``, ``/query/stream``, ``/query/stream_events``,
 ``/query/input_schema``, ``/query/playground/`` and the same under ``/curate`` and ``/agent``.
 Each route serves a ``ProjectGraph``: the graph of the project the request names
-(``X-Memgrove-Project`` or ``?project=``), built once per project. LangServe sees an empty
+(``X-Memgrove-Project`` or ``?project=``; default: its token's), built once per project and
+checked like every route (``ServedProjects.choose``). LangServe sees an empty
 config schema for LangGraph 1.x graphs and drops ``configurable``, so
 ``per_req_config_modifier`` puts back the two keys that matter: the project and the
 ``thread_id`` (from the body's ``config.configurable.thread_id`` or an ``X-Thread-Id``
@@ -16,6 +17,7 @@ LangGraph API in ``langgraph.json``'s ``http.app``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any, AsyncIterator, Iterator
@@ -25,9 +27,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langserve import add_routes
 
-from memgrove.memory import Memory
-
 from .projects import PROJECT_HEADER, Projects
+from .served import Served, caller_of
 
 GRAPHS = ("query", "curate", "agent")
 PROJECT_KEY = "memgrove_project"
@@ -55,44 +56,45 @@ class ProjectGraph(Runnable):
     def get_output_schema(self, config: RunnableConfig | None = None) -> Any:
         return self.template.get_output_schema(config)
 
-    def _target(self, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, Memory]:
+    def _served(self, config: RunnableConfig | None) -> tuple[Served | None, RunnableConfig]:
         config = ensure_config(config)
         configurable = dict(config.get("configurable") or {})
-        mem = self.projects.memory_for(configurable.pop(PROJECT_KEY, None))
+        served = configurable.pop(PROJECT_KEY, None)
+        if served is not None and not isinstance(served, Served):     # only per_request_config sets it
+            raise TypeError(f"{PROJECT_KEY} must be a served project")
         config["configurable"] = configurable
-        return self.projects.graph(mem, self.name), config, mem
-
-    async def _atarget(self, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, Memory]:
-        config = ensure_config(config)
-        configurable = dict(config.get("configurable") or {})
-        mem = await self.projects.amemory_for(configurable.pop(PROJECT_KEY, None))
-        config["configurable"] = configurable
-        return await self.projects.agraph(mem, self.name), config, mem
+        return served, config
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        graph, config, _ = self._target(config)
-        return graph.invoke(input, config, **kwargs)
+        served, config = self._served(config)
+        with self.projects.lease(served) as mem:
+            return self.projects.graph(mem, self.name).invoke(input, config, **kwargs)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        graph, config, mem = await self._atarget(config)
-        if self.name == "curate":          # queued with the project's other writes
-            async with self.projects.writer(mem):
-                return await graph.ainvoke(input, config, **kwargs)
-        return await graph.ainvoke(input, config, **kwargs)
+        served, config = self._served(config)
+        async with self.projects.alease(served) as mem:
+            graph = await self.projects.agraph(mem, self.name)
+            if self.name == "curate":          # queued with the project's other writes
+                async with self.projects.writer(mem):
+                    return await graph.ainvoke(input, config, **kwargs)
+            return await graph.ainvoke(input, config, **kwargs)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
-        graph, config, _ = self._target(config)
-        yield from graph.stream(input, config, **kwargs)
+        served, config = self._served(config)
+        with self.projects.lease(served) as mem:
+            yield from self.projects.graph(mem, self.name).stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
-        graph, config, mem = await self._atarget(config)
-        if self.name == "curate":
-            async with self.projects.writer(mem):
-                async for chunk in graph.astream(input, config, **kwargs):
-                    yield chunk
-            return
-        async for chunk in graph.astream(input, config, **kwargs):
-            yield chunk
+        served, config = self._served(config)
+        async with self.projects.alease(served) as mem:
+            graph = await self.projects.agraph(mem, self.name)
+            if self.name == "curate":
+                async with self.projects.writer(mem):
+                    async for chunk in graph.astream(input, config, **kwargs):
+                        yield chunk
+                return
+            async for chunk in graph.astream(input, config, **kwargs):
+                yield chunk
 
 
 async def _thread_of(request: Request) -> str | None:
@@ -110,9 +112,10 @@ async def _thread_of(request: Request) -> str | None:
 
 async def per_request_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
     configurable = dict(config.get("configurable") or {})
-    project = request.headers.get(PROJECT_HEADER) or request.query_params.get("project")
-    if project:
-        configurable[PROJECT_KEY] = project
+    # always set, never taken from the body: the project the request names, checked against its token
+    projects: Projects = request.app.state.projects
+    named = request.headers.get(PROJECT_HEADER) or request.query_params.get("project")
+    configurable[PROJECT_KEY] = await asyncio.to_thread(projects.served.choose, named, caller_of(request.scope))
     # without one, a run of the agent (whose threads persist) is a thread of its own
     configurable["thread_id"] = await _thread_of(request) or f"memgrove-{uuid.uuid4().hex}"
     return {**config, "configurable": configurable}

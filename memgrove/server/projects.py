@@ -1,60 +1,176 @@
-"""The memories one server serves: one ``Memory`` per project, opened on first use and kept.
+"""The memories one server serves: one ``Memory`` per served project, opened on first use.
 
 A request names its project by folder (``X-Memgrove-Project`` header or ``?project=``;
-default: the server's own). Blocking work (the tree's files, Whoosh, SQLite) runs in
-threads so the event loop keeps answering. Writes of a project go through that project's
-``asyncio.Lock`` one at a time, in arrival order: curations never interleave, and none of
-them waits in a thread holding the tree's file lock while another queues behind it. Reads
-take no lock, so a long curation never blocks a query.
+default: its token's); ``served.py`` says which served project that is, or refuses. Blocking
+work (the tree's files, Whoosh, SQLite) runs in threads so the event loop keeps answering.
+Writes of a project go through that project's ``asyncio.Lock`` one at a time, in arrival
+order: curations never interleave, and none of them waits in a thread holding the tree's
+file lock while another queues behind it. Reads take no lock, so a long curation never
+blocks a query.
+
+At most ``max_open`` memories stay open (the server's own always does): opening one more
+closes the least recently used that nothing is using, which gives back its watcher, its
+descriptors and its threads. "Using" is a lease (reads, MCP calls, graph runs), a write
+queued or running (the project's lock), or a hand-out in the last ``HAND_OUT_GRACE`` seconds
+(the moment between a write getting its memory and queueing on the lock).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sqlite3
 import threading
+import time
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, AsyncIterator, Callable, Iterator, TypeVar
 
 from memgrove.memory import Memory
+from memgrove.tree.home import locate_home
 
 from .errors import RequestTimeout
+from .served import Served, ServedProjects
 
 T = TypeVar("T")
 PROJECT_HEADER = "x-memgrove-project"
+HAND_OUT_GRACE = 2.0       # seconds a memory just handed out stays open (a write queues on its lock within ms)
+
+
+class WriterLock(asyncio.Lock):
+    """The project's write queue; counts the writes queued or running, so none is closed under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.users = 0
+
+    async def acquire(self) -> bool:
+        self.users += 1
+        try:
+            return await super().acquire()
+        except BaseException:
+            self.users -= 1
+            raise
+
+    def release(self) -> None:
+        super().release()
+        self.users -= 1
 
 
 class Projects:
-    def __init__(self, default: str | os.PathLike, *, timeout: float = 120.0, model: Any = None):
-        self.default = Path(default)
+    def __init__(self, default: str | os.PathLike | ServedProjects, *, timeout: float = 120.0, model: Any = None,
+                 max_open: int = 8):
+        self.served = default if isinstance(default, ServedProjects) else ServedProjects(
+            Served(locate_home(default).parent.resolve()))
+        self.default = self.served.default.folder
         self.timeout = timeout
         self.model = model
-        self._by_key: dict[str, Memory] = {}        # folder asked for -> its memory
-        self._by_home: dict[Path, Memory] = {}      # .memgrove folder -> its memory (one per tree)
-        self._writers: dict[Path, asyncio.Lock] = {}
+        self.max_open = max_open
+        self.hand_out_grace = HAND_OUT_GRACE
+        self._open: OrderedDict[Path, Memory] = OrderedDict()   # home -> memory, least recently used first
+        self._leases: dict[Path, int] = {}
+        self._handed: dict[Path, float] = {}
+        self._writers: dict[Path, WriterLock] = {}
         self._graphs: dict[tuple[Path, str], Any] = {}
         self._mutex = threading.Lock()
         self._writes: set[asyncio.Task] = set()
         self._agent_lock = asyncio.Lock()
-        self._aconns: list[Any] = []
+        self._aconns: dict[Path, tuple[Any, asyncio.AbstractEventLoop]] = {}
 
     # -- opening ------------------------------------------------------------------------
-    def memory_for(self, project: str | None = None) -> Memory:
-        """The memory of ``project`` (a folder holding ``.memgrove/``, or in one); blocking."""
-        key = str(Path(project).expanduser().resolve()) if project else ""
-        with self._mutex:
-            mem = self._by_key.get(key)
-            if mem is not None:
-                return mem
-            opened = Memory.open(key or self.default, model=self.model)
-            mem = self._by_home.setdefault(opened.home, opened)
-            if mem is not opened:
-                opened.close()
-            self._by_key[key] = mem
-            return mem
+    def memory_for(self, project: Served | None = None) -> Memory:
+        """The memory of a served project (None: the server's own), opened if needed; blocking.
 
-    async def amemory_for(self, project: str | None = None) -> Memory:
+        Names are resolved to a ``Served`` first (``ServedProjects.choose``): nothing here
+        opens a folder the server was not started for."""
+        return self._take(project, lease=False)
+
+    async def amemory_for(self, project: Served | None = None) -> Memory:
         return await asyncio.to_thread(self.memory_for, project)
+
+    @contextlib.contextmanager
+    def lease(self, project: Served | None = None) -> Iterator[Memory]:
+        """The memory, kept open while the block runs (blocking: it may open it)."""
+        mem = self._take(project, lease=True)
+        try:
+            yield mem
+        finally:
+            with self._mutex:
+                self._leases[mem.home] = self._leases.get(mem.home, 1) - 1
+                victims = self._victims()
+            self._close(victims)
+
+    def _take(self, project: Served | None, *, lease: bool) -> Memory:
+        served = project if project is not None else self.served.default
+        if not isinstance(served, Served):
+            raise TypeError(f"a served project is needed, not {type(served).__name__}")
+        with self._mutex:
+            mem = self._open.get(served.home)
+            if mem is None:
+                mem = Memory.open(served.home, model=self.model)
+                self._open[served.home] = mem
+            self._open.move_to_end(served.home)
+            self._handed[served.home] = time.monotonic()
+            if lease:
+                self._leases[served.home] = self._leases.get(served.home, 0) + 1
+            victims = self._victims(keep=served.home)
+        self._close(victims)
+        return mem
+
+    @contextlib.asynccontextmanager
+    async def alease(self, project: Served | None = None) -> AsyncIterator[Memory]:
+        """``lease`` for the event loop: the opening runs in a thread."""
+        cm = self.lease(project)
+        mem = await asyncio.to_thread(cm.__enter__)
+        try:
+            yield mem
+        finally:
+            await asyncio.to_thread(cm.__exit__, None, None, None)
+
+    def _victims(self, keep: Path | None = None) -> list[tuple[Memory, list[Any]]]:
+        """Under the mutex: the least recently used memories beyond ``max_open`` that nothing uses
+        (nor ``keep``, being handed out), taken out of the maps (the next request opens them afresh)."""
+        excess = len(self._open) - self.max_open
+        if excess <= 0:
+            return []
+        now = time.monotonic()
+        out = []
+        for home, mem in list(self._open.items()):
+            if len(out) >= excess:
+                break
+            writer = self._writers.get(home)
+            if (home in (self.served.default.home, keep) or self._leases.get(home, 0) > 0
+                    or (writer is not None and writer.users > 0)
+                    or now - self._handed.get(home, 0.0) < self.hand_out_grace):
+                continue
+            del self._open[home]
+            self._leases.pop(home, None)
+            self._handed.pop(home, None)
+            self._writers.pop(home, None)
+            graphs = [self._graphs.pop(k) for k in [k for k in self._graphs if k[0] == home]]
+            conn = self._aconns.pop(home, None)
+            if conn is not None:          # the agent's async checkpointer lives on the event loop
+                conn[1].call_soon_threadsafe(lambda c=conn[0]: asyncio.ensure_future(c.close()))
+            out.append((mem, graphs))
+        return out
+
+    @staticmethod
+    def _close(victims: list[tuple[Memory, list[Any]]]) -> None:
+        for mem, graphs in victims:
+            for g in graphs:              # the synchronous agent's threads.db connection
+                conn = getattr(getattr(g, "checkpointer", None), "conn", None)
+                if isinstance(conn, sqlite3.Connection):
+                    conn.close()
+            try:
+                mem.close()
+            except Exception:  # noqa: BLE001 - a memory that fails to close must not fail the request
+                pass
+
+    def open_homes(self) -> list[Path]:
+        """The projects whose memory is open, least recently used first."""
+        with self._mutex:
+            return list(self._open)
 
     def graph(self, mem: Memory, name: str) -> Any:
         """A compiled graph of this project (built once): ``query``, ``curate`` or ``agent``;
@@ -79,8 +195,11 @@ class Projects:
                 import aiosqlite
                 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+                old = self._aconns.pop(mem.home, None)
+                if old is not None:
+                    await old[0].close()
                 conn = await aiosqlite.connect(str(mem.home / "threads.db"))
-                self._aconns.append(conn)
+                self._aconns[mem.home] = (conn, asyncio.get_running_loop())
                 g = await asyncio.to_thread(mem.graph, "agent", checkpointer=AsyncSqliteSaver(conn))
                 self._graphs[key] = g
             return g
@@ -90,15 +209,19 @@ class Projects:
         return mem.graph(name)
 
     def writer(self, mem: Memory) -> asyncio.Lock:
-        lock = self._writers.get(mem.home)
-        if lock is None:
-            lock = self._writers[mem.home] = asyncio.Lock()
-        return lock
+        with self._mutex:
+            lock = self._writers.get(mem.home)
+            if lock is None:
+                lock = self._writers[mem.home] = WriterLock()
+            return lock
 
     # -- running ------------------------------------------------------------------------
-    async def read(self, project: str | None, fn: Callable[[Memory], T]) -> T:
-        mem = await self.amemory_for(project)
-        return await self._bounded(asyncio.to_thread(fn, mem))
+    async def read(self, project: Served | None, fn: Callable[[Memory], T]) -> T:
+        def leased() -> T:
+            with self.lease(project) as mem:
+                return fn(mem)
+
+        return await self._bounded(asyncio.to_thread(leased))
 
     async def write(self, project: str | None, fn: Callable[[Memory], T]) -> T:
         mem = await self.amemory_for(project)
@@ -128,23 +251,21 @@ class Projects:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
 
     async def aclose(self) -> None:
-        for conn in self._aconns:
+        for conn, _ in list(self._aconns.values()):
             await conn.close()
         self._aconns.clear()
         await asyncio.to_thread(self.close)
 
     def close(self) -> None:
         with self._mutex:
-            for mem in self._by_home.values():
-                try:
-                    mem.close()
-                except Exception:  # noqa: BLE001 - closing the others matters more
-                    pass
-            self._by_home.clear()
-            self._by_key.clear()
+            victims = [(mem, [g for k, g in self._graphs.items() if k[0] == home]) for home, mem in self._open.items()]
+            self._open.clear()
+            self._leases.clear()
+            self._handed.clear()
             self._graphs.clear()
+        self._close(victims)
 
 
 def project_of(headers: Any, query: Any) -> str | None:
-    """The project a request names: the header, else ``?project=``; None for the server's own."""
+    """The project a request names: the header, else ``?project=``; None for its token's."""
     return headers.get(PROJECT_HEADER) or query.get("project") or None

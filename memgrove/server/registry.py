@@ -18,6 +18,7 @@ from typing import Any
 
 REGISTRATION = "server.json"
 TOKEN_FILE = "server.token"
+OWNER_TOKEN_FILE = "server.owner-token"   # the owner's, for adding projects; never handed to clients
 TOKEN_ENV = "MEMGROVE_TOKEN"
 PROBE_TIMEOUT = 0.5    # seconds a client waits for /health before it works in-process
 
@@ -26,31 +27,34 @@ def registration_path(home: str | os.PathLike) -> Path:
     return Path(home) / REGISTRATION
 
 
-def token_path(home: str | os.PathLike) -> Path:
-    return Path(home) / TOKEN_FILE
+def token_path(home: str | os.PathLike, name: str = TOKEN_FILE) -> Path:
+    return Path(home) / name
 
 
-def new_token(home: str | os.PathLike) -> str:
+def new_token(home: str | os.PathLike, name: str = TOKEN_FILE) -> str:
     """A fresh random token, written to the token file (0600); each server start makes a new one."""
     import secrets
 
     from memgrove.tree.fsio import atomic_write
 
     token = secrets.token_urlsafe(32)
-    atomic_write(token_path(home), token + "\n")  # a temp file made 0600, renamed
+    atomic_write(token_path(home, name), token + "\n")  # a temp file made 0600, renamed
     return token
 
 
-def client_token(home: str | os.PathLike, info: dict[str, Any] | None = None) -> str | None:
-    """The token a client sends: ``MEMGROVE_TOKEN``, else the registered token file, else None."""
-    env = os.environ.get(TOKEN_ENV)
-    if env:
-        return env
-    path = (info or {}).get("token_file") or token_path(home)
+def read_token(path: str | os.PathLike) -> str | None:
     try:
         return Path(path).read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
+
+
+def client_token(home: str | os.PathLike, info: dict[str, Any] | None = None) -> str | None:
+    """The token a client sends: the token file the registration names (each served project has its
+    own), else ``MEMGROVE_TOKEN`` (the server's own project, started with it), else ``server.token``."""
+    path = (info or {}).get("token_file")
+    token = read_token(path) if path else None
+    return token or os.environ.get(TOKEN_ENV) or read_token(token_path(home))
 
 
 def register(home: str | os.PathLike, info: dict[str, Any]) -> Path:
@@ -118,7 +122,8 @@ def find_server(home: str | os.PathLike, timeout: float = PROBE_TIMEOUT) -> dict
     """The live server registered in ``home`` (a ``.memgrove`` folder), or None.
 
     The dict is the registration (``pid``, ``host``, ``port``, ``started``, ``token_file``,
-    ``auth``) plus ``url`` and ``token`` (None when the server runs with ``--no-auth``).
+    ``auth``, ``project``; ``served_by`` when this project is not the server's own) plus ``url``
+    and ``token`` (None when the server runs with ``--no-auth``).
     """
     info = read_registration(home)
     if info is None or not is_live(info, timeout):

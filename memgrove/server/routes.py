@@ -1,9 +1,10 @@
 """The REST API: one route per ``Memory`` method, no logic of its own.
 
 Every route but ``/health`` takes the project from the ``X-Memgrove-Project`` header or
-``?project=`` (default: the server's own). Reads run concurrently in threads; writes
-(curate, ingest, undo, doctor --fix) queue per project. Errors are ``{"error": {"code",
-"message"}}`` (``errors.py``).
+``?project=`` (default: the project of the request's token; the server's own without
+authentication); ``ServedProjects.choose`` refuses a project not served, or another's token.
+Reads run concurrently in threads; writes (curate, ingest, undo, doctor --fix) queue per
+project. Errors are ``{"error": {"code", "message"}}`` (``errors.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from pydantic import BaseModel, Field
 
 from .projects import Projects
+from .served import Served, caller_of
 
 Project = Annotated[str | None, Header(alias="X-Memgrove-Project", description="project folder (default: the server's)")]
 ProjectParam = Annotated[str | None, Query(alias="project", description="project folder, instead of the header")]
@@ -25,12 +27,12 @@ def projects(request: Request) -> Projects:
     return request.app.state.projects
 
 
-def project(header: Project = None, param: ProjectParam = None) -> str | None:
-    return header or param or None
+def project(request: Request, header: Project = None, param: ProjectParam = None) -> Served:
+    return projects(request).served.choose(header or param, caller_of(request.scope))
 
 
 P = Annotated[Projects, Depends(projects)]
-Proj = Annotated[str | None, Depends(project)]
+Proj = Annotated[Served, Depends(project)]
 
 
 class CurateBody(BaseModel):

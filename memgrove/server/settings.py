@@ -17,6 +17,13 @@ class ServerSettings:
     request_timeout: float = 120.0           # seconds before a REST request answers 504
     allowed_origins: str = ""                # comma-separated browser origins allowed besides the server's own
     allowed_hosts: str = ""                  # comma-separated Host names accepted besides loopback and the bind host
+    projects: str = ""                       # comma-separated other project folders served (relative: to this one)
+    max_open_projects: int = 8               # memories kept open at once; the least recently used idle one closes
+    # slow or idle clients: a connection holds a descriptor, and the process has about a thousand
+    header_timeout: float = 10.0             # seconds to send a request's headers (from connecting, or the last answer)
+    body_timeout: float = 60.0               # seconds to send a request's body, once the route reads it
+    keep_alive_timeout: float = 5.0          # seconds an idle kept-alive connection stays open
+    max_connections: int = 256               # open connections; more are answered 503 and closed at once
 
 
 def load_server_settings(home: Path | None, **overrides) -> ServerSettings:
@@ -26,6 +33,10 @@ def load_server_settings(home: Path | None, **overrides) -> ServerSettings:
         raise MemgroveError(f"port must be between 1 and 65535, not {s.port}")
     if s.max_body_bytes <= 0 or s.request_timeout <= 0:
         raise MemgroveError("max_body_bytes and request_timeout must be positive")
+    if min(s.header_timeout, s.body_timeout, s.keep_alive_timeout) <= 0:
+        raise MemgroveError("header_timeout, body_timeout and keep_alive_timeout must be positive")
+    if s.max_connections < 1 or s.max_open_projects < 1:
+        raise MemgroveError("max_connections and max_open_projects must be at least 1")
     return s
 
 
