@@ -62,7 +62,8 @@ def plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callabl
 
 
 def _conflict_message(op_id: str, changed: list[str], later: list[JournalRecord]) -> str:
-    touching = [r.id for r in later if any(ch.path in changed for ch in r.changes())]
+    changed_set = set(changed)
+    touching = [r.id for r in later if any(ch.path in changed_set for ch in r.changes())]
     where = ", ".join(changed)
     if touching:
         newest_first = ", ".join(reversed(touching))
