@@ -19,6 +19,7 @@ from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .frontmatter import MAX_FRONTMATTER_BYTES
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
+from .cancel import checkpoint
 from .nesting import MAX_DEPTH, too_deep
 from .overlay import Overlay
 from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,
@@ -422,6 +423,7 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
                 overlay.set(v, None)
             gone = set(victims)
             for v in victims:
+                checkpoint()
                 also += _relink(overlay, v, None, gone, now)
             after = None
             status, msg = "deleted", f"deleted {len(victims)} entries under {path}/"
@@ -465,6 +467,7 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
     errors: list[str] = []
     planned: list[Planned] = []
     for i, d in enumerate(ops, 1):
+        checkpoint()
         label = _label(i, d)
         try:
             n = check_shape(d, allowed)
