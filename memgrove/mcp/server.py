@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Literal
 
-import anyio
 from pydantic import ValidationError
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -22,6 +21,7 @@ from memgrove.tree.errors import MemgroveError, error_body
 
 from . import calls
 from .arguments import canonical
+from .inflight import InFlight
 from .memory_files import MemoryFiles
 
 MemoryFor = Callable[[str | None], Any]
@@ -33,6 +33,7 @@ memgrove_read); after learning something worth keeping, write it with memgrove_c
 preferred, every operation with a reason) or with the file-style `memory` tool under /memories.
 Every write is journaled: memgrove_history lists it and memgrove_undo reverts it."""
 
+DEFAULT_CALL_TIMEOUT = 120.0   # seconds a call's write may run before it is cancelled (as request_timeout)
 _PROJECT_DOC = "Project folder (or name the server knows); omit for the server's default project."
 
 
@@ -91,14 +92,17 @@ def _json(data: Any) -> str:
 
 
 def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_http_path: str = "/mcp",
-                  **settings: Any) -> FastMCP:
+                  inflight: InFlight | None = None, **settings: Any) -> FastMCP:
     """The MCP server over ``memory_for(project)`` (the ``Memory`` of a project, or the default for None).
 
     A tool names its project by its ``project`` argument or, over HTTP, the ``X-Memgrove-Project``
     header. ``streamable_http_path`` is where ``streamable_http_app()`` answers (``"/"`` when the
     app is mounted under ``/mcp``); the host app must run ``server.session_manager.run()`` in its
-    lifespan when it mounts that app. Other ``settings`` go to ``FastMCP``.
+    lifespan when it mounts that app. ``inflight`` runs the tools' work (default: ``InFlight(120)``, a
+    write cancelled before its commit point after 120 s or when its call is cancelled). Other
+    ``settings`` go to ``FastMCP``.
     """
+    inflight = inflight or InFlight(DEFAULT_CALL_TIMEOUT)
     settings.setdefault("log_level", "WARNING")   # FastMCP logs every request at INFO
     server = MemgroveMCP(name, instructions=INSTRUCTIONS, streamable_http_path=streamable_http_path, **settings)
 
@@ -106,11 +110,8 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
                   render: Callable[[Any], str] = _json) -> CallToolResult:
         chosen = _project(ctx, project)
 
-        def work() -> Any:
-            return fn(memory_for(chosen))
-
         try:
-            data = await anyio.to_thread.run_sync(work)
+            data = await inflight.run(lambda: fn(memory_for(chosen)))
         except MemgroveError as exc:
             return _error(exc)
         content: list[ContentBlock] = [TextContent(type="text", text=render(data))]
