@@ -37,7 +37,7 @@ class CancelToken:
 
     def __init__(self, timeout: float | None = None, *, limit: str = "its time limit"):
         self._deadline = None if timeout is None else time.monotonic() + timeout
-        self._late = f"it ran past {limit} ({timeout:g} s)" if timeout is not None else ""
+        self.late = f"it ran past {limit} ({timeout:g} s)" if timeout is not None else ""  # the reason at its deadline
         self._reason: str | None = None
         self._mutex = threading.Lock()
 
@@ -51,7 +51,7 @@ class CancelToken:
     def reason(self) -> str | None:
         """Why it is cancelled, or None while the write may go on."""
         if self._reason is None and self._deadline is not None and time.monotonic() >= self._deadline:
-            self.cancel(self._late)
+            self.cancel(self.late)
         return self._reason
 
     @property

@@ -20,13 +20,15 @@ from .settings import ServerSettings, split_list
 
 
 
-def _mount_mcp(app: FastAPI, memory_for: Callable[[str | None], Any]) -> bool:
-    """Serve memgrove's MCP tools over streamable HTTP at ``/mcp`` when ``memgrove.mcp`` is installed."""
+def _mount_mcp(app: FastAPI, memory_for: Callable[[str | None], Any], timeout: float) -> bool:
+    """Serve memgrove's MCP tools over streamable HTTP at ``/mcp`` when ``memgrove.mcp`` is installed;
+    a call's write is cancelled before its commit point after ``timeout`` s (request_timeout)."""
     try:
         from memgrove.mcp import create_server  # type: ignore[import-not-found]
+        from memgrove.mcp.inflight import InFlight
     except ImportError:
         return False
-    mcp = create_server(memory_for)
+    mcp = create_server(memory_for, inflight=InFlight(timeout, limit="request_timeout"))
     # its routes join ours (``/mcp`` exactly, no redirect to ``/mcp/``), behind the same guard
     app.router.routes.extend(mcp.streamable_http_app().routes)
     app.state.mcp = mcp
@@ -68,7 +70,7 @@ def create_app(project: str | os.PathLike, settings: ServerSettings, *, token: s
                   description="Agent-native memory: the Context Tree over REST, LangServe and MCP.")
     build_routes(app, projects)
     if mcp:
-        _mount_mcp(app, projects.memory_for)
+        _mount_mcp(app, projects.memory_for, settings.request_timeout)
     policy = GuardPolicy(token=token, bind_host=settings.host, port=settings.port,
                          max_body_bytes=settings.max_body_bytes, allowed_hosts=split_list(settings.allowed_hosts),
                          allowed_origins=split_list(settings.allowed_origins))

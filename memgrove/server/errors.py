@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memgrove.tree.errors import (
     BatchRejected,
+    Cancelled,
     EntryNotFound,
     InvalidEntry,
     InvalidInput,
@@ -63,6 +64,7 @@ STATUS: list[tuple[type[BaseException], int]] = [
     (Forbidden, 403),
     (TooLarge, 413),
     (RequestTimeout, 504),
+    (Cancelled, 504),
     (NotFound, 404),
     (TreeNotFound, 404),
     (EntryNotFound, 404),

@@ -14,14 +14,18 @@ import asyncio
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 from memgrove.memory import Memory
+from memgrove.tree.cancel import CancelToken, cancelling
+from memgrove.tree.errors import Cancelled
 
 from .errors import RequestTimeout
 
 T = TypeVar("T")
 PROJECT_HEADER = "x-memgrove-project"
+GONE_POLL = 0.25    # seconds between checks that a writing request's client is still there
+SETTLE = 10.0       # seconds a cancelled write gets to reach a checkpoint, or to finish past its commit point
 
 
 class Projects:
@@ -100,27 +104,66 @@ class Projects:
         mem = await self.amemory_for(project)
         return await self._bounded(asyncio.to_thread(fn, mem))
 
-    async def write(self, project: str | None, fn: Callable[[Memory], T]) -> T:
+    async def write(self, project: str | None, fn: Callable[[Memory], T],
+                    gone: Callable[[], Awaitable[bool]] | None = None) -> T:
+        """``fn(mem)`` in the project's queue, under a cancel token (tree/cancel.py). At
+        ``request_timeout``, or once ``gone()`` says the client left, a write still queued is
+        dropped and one running is cancelled: before its commit point it stops and the answer is
+        504 "nothing was written"; past it, it completes and is answered as done."""
         mem = await self.amemory_for(project)
+        token = CancelToken(self.timeout, limit="request_timeout")
+        started = False
+
+        def run() -> T:
+            with cancelling(token):
+                return fn(mem)
 
         async def queued() -> T:
+            nonlocal started
             async with self.writer(mem):
-                return await asyncio.to_thread(fn, mem)
+                token.check()
+                started = True
+                return await asyncio.to_thread(run)
 
-        # a task of its own: a request that times out (or a client that leaves) stops waiting
-        # for it, but a write that started finishes, and shutdown waits for it
+        # a task of its own, which shutdown waits for (drain)
         task = asyncio.ensure_future(queued())
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
-        return await self._bounded(asyncio.shield(task), started=task)
+        why = await self._watch(task, token, gone)
+        if why is not None and not task.done():
+            token.cancel(why)
+            if not started:
+                task.cancel()          # still in the queue: dropped, it never ran
+            done, _ = await asyncio.wait({task}, timeout=SETTLE)
+            if not done:
+                raise RequestTimeout(f"{why}; the write was cancelled but had not stopped {SETTLE:g} s later: "
+                                     "it stops before its commit point or completes, see history")
+        try:
+            return task.result()
+        except Cancelled as exc:
+            raise RequestTimeout(str(exc)) from None
+        except asyncio.CancelledError:
+            raise RequestTimeout(f"{why}; the write was dropped from the queue before it started: "
+                                 "nothing was written") from None
 
-    async def _bounded(self, aw: Any, started: asyncio.Task | None = None) -> Any:
+    async def _watch(self, task: asyncio.Task, token: CancelToken,
+                     gone: Callable[[], Awaitable[bool]] | None) -> str | None:
+        """Wait for ``task`` until ``request_timeout``, checking ``gone()`` on the way; why it stopped waiting."""
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        while not task.done():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return token.late
+            await asyncio.wait({task}, timeout=min(left, GONE_POLL if gone else left))
+            if gone is not None and not task.done() and await gone():
+                return "its client went away"
+        return None
+
+    async def _bounded(self, aw: Any) -> Any:
         try:
             return await asyncio.wait_for(aw, self.timeout)
         except asyncio.TimeoutError:
-            raise RequestTimeout(f"no answer within {self.timeout:g} s (setting request_timeout)"
-                                 + ("; a write already started still completes: see history" if started else "")
-                                 ) from None
+            raise RequestTimeout(f"no answer within {self.timeout:g} s (setting request_timeout)") from None
 
     async def drain(self) -> None:
         """Wait for every write in flight (shutdown: what was acknowledged or started is finished)."""
