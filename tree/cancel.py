@@ -9,7 +9,7 @@ the write under a token::
 
 The write path calls ``checkpoint()`` at safe points before its commit point (waiting for the
 writer lock, planning each operation, between the file writes of a batch, between batches of
-an ingest, inside long scans of a file). There a cancelled token, or one whose time is up,
+an ingest, reading the journal for an undo). There a cancelled token, or one whose time is up,
 raises ``Cancelled`` and the write's usual failure path leaves nothing behind (the files'
 before-images are restored, see docs/reliability.md). Nothing checks after the commit point:
 what follows is linear and derived, so the write completes and is reported as done.

@@ -15,11 +15,11 @@ from typing import Any
 import yaml
 
 from . import entry as entry_mod, frontmatter
+from .cancel import checkpoint
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .frontmatter import MAX_FRONTMATTER_BYTES
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
-from .cancel import checkpoint
 from .nesting import MAX_DEPTH, too_deep
 from .overlay import Overlay
 from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,

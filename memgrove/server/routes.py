@@ -3,8 +3,8 @@
 Every route but ``/health`` takes the project from the ``X-Memgrove-Project`` header or
 ``?project=`` (default: the server's own). Reads run concurrently in threads; writes
 (curate, ingest, undo, doctor --fix) queue per project, and are cancelled before their commit
-point when their client goes (``request.is_disconnected``) or their time runs out. Errors are ``{"error": {"code",
-"message"}}`` (``errors.py``).
+point when their client goes (``request.is_disconnected``) or their time runs out. Errors are
+``{"error": {"code", "message"}}`` (``errors.py``).
 """
 
 from __future__ import annotations
