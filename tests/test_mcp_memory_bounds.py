@@ -132,3 +132,13 @@ def test_a_path_the_file_system_cannot_take_is_an_invalid_path_for_every_command
             with pytest.raises(InvalidPath, match=f"^cannot {command} /memories/aaa.*: File name too long$"):
                 files.run(command, args)
         assert mem.history(limit=None) == []
+
+
+def test_insert_counts_lines_as_view_does_and_keeps_other_line_separators(mem):
+    files = MemoryFiles(mem)
+    files.create(path=P, file_text="# Big\n\nkeep\u2028this\x0cand\x1ethat\nlast\n")
+    assert "     3\tkeep\u2028this\x0cand\x1ethat\n     4\tlast" in files.view(path=P)
+    files.insert(path=P, insert_line=3, insert_text="inserted")
+    assert "     3\tkeep\u2028this\x0cand\x1ethat\n     4\tinserted\n     5\tlast\n" in files.view(path=P)
+    with pytest.raises(InvalidInput, match=r"within the range \[0, 5\]"):
+        files.insert(path=P, insert_line=6, insert_text="x")

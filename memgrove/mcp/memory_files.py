@@ -251,7 +251,10 @@ class MemoryFiles:
             self.tree.recover()
             text = self._file_for_edit(t)
             _check_result(t, text_size(text, limit) + text_size(insert_text, limit) + 1, limit)
-            lines = text.splitlines()
+            # lines as view numbers them: splitlines() also broke at \u2028, \x0c, \x1e ... and wrote them back as \n
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
             if insert_line < 0 or insert_line > len(lines):
                 raise InvalidInput(f"Invalid `insert_line` parameter: {insert_line}. "
                                    f"It should be within the range [0, {len(lines)}].")
