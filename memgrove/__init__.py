@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memgrove.tree.entry import Entry
     from memgrove.tree.errors import (
         BatchRejected,
+        Cancelled,
         InvalidEntry,
         InvalidInput,
         InvalidPath,
@@ -60,7 +61,7 @@ _WHERE = {
     "Hit": "memgrove.tree.search",
     "TreeSettings": "memgrove.tree.settings",
     **{name: "memgrove.tree.errors" for name in (
-        "BatchRejected", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
+        "BatchRejected", "Cancelled", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
         "MemgroveError", "NotWritable", "OperationConflict", "TreeNotFound")},
 }
 
@@ -81,6 +82,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Answer",
     "BatchRejected",
+    "Cancelled",
     "ContextTreeStore",
     "DoctorReport",
     "Entry",

@@ -138,8 +138,8 @@ HELP: dict[str, dict[str, str]] = {
         "host": "address to bind; anything but loopback requires the token (no --no-auth)",
         "port": "port to listen on",
         "max_body_bytes": "largest request body accepted (413 above)",
-        "request_timeout": "seconds before a REST request answers 504 (a write already queued "
-                           "still completes)",
+        "request_timeout": "seconds before a request answers 504; a write is then cancelled before "
+                           "its commit point (one past it completes and is answered)",
         "allowed_origins": "comma-separated browser origins allowed besides the server's own "
                            "(others get 403)",
         "allowed_hosts": "comma-separated Host names accepted besides loopback names (DNS "

@@ -44,6 +44,7 @@ from memgrove.memory import Memory
 from memgrove.tree import entry as entry_mod
 from memgrove.tree.engine import IndexBroken
 from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath, OperationConflict
+from memgrove.tree.nesting import deep_error, too_deep
 from memgrove.tree.paths import CONTEXT_FILE, MAX_FOLDERS, resolve_inside, snake_case
 from memgrove.tree.search import normalize
 
@@ -386,6 +387,8 @@ class ContextTreeStore(BaseStore):
             # the "langgraph" root is refused by BaseStore.put, and allowed by batch(), as in InMemoryStore
             if not op.namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
+            if too_deep(op.value):   # before json.dumps, which would raise RecursionError
+                raise deep_error("the value")
             if op.ttl is not None:
                 raise NotImplementedError("TTL is not supported by ContextTreeStore. "
                                           "Use a store implementation that supports TTL or set ttl=None.")

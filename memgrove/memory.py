@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
 from memgrove.tree.entry import Entry
-from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath
+from memgrove.tree import cancel
+from memgrove.tree.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.journal import JournalRecord
 from memgrove.tree.nesting import deep_error, parse_json, too_deep
 from memgrove.tree.operations import OPS, OpResult, check_batch_size
@@ -152,11 +153,20 @@ class Memory:
         results = IngestResult(skipped=skipped)
         for i in range(0, len(ops), batch_size):
             batch = ops[i:i + batch_size]
-            # the places were chosen without the lock: another writer may have filled one since
-            with self.tree.lock.hold():
-                self.tree.recover()
-                placer.confirm(op["path"] for op in batch)
-                results += self.tree.curate(batch, actor="verbatim-curator")
+            try:
+                cancel.checkpoint()
+                # the places were chosen without the lock: another writer may have filled one since
+                with self.tree.lock.hold():
+                    self.tree.recover()
+                    placer.confirm(op["path"] for op in batch)
+                    results += self.tree.curate(batch, actor="verbatim-curator")
+            except Cancelled as exc:
+                if not i:
+                    raise
+                # each batch is its own commit: the ones before stand, and the caller must know
+                raise Cancelled(f"the ingest was cancelled after {i:,} of {len(ops):,} operations ({exc.reason}); "
+                                f"the first {i:,} are written and journaled (see history), the rest is not",
+                                exc.reason) from None
             if progress:
                 progress(min(i + batch_size, len(ops)), len(ops))
         return results

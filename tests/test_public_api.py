@@ -17,6 +17,7 @@ from memgrove import Memory, MemgroveError, TreeNotFound
 EXPECTED_ALL = [
     "Answer",
     "BatchRejected",
+    "Cancelled",
     "ContextTreeStore",
     "DoctorReport",
     "Entry",
@@ -37,7 +38,7 @@ EXPECTED_ALL = [
     "__version__",
 ]
 
-ERRORS = ["BatchRejected", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
+ERRORS = ["BatchRejected", "Cancelled", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
           "NotWritable", "OperationConflict", "TreeNotFound"]
 
 

@@ -438,7 +438,16 @@ def test_tree_refuses_to_overwrite_other_entries(tree_store: ContextTreeStore) -
     assert "rotate on every use" in s.memory.read("auth/jwt/refresh_rotation.md").body
 
 
+def _nested(levels: int) -> dict:
+    value: dict = {"a": 1}
+    inner = value
+    for _ in range(levels):
+        inner["x"] = inner = {}
+    return value
+
+
 @pytest.mark.parametrize("bad, message", [
+    (_nested(100_000), r"^the value nests lists or objects more than 32 levels deep; give flat JSON$"),
     ({"x": float("nan")}, "not JSON-serializable"),
     ({"x": object()}, "not JSON-serializable"),
     ({"x": "\ud800"}, "lone surrogate"),

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .entry import Entry, parse, serialize
     from .errors import (
         BatchRejected,
+        Cancelled,
         InvalidEntry,
         InvalidInput,
         InvalidPath,
@@ -41,6 +42,7 @@ _WHERE = {
     "parse": "entry",
     "serialize": "entry",
     "BatchRejected": "errors",
+    "Cancelled": "errors",
     "InvalidEntry": "errors",
     "InvalidInput": "errors",
     "InvalidPath": "errors",
@@ -76,7 +78,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "OPS", "BatchRejected", "Change", "ContextTree", "DoctorReport", "Entry", "Hit", "InvalidEntry", "InvalidInput",
+    "OPS", "BatchRejected", "Cancelled", "Change", "ContextTree", "DoctorReport", "Entry", "Hit", "InvalidEntry", "InvalidInput",
     "InvalidPath", "JournalError", "JournalRecord", "LockTimeout", "MemgroveError", "NotWritable", "OpResult",
     "OperationConflict", "TreeNotFound", "TreeSettings", "diagnose", "locate_home", "normalize_entry_path",
     "normalize_folder", "parse", "serialize", "snake_case",

@@ -63,10 +63,8 @@ class Entry:
         could lead outside the tree (``/etc/passwd``, ``../x``) is left out (``link_problem``),
         so the catalog, search and the tools never see it."""
         out = [r for r in self.related if link_problem(r) is None]
-        for m in _LEGACY_LINK.finditer(self.body):
-            if m.group(1) not in out:
-                out.append(m.group(1))
-        return out
+        out += [m.group(1) for m in _LEGACY_LINK.finditer(self.body)]
+        return list(dict.fromkeys(out))
 
 
 def _str_list(key: str, value: Any) -> list[str]:
@@ -75,14 +73,9 @@ def _str_list(key: str, value: Any) -> list[str]:
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     if isinstance(value, (list, tuple)):
-        out = []
-        for v in value:
-            if isinstance(v, (dict, list)):
-                raise InvalidEntry(f"frontmatter '{key}' must be a list of strings")
-            s = str(v).strip()
-            if s and s not in out:
-                out.append(s)
-        return out
+        if any(isinstance(v, (dict, list)) for v in value):
+            raise InvalidEntry(f"frontmatter '{key}' must be a list of strings")
+        return list(dict.fromkeys(s for s in (str(v).strip() for v in value) if s))
     raise InvalidEntry(f"frontmatter '{key}' must be a list of strings, not {type(value).__name__}")
 
 

@@ -16,7 +16,9 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     ├── JournalError        an unreadable journal, nothing to undo
     │   └── OperationNotFound  an unknown operation id
     ├── LockTimeout         another writer held the tree's lock for too long
-    └── NotWritable         the disk is full, or the tree is read-only; nothing was written
+    ├── NotWritable         the disk is full, or the tree is read-only; nothing was written
+    └── Cancelled           a write was cancelled (time limit, client gone) before its commit
+                            point; nothing was written (tree/cancel.py)
 
 Each class has a stable ``code`` (``"invalid_path"``…): the CLI's ``--json`` errors and the
 server's error bodies carry it, so clients can branch on it without parsing messages.
@@ -106,6 +108,16 @@ class NotWritable(MemgroveError):
     """A write failed because the file system is full, read-only or not ours; nothing was written."""
 
     code = "not_writable"
+
+
+class Cancelled(MemgroveError):
+    """A write was cancelled before its commit point (its time ran out, its client went away); nothing was written."""
+
+    code = "cancelled"
+
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason   # why: "it ran past request_timeout (120 s)", "its client went away"
 
 
 def error_body(exc: BaseException, message: str | None = None) -> dict:

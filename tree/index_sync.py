@@ -100,7 +100,8 @@ class IndexSync:
         except IndexBroken:
             self._rebuild_locked()
             return
-        self.catalog.apply(upserts, [d for d in deletes if d not in {u[0] for u in upserts}], digest=digest & _MASK)
+        kept = {u[0] for u in upserts}
+        self.catalog.apply(upserts, [d for d in deletes if d not in kept], digest=digest & _MASK)
         self.catalog.checkpoint()
 
     def _generation(self) -> int:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
 from . import entry as entry_mod, frontmatter
+from .cancel import checkpoint
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .frontmatter import MAX_FRONTMATTER_BYTES
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
 from .nesting import MAX_DEPTH, too_deep
+from .overlay import Overlay
 from .paths import (CONTEXT_FILE, is_entry_file, literal_path, normalize_entry_path, normalize_folder, parent_folders,
                     snake_case)
 from .settings import TreeSettings
@@ -62,48 +64,6 @@ class Planned:
     merged: tuple[str, str] | None = None
     removed: list[str] = field(default_factory=list)
     contexts: dict[str, str] = field(default_factory=dict)  # folder -> overview text
-
-
-class Overlay:
-    """The tree as it will be after the ops planned so far."""
-
-    def __init__(self, read_disk: Callable[[str], str | None], entries_under: Callable[[str], list[str]],
-                 backlinks: Callable[[str], list[str]]):
-        self._read_disk = read_disk
-        self._entries_under = entries_under
-        self._backlinks = backlinks
-        self.changes: dict[str, str | None] = {}
-
-    def read(self, path: str) -> str | None:
-        return self.changes[path] if path in self.changes else self._read_disk(path)
-
-    def exists(self, path: str) -> bool:
-        return self.read(path) is not None
-
-    def set(self, path: str, text: str | None) -> None:
-        self.changes[path] = text
-
-    def entries_under(self, folder: str) -> list[str]:
-        found = set(self._entries_under(folder))
-        prefix = folder + "/"
-        for p, text in self.changes.items():
-            if p.startswith(prefix):
-                (found.add if text is not None else found.discard)(p)
-        return sorted(found)
-
-    def linkers(self, target: str) -> list[str]:
-        cands = set(self._backlinks(target)) | {p for p, t in self.changes.items() if t is not None}
-        out = []
-        for p in sorted(cands):
-            text = self.read(p)
-            if text is None or p == target:
-                continue
-            try:
-                if target in entry_mod.parse(text).related:
-                    out.append(p)
-            except InvalidEntry:
-                continue
-        return out
 
 
 # -- limits: a batch's size, and what the reader accepts back ---------------
@@ -219,12 +179,7 @@ def _norm_list(value: Any, name: str) -> list[str]:
         value = [v for v in value.split(",")]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, (str, int, float)) for v in value):
         raise InvalidEntry(f"'{name}' must be a list of strings")
-    out: list[str] = []
-    for v in value:
-        s = str(v).strip()
-        if s and s not in out:
-            out.append(s)
-    return out
+    return list(dict.fromkeys(s for s in (str(v).strip() for v in value) if s))
 
 
 def _norm_sources(value: Any) -> list[dict[str, str]]:
@@ -301,9 +256,11 @@ def check_shape(d: Any, allowed: tuple[str, ...] = OPS) -> dict[str, Any]:
 # -- building and combining entries -----------------------------------------
 
 def _union(a: list, b: list) -> list:
-    out = list(a)
+    """``a``, then what ``b`` adds (a set beside the list: a membership test per item was k² steps)."""
+    out, seen = list(a), set(a)
     for x in b:
-        if x not in out:
+        if x not in seen:
+            seen.add(x)
             out.append(x)
     return out
 
@@ -321,10 +278,7 @@ def _union_sources(a: list[dict], b: list[dict]) -> list[dict]:
 
 
 def _merge_facts(a: str, b: str) -> str:
-    lines = entry_mod.fact_lines(a)
-    for ln in entry_mod.fact_lines(b):
-        if ln not in lines:
-            lines.append(ln)
+    lines = _union(entry_mod.fact_lines(a), entry_mod.fact_lines(b))
     rest_a = "\n".join(ln for ln in a.split("\n") if ln.strip() and not ln.strip().startswith(("- ", "* ")))
     return "\n".join(([rest_a] if rest_a else []) + lines)
 
@@ -399,12 +353,7 @@ def _relink(overlay: Overlay, old: str, new: str | None, skip: set[str], now: st
             continue
         before = overlay.read(p)
         e = entry_mod.parse(before or "", where=p)
-        rel = []
-        for r in e.related:
-            r2 = new if r == old else r
-            if r2 and r2 != p and r2 not in rel:
-                rel.append(r2)
-        e.related = rel
+        e.related = [r for r in dict.fromkeys(new if r == old else r for r in e.related) if r and r != p]
         after = _render(e, p)
         if after != before:
             overlay.set(p, after)
@@ -474,6 +423,7 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
                 overlay.set(v, None)
             gone = set(victims)
             for v in victims:
+                checkpoint()
                 also += _relink(overlay, v, None, gone, now)
             after = None
             status, msg = "deleted", f"deleted {len(victims)} entries under {path}/"
@@ -491,7 +441,7 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
     for folder in sorted({f for r in p.removed for f in parent_folders(r)}, key=lambda f: -f.count("/")):
         ctx = f"{folder}/{CONTEXT_FILE}"
         ctx_text = overlay.read(ctx)
-        if ctx_text is not None and not overlay.entries_under(folder):
+        if ctx_text is not None and not overlay.holds_entries(folder):
             # the folder empties: journal its context.md so an undo brings the overview back
             also.append(Change(ctx, ctx_text, None))
             overlay.set(ctx, None)
@@ -517,6 +467,7 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
     errors: list[str] = []
     planned: list[Planned] = []
     for i, d in enumerate(ops, 1):
+        checkpoint()
         label = _label(i, d)
         try:
             n = check_shape(d, allowed)
@@ -539,7 +490,7 @@ def _hand_placed(d: dict[str, Any], n: dict[str, Any], overlay: Overlay) -> None
         if lit is None or lit == normalized:   # most paths: snake_case already, nothing to look up
             return normalized
         if folder:
-            return lit if overlay.entries_under(lit) else normalized
+            return lit if overlay.holds_entries(lit) else normalized
         return lit if is_entry_file(lit) and overlay.exists(lit) else normalized
 
     n["path"] = exact(d.get("path"), n["path"], folder=bool(n.get("subtree")))

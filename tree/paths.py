@@ -127,7 +127,7 @@ def is_entry_file(rel: str) -> bool:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_MAX_NAME_BYTES = 255   # the longest file or folder name common file systems allow
+MAX_NAME_BYTES = 255   # the longest file or folder name common file systems allow
 
 
 def link_problem(link: str) -> str | None:
@@ -150,8 +150,8 @@ def link_problem(link: str) -> str | None:
         return str(exc).replace(f"path {link!r}", "", 1).strip(" :") or str(exc)
     if link != link.strip() or link.startswith("@"):
         return "not an entry path: write domain/topic[/subtopic]/entry.md"
-    if any(len(p.encode("utf-8")) > _MAX_NAME_BYTES for p in link.split("/")):
-        return f"a name in it is longer than {_MAX_NAME_BYTES} bytes"
+    if any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in link.split("/")):
+        return f"a name in it is longer than {MAX_NAME_BYTES} bytes"
     if not is_entry_file(link):
         return "not an entry path: write domain/topic[/subtopic]/entry.md"
     return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Iterable
 
+from .cancel import checkpoint
 from .errors import JournalError, OperationConflict, OperationNotFound
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
 from .operations import OpResult, Planned
@@ -23,6 +24,7 @@ def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[Journ
     found: JournalRecord | None = None
     later: list[JournalRecord] = []
     for r in records:
+        checkpoint()
         if found is not None:
             later.append(r)
         elif r.id == op_id:
@@ -62,7 +64,8 @@ def plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callabl
 
 
 def _conflict_message(op_id: str, changed: list[str], later: list[JournalRecord]) -> str:
-    touching = [r.id for r in later if any(ch.path in changed for ch in r.changes())]
+    changed_set = set(changed)
+    touching = [r.id for r in later if any(ch.path in changed_set for ch in r.changes())]
     where = ", ".join(changed)
     if touching:
         newest_first = ", ".join(reversed(touching))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from . import contexts
+from .cancel import checkpoint
 from .catalog import Listed
 from .engine import IndexBroken
 from .errors import MemgroveError, NotWritable
@@ -70,10 +71,11 @@ class WritePath:
     def _apply(self, planned: list[Planned]) -> None:
         """Write a batch: ahead to ``pending.json``, then the files, then the journal (the
         commit point). A failure before the commit point undoes what was written and raises
-        (``NotWritable`` for a full or read-only disk): the caller sees a failure, and the
-        batch never appears later. After it, what is derived (signals, context files, the
+        (``NotWritable`` for a full or read-only disk, ``Cancelled`` when its caller gave up on
+        it, tree/cancel.py): the caller sees a failure, and the batch never appears later. After it, what is derived (signals, context files, the
         index) catches up later if it cannot now."""
         records = [p.record for p in planned if p.result.status != "unchanged"]
+        checkpoint()
         with disk_errors_as_not_writable():
             self.journal.write_pending(records)
         journal_size = self.journal.size()
@@ -81,6 +83,7 @@ class WritePath:
         later = Pending()
         try:
             for r in records:
+                checkpoint()  # Cancelled here restores the before-images below, as any failure does
                 for ch in r.changes():
                     touched.append(ch.path)
                     # not synced one by one: pending.json holds every after-image, so a crash

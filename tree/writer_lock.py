@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from .cancel import checkpoint
 from .errors import LockTimeout, NotWritable
 
 QUEUE_DIR = "lock.queue"
@@ -206,6 +207,7 @@ class WriterLock:
                         who = f"process {pid}" if pid else "another process"
                         raise LockTimeout(
                             f"the tree is being written by {who}; gave up after {timeout:g} s (try again)")
+                    checkpoint()  # a waiter nobody waits for leaves the queue
                     time.sleep(delay)
                     # next in line polls the lock often (one system call); the rest list the queue less
                     delay = min(delay * 2, 0.002 if first else 0.02)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, ContextManager, Literal
 
-import anyio
 from pydantic import ValidationError
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -22,6 +21,7 @@ from memgrove.tree.errors import MemgroveError, error_body
 
 from . import calls
 from .arguments import canonical
+from .inflight import InFlight
 from .memory_files import MemoryFiles
 
 # (the project a tool names or None, the HTTP request carrying the call or None) -> a context
@@ -35,6 +35,7 @@ memgrove_read); after learning something worth keeping, write it with memgrove_c
 preferred, every operation with a reason) or with the file-style `memory` tool under /memories.
 Every write is journaled: memgrove_history lists it and memgrove_undo reverts it."""
 
+DEFAULT_CALL_TIMEOUT = 120.0   # seconds a call's write may run before it is cancelled (as request_timeout)
 _PROJECT_DOC = "Project folder (or name the server knows); omit for the server's default project."
 
 
@@ -97,7 +98,7 @@ def _json(data: Any) -> str:
 
 
 def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_http_path: str = "/mcp",
-                  **settings: Any) -> FastMCP:
+                  inflight: InFlight | None = None, **settings: Any) -> FastMCP:
     """The MCP server over ``memory_for(project, request)``: a context manager giving the ``Memory`` of
     a project (the default for None) for one call; ``request`` is the HTTP request that carried it
     (None over stdio), whose token the server checks against the project.
@@ -105,8 +106,11 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
     A tool names its project by its ``project`` argument or, over HTTP, the ``X-Memgrove-Project``
     header. ``streamable_http_path`` is where ``streamable_http_app()`` answers (``"/"`` when the
     app is mounted under ``/mcp``); the host app must run ``server.session_manager.run()`` in its
-    lifespan when it mounts that app. Other ``settings`` go to ``FastMCP``.
+    lifespan when it mounts that app. ``inflight`` runs the tools' work (default: ``InFlight(120)``, a
+    write cancelled before its commit point after 120 s or when its call is cancelled). Other
+    ``settings`` go to ``FastMCP``.
     """
+    inflight = inflight or InFlight(DEFAULT_CALL_TIMEOUT)
     settings.setdefault("log_level", "WARNING")   # FastMCP logs every request at INFO
     server = MemgroveMCP(name, instructions=INSTRUCTIONS, streamable_http_path=streamable_http_path, **settings)
 
@@ -120,7 +124,7 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
                 return fn(mem)
 
         try:
-            data = await anyio.to_thread.run_sync(work)
+            data = await inflight.run(work)
         except MemgroveError as exc:
             return _error(exc)
         content: list[ContentBlock] = [TextContent(type="text", text=render(data))]

@@ -23,10 +23,12 @@ from .settings import ServerSettings, split_list
 
 
 
-def _mount_mcp(app: FastAPI, projects: Projects) -> bool:
-    """Serve memgrove's MCP tools over streamable HTTP at ``/mcp`` when ``memgrove.mcp`` is installed."""
+def _mount_mcp(app: FastAPI, projects: Projects, timeout: float) -> bool:
+    """Serve memgrove's MCP tools over streamable HTTP at ``/mcp`` when ``memgrove.mcp`` is installed;
+    a call's write is cancelled before its commit point after ``timeout`` s (request_timeout)."""
     try:
         from memgrove.mcp import create_server  # type: ignore[import-not-found]
+        from memgrove.mcp.inflight import InFlight
     except ImportError:
         return False
 
@@ -34,7 +36,7 @@ def _mount_mcp(app: FastAPI, projects: Projects) -> bool:
         # a tool's project, checked against the token of the HTTP request that carried the call
         return projects.lease(projects.served.choose(project, caller_of(getattr(request, "scope", None))))
 
-    mcp = create_server(memory_for)
+    mcp = create_server(memory_for, inflight=InFlight(timeout, limit="request_timeout"))
     # its routes join ours (``/mcp`` exactly, no redirect to ``/mcp/``), behind the same guard
     app.router.routes.extend(mcp.streamable_http_app().routes)
     app.state.mcp = mcp
@@ -81,7 +83,7 @@ def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSett
                   description="Agent-native memory: the Context Tree over REST, LangServe and MCP.")
     build_routes(app, projects)
     if mcp:
-        _mount_mcp(app, projects)
+        _mount_mcp(app, projects, settings.request_timeout)
     return Guard(app, _policy(served, settings, bind_host=settings.host, port=settings.port))
 
 

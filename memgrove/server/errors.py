@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memgrove.tree.errors import (
     BatchRejected,
+    Cancelled,
     EntryNotFound,
     InvalidEntry,
     InvalidInput,
@@ -77,6 +78,7 @@ STATUS: list[tuple[type[BaseException], int]] = [
     (TooLarge, 413),
     (RequestTimeout, 504),
     (BodyTimeout, 408),
+    (Cancelled, 504),
     (NotFound, 404),
     (TreeNotFound, 404),
     (TreeOutside, 403),

@@ -10,9 +10,12 @@ blocks a query.
 
 At most ``max_open`` memories stay open (the server's own always does): opening one more
 closes the least recently used that nothing is using, which gives back its watcher, its
-descriptors and its threads. "Using" is a lease (reads, MCP calls, graph runs), a write
-queued or running (the project's lock), or a hand-out in the last ``HAND_OUT_GRACE`` seconds
-(the moment between a write getting its memory and queueing on the lock).
+descriptors and its threads. "Using" is a lease: reads, writes (from the moment they queue to
+the moment they finish), MCP calls and graph runs each hold one.
+
+A write runs under a cancel token (tree/cancel.py): at ``request_timeout``, or once its client
+has gone, a write still queued is dropped and one running is cancelled; before its commit point
+it stops and writes nothing, past it it completes and is answered as done.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ import contextlib
 import os
 import sqlite3
 import threading
-import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, TypeVar
 
 from memgrove.memory import Memory
+from memgrove.tree.cancel import CancelToken, cancelling
+from memgrove.tree.errors import Cancelled
 from memgrove.tree.home import locate_home
 
 from .errors import RequestTimeout
@@ -35,27 +39,8 @@ from .served import Served, ServedProjects
 
 T = TypeVar("T")
 PROJECT_HEADER = "x-memgrove-project"
-HAND_OUT_GRACE = 2.0       # seconds a memory just handed out stays open (a write queues on its lock within ms)
-
-
-class WriterLock(asyncio.Lock):
-    """The project's write queue; counts the writes queued or running, so none is closed under."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.users = 0
-
-    async def acquire(self) -> bool:
-        self.users += 1
-        try:
-            return await super().acquire()
-        except BaseException:
-            self.users -= 1
-            raise
-
-    def release(self) -> None:
-        super().release()
-        self.users -= 1
+GONE_POLL = 0.25    # seconds between checks that a writing request's client is still there
+SETTLE = 10.0       # seconds a cancelled write gets to reach a checkpoint, or to finish past its commit point
 
 
 class Projects:
@@ -67,11 +52,9 @@ class Projects:
         self.timeout = timeout
         self.model = model
         self.max_open = max_open
-        self.hand_out_grace = HAND_OUT_GRACE
         self._open: OrderedDict[Path, Memory] = OrderedDict()   # home -> memory, least recently used first
         self._leases: dict[Path, int] = {}
-        self._handed: dict[Path, float] = {}
-        self._writers: dict[Path, WriterLock] = {}
+        self._writers: dict[Path, asyncio.Lock] = {}
         self._graphs: dict[tuple[Path, str], Any] = {}
         self._mutex = threading.Lock()
         self._writes: set[asyncio.Task] = set()
@@ -111,7 +94,6 @@ class Projects:
                 mem = Memory.open(served.home, model=self.model)
                 self._open[served.home] = mem
             self._open.move_to_end(served.home)
-            self._handed[served.home] = time.monotonic()
             if lease:
                 self._leases[served.home] = self._leases.get(served.home, 0) + 1
             victims = self._victims(keep=served.home)
@@ -134,19 +116,14 @@ class Projects:
         excess = len(self._open) - self.max_open
         if excess <= 0:
             return []
-        now = time.monotonic()
         out = []
         for home, mem in list(self._open.items()):
             if len(out) >= excess:
                 break
-            writer = self._writers.get(home)
-            if (home in (self.served.default.home, keep) or self._leases.get(home, 0) > 0
-                    or (writer is not None and writer.users > 0)
-                    or now - self._handed.get(home, 0.0) < self.hand_out_grace):
+            if home in (self.served.default.home, keep) or self._leases.get(home, 0) > 0:
                 continue
             del self._open[home]
             self._leases.pop(home, None)
-            self._handed.pop(home, None)
             self._writers.pop(home, None)
             graphs = [self._graphs.pop(k) for k in [k for k in self._graphs if k[0] == home]]
             conn = self._aconns.pop(home, None)
@@ -212,7 +189,7 @@ class Projects:
         with self._mutex:
             lock = self._writers.get(mem.home)
             if lock is None:
-                lock = self._writers[mem.home] = WriterLock()
+                lock = self._writers[mem.home] = asyncio.Lock()
             return lock
 
     # -- running ------------------------------------------------------------------------
@@ -223,27 +200,67 @@ class Projects:
 
         return await self._bounded(asyncio.to_thread(leased))
 
-    async def write(self, project: str | None, fn: Callable[[Memory], T]) -> T:
-        mem = await self.amemory_for(project)
+    async def write(self, project: Served | None, fn: Callable[[Memory], T],
+                    gone: Callable[[], Awaitable[bool]] | None = None) -> T:
+        """``fn(mem)`` in the project's queue, under a cancel token (tree/cancel.py). At
+        ``request_timeout``, or once ``gone()`` says the client left, a write still queued is
+        dropped and one running is cancelled: before its commit point it stops and the answer is
+        504 "nothing was written"; past it, it completes and is answered as done."""
+        token = CancelToken(self.timeout, limit="request_timeout")
+        started = False
 
         async def queued() -> T:
-            async with self.writer(mem):
-                return await asyncio.to_thread(fn, mem)
+            nonlocal started
+            # leased from queueing to finishing: the memory is never closed under a write
+            async with self.alease(project) as mem, self.writer(mem):
+                token.check()
+                started = True
 
-        # a task of its own: a request that times out (or a client that leaves) stops waiting
-        # for it, but a write that started finishes, and shutdown waits for it
+                def run() -> T:
+                    with cancelling(token):
+                        return fn(mem)
+
+                return await asyncio.to_thread(run)
+
+        # a task of its own, which shutdown waits for (drain)
         task = asyncio.ensure_future(queued())
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
-        return await self._bounded(asyncio.shield(task), started=task)
+        why = await self._watch(task, token, gone)
+        if why is not None and not task.done():
+            token.cancel(why)
+            if not started:
+                task.cancel()          # still in the queue: dropped, it never ran
+            done, _ = await asyncio.wait({task}, timeout=SETTLE)
+            if not done:
+                raise RequestTimeout(f"{why}; the write was cancelled but had not stopped {SETTLE:g} s later: "
+                                     "it stops before its commit point or completes, see history")
+        try:
+            return task.result()
+        except Cancelled as exc:
+            raise RequestTimeout(str(exc)) from None
+        except asyncio.CancelledError:
+            raise RequestTimeout(f"{why}; the write was dropped from the queue before it started: "
+                                 "nothing was written") from None
 
-    async def _bounded(self, aw: Any, started: asyncio.Task | None = None) -> Any:
+    async def _watch(self, task: asyncio.Task, token: CancelToken,
+                     gone: Callable[[], Awaitable[bool]] | None) -> str | None:
+        """Wait for ``task`` until ``request_timeout``, checking ``gone()`` on the way; why it stopped waiting."""
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        while not task.done():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return token.late
+            await asyncio.wait({task}, timeout=min(left, GONE_POLL if gone else left))
+            if gone is not None and not task.done() and await gone():
+                return "its client went away"
+        return None
+
+    async def _bounded(self, aw: Any) -> Any:
         try:
             return await asyncio.wait_for(aw, self.timeout)
         except asyncio.TimeoutError:
-            raise RequestTimeout(f"no answer within {self.timeout:g} s (setting request_timeout)"
-                                 + ("; a write already started still completes: see history" if started else "")
-                                 ) from None
+            raise RequestTimeout(f"no answer within {self.timeout:g} s (setting request_timeout)") from None
 
     async def drain(self) -> None:
         """Wait for every write in flight (shutdown: what was acknowledged or started is finished)."""
@@ -261,7 +278,6 @@ class Projects:
             victims = [(mem, [g for k, g in self._graphs.items() if k[0] == home]) for home, mem in self._open.items()]
             self._open.clear()
             self._leases.clear()
-            self._handed.clear()
             self._graphs.clear()
         self._close(victims)
 

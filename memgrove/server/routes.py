@@ -4,7 +4,9 @@ Every route but ``/health`` takes the project from the ``X-Memgrove-Project`` he
 ``?project=`` (default: the project of the request's token; the server's own without
 authentication); ``ServedProjects.choose`` refuses a project not served, or another's token.
 Reads run concurrently in threads; writes (curate, ingest, undo, doctor --fix) queue per
-project. Errors are ``{"error": {"code", "message"}}`` (``errors.py``).
+project, and are cancelled before their commit point when their client goes
+(``request.is_disconnected``) or their time runs out. Errors are ``{"error": {"code",
+"message"}}`` (``errors.py``).
 """
 
 from __future__ import annotations
@@ -109,17 +111,19 @@ async def query(p: P, proj: Proj, body: QueryBody) -> dict[str, Any]:
 
 
 @router.post("/curate")
-async def curate(p: P, proj: Proj, body: CurateBody) -> dict[str, Any]:
+async def curate(p: P, proj: Proj, body: CurateBody, request: Request) -> dict[str, Any]:
     """Apply explicit operations, all or nothing."""
-    return _results(await p.write(proj, lambda m: m.curate(body.operations, actor=body.actor)))
+    return _results(await p.write(proj, lambda m: m.curate(body.operations, actor=body.actor),
+                                  gone=request.is_disconnected))
 
 
 @router.post("/ingest")
-async def ingest(p: P, proj: Proj, body: IngestBody) -> dict[str, Any]:
+async def ingest(p: P, proj: Proj, body: IngestBody, request: Request) -> dict[str, Any]:
     """Curate text, files' contents and/or a conversation with the verbatim curator (no LLM)."""
     docs = [(d.name, d.text) for d in body.files]
     return _results(await p.write(proj, lambda m: m.ingest(text=body.text, conversation=body.conversation,
-                                                            window=body.window, documents=docs)))
+                                                            window=body.window, documents=docs),
+                                  gone=request.is_disconnected))
 
 
 @router.get("/history")
@@ -131,9 +135,10 @@ async def history(p: P, proj: Proj, limit: Annotated[int, Query(ge=0)] = 50,
 
 
 @router.post("/undo")
-async def undo(p: P, proj: Proj, body: UndoBody) -> dict[str, Any]:
+async def undo(p: P, proj: Proj, body: UndoBody, request: Request) -> dict[str, Any]:
     """Restore what one operation changed (409 when the files changed since, unless ``force``)."""
-    return dataclasses.asdict(await p.write(proj, lambda m: m.undo(body.id, force=body.force)))
+    return dataclasses.asdict(await p.write(proj, lambda m: m.undo(body.id, force=body.force),
+                                            gone=request.is_disconnected))
 
 
 @router.get("/stats")
@@ -149,6 +154,6 @@ async def doctor(p: P, proj: Proj) -> dict[str, Any]:
 
 
 @router.post("/doctor/fix")
-async def doctor_fix(p: P, proj: Proj) -> dict[str, Any]:
+async def doctor_fix(p: P, proj: Proj, request: Request) -> dict[str, Any]:
     """Repair what is derived (index, context files, temp files); a write, queued like curations."""
-    return (await p.write(proj, lambda m: m.doctor(fix=True))).to_dict()
+    return (await p.write(proj, lambda m: m.doctor(fix=True), gone=request.is_disconnected)).to_dict()

@@ -1,0 +1,186 @@
+"""A write nobody waits for any more is cancelled, on a real ``memgrove serve``.
+
+At ``request_timeout``, or when the HTTP client disconnects, a write before its commit point
+stops and writes nothing (504), and a write still queued behind another is dropped; a write
+past its commit point completes and is answered as done. The slow write is a batch of a few
+thousand operations: planned one by one under the writer lock, it takes tens of seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers.memgrove_server import Server, start_server, stop_server
+
+from memgrove import Memory
+from memgrove.server.errors import RequestTimeout
+from memgrove.server.projects import Projects
+from memgrove.tree.writer_lock import WriterLock
+
+pytestmark = pytest.mark.slow
+
+SLOW = 3000          # operations in a batch that plans for much longer than the tests wait
+
+
+def _ops(prefix: str, n: int) -> list[dict]:
+    return [{"op": "ADD", "path": f"{prefix}/notes/n{i}.md", "title": f"Note {i}", "content": f"{prefix} body {i}",
+             "reason": "test"} for i in range(n)]
+
+
+def _project(tmp_path: Path, request_timeout: float | None = None) -> Path:
+    project = tmp_path / "proj"
+    Memory.open(project, create=True).close()
+    if request_timeout is not None:
+        (project / ".memgrove" / "config.toml").write_text(f"[server]\nrequest_timeout = {request_timeout}\n")
+    return project
+
+
+def _paths(srv: Server) -> set[str]:
+    ops = srv.client.get("/api/history", params={"limit": 0}).json()["operations"]
+    return {o["path"] for o in ops}
+
+
+def _wait_writing(srv: Server, timeout: float = 60.0) -> None:
+    """Until the server holds the tree's writer lock (a write is under way)."""
+    lock = WriterLock(srv.home / "write.lock")
+    deadline = time.monotonic() + timeout
+    while not lock.inspect().held:
+        assert time.monotonic() < deadline, "the server never started the write"
+        time.sleep(0.02)
+
+
+def _send_and_leave_later(srv: Server, path: str, body: dict) -> socket.socket:
+    """A client that sends a whole request and will hang up without reading the answer."""
+    data = json.dumps(body).encode()
+    sock = socket.create_connection(("127.0.0.1", srv.port))
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nAuthorization: Bearer {srv.token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n").encode()
+    sock.sendall(head + data)
+    return sock
+
+
+def test_a_write_past_request_timeout_is_cancelled_and_writes_nothing(tmp_path: Path):
+    srv = start_server(_project(tmp_path, request_timeout=2))
+    try:
+        r = srv.client.post("/api/curate", json={"operations": _ops("slow", SLOW)}, timeout=60)
+        assert r.status_code == 504, r.text
+        error = r.json()["error"]
+        assert error["code"] == "timeout"
+        assert error["message"] == ("the write was cancelled before its commit point (it ran past request_timeout "
+                                    "(2 s)); nothing was written")
+        # the lock is free: the next write is served at once, and it is the only one written
+        ok = srv.client.post("/api/curate", json={"operations": _ops("quick", 1)}, timeout=60)
+        assert ok.status_code == 200, ok.text
+        assert _paths(srv) == {"quick/notes/n0.md"}
+        assert not (srv.home / "tree" / "slow").exists()
+    finally:
+        assert stop_server(srv) == 0, srv.log_text()
+
+
+def test_a_write_whose_client_disconnects_is_cancelled(tmp_path: Path):
+    srv = start_server(_project(tmp_path))
+    try:
+        sock = _send_and_leave_later(srv, "/api/curate", {"operations": _ops("gone", SLOW)})
+        _wait_writing(srv)
+        sock.close()
+        # queued behind it: served once it stopped, with nothing of it written
+        ok = srv.client.post("/api/curate", json={"operations": _ops("next", 1)}, timeout=60)
+        assert ok.status_code == 200, ok.text
+        assert _paths(srv) == {"next/notes/n0.md"}
+        assert not (srv.home / "tree" / "gone").exists()
+    finally:
+        assert stop_server(srv) == 0, srv.log_text()
+
+
+def test_a_queued_write_whose_client_disconnects_is_dropped(tmp_path: Path):
+    srv = start_server(_project(tmp_path))
+    try:
+        first: dict = {}
+
+        def post_first() -> None:
+            first["r"] = srv.client.post("/api/curate", json={"operations": _ops("first", 300)}, timeout=120)
+
+        t = threading.Thread(target=post_first)
+        t.start()
+        _wait_writing(srv)
+        sock = _send_and_leave_later(srv, "/api/curate", {"operations": _ops("dropped", 300)})
+        time.sleep(0.5)           # the second request is in, queued behind the first
+        sock.close()
+        t.join(120)
+        assert first["r"].status_code == 200, first["r"].text
+        # FIFO: had the dropped write stayed in the queue, it would run before this one
+        last = srv.client.post("/api/curate", json={"operations": _ops("last", 1)}, timeout=120)
+        assert last.status_code == 200, last.text
+        paths = _paths(srv)
+        assert not any(p.startswith("dropped/") for p in paths)
+        assert len(paths) == 301 and "last/notes/n0.md" in paths
+    finally:
+        assert stop_server(srv) == 0, srv.log_text()
+
+
+def test_a_write_over_mcp_past_request_timeout_is_cancelled(tmp_path: Path):
+    pytest.importorskip("memgrove.mcp")
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    srv = start_server(_project(tmp_path, request_timeout=2))
+    try:
+        async def call() -> tuple[bool, dict]:
+            async with httpx.AsyncClient(headers={"Authorization": f"Bearer {srv.token}"}, timeout=60,
+                                         trust_env=False) as client:
+                async with streamable_http_client(f"{srv.url}/mcp", http_client=client) as (read, write, _):
+                    async with ClientSession(read, write) as s:
+                        await s.initialize()
+                        out = await s.call_tool("memgrove_curate", {"operations": _ops("slow", SLOW)})
+                        return out.isError, out.structuredContent
+
+        is_error, body = asyncio.run(call())
+        assert is_error and body["error"]["code"] == "cancelled", body
+        assert "ran past request_timeout (2 s)" in body["error"]["message"]
+        assert _paths(srv) == set()
+    finally:
+        assert stop_server(srv) == 0, srv.log_text()
+
+
+# -- the queue itself, in-process: what is answered once the time is up ------------------------
+
+def test_past_request_timeout_a_write_before_its_commit_point_answers_504_and_writes_nothing(tmp_path: Path):
+    Memory.open(tmp_path, create=True).close()
+    projects = Projects(tmp_path, timeout=0.2)
+
+    async def main() -> None:
+        with pytest.raises(RequestTimeout, match="request_timeout"):
+            await projects.read(None, lambda m: time.sleep(1.0))
+        # busy past the limit, then reaching its first checkpoint: it stops there
+        with pytest.raises(RequestTimeout, match=r"ran past request_timeout \(0.2 s\)\); nothing was written$"):
+            await projects.write(None, lambda m: (time.sleep(0.5), m.curate(_ops("late", 1))))
+        await projects.drain()
+
+    asyncio.run(main())
+    assert not (tmp_path / ".memgrove" / "tree" / "late").exists()
+    projects.close()
+
+
+def test_past_request_timeout_a_write_past_its_commit_point_is_answered_as_done(tmp_path: Path):
+    Memory.open(tmp_path, create=True).close()
+    projects = Projects(tmp_path, timeout=0.2)
+
+    def commit_then_linger(m):
+        results = m.curate(_ops("done", 1))
+        time.sleep(0.6)          # what follows a commit point (context files, the index) taking its time
+        return results
+
+    async def main() -> list:
+        return await projects.write(None, commit_then_linger)
+
+    results = asyncio.run(main())
+    assert [r.status for r in results] == ["added"]
+    assert (tmp_path / ".memgrove" / "tree" / "done" / "notes" / "n0.md").is_file()
+    projects.close()
