@@ -245,3 +245,31 @@ def test_a_catalog_update_on_a_full_disk_raises_the_disk_error(small_disk):
         assert "rollback" not in str(info.value)
         free(small_disk)
         assert mem.search("drain flag")
+
+
+def test_the_index_update_after_a_full_disk_reads_the_catalog_as_it_is(tmp_path, monkeypatch):
+    """A catalog read on a full disk comes from a view of the file as of its last checkpoint; an
+    index update that took its old digest from such a view, then wrote through a connection that
+    the returned space allowed, stored a digest no file state has: doctor said "index is out of
+    step with the files" for good (found by the reliability suite's served-disk section)."""
+    from memgrove.tree import sqlite as mg_sqlite
+    from memgrove.tree.catalog import Catalog
+
+    mem = Memory.open(tmp_path, create=True, durable=False)
+    mem.curate(SEED[:4])
+    catalog = mem.tree.catalog
+    catalog._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    mem.curate(SEED[4:])                                     # in the WAL only: a view does not see it
+    other = sqlite3.connect(catalog.file)                    # another reader: the WAL stays a WAL
+    other.execute("SELECT count(*) FROM files").fetchone()
+    try:
+        catalog.close()
+        catalog._local.db = mg_sqlite._connect_read_only(catalog.file)   # what a full disk left behind
+        assert catalog.digest() != Catalog(catalog.file).digest()         # a view of an older state
+        # a long-lived process whose watcher saw no hand edit goes straight to the batch
+        monkeypatch.setattr(mem.tree, "_sync_before_write", lambda: None)
+        mem.curate(CANARY)                                   # space is back: this write's index update
+        assert mem.doctor().ok, mem.doctor().problems
+    finally:
+        other.close()
+        mem.close()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import NO_WRITES, ReadOnlyView, checkpoint, connect, current, damage_of, is_damage
+from .sqlite import NO_WRITES, ReadOnlyView, checkpoint, connect, current, damage_of, is_damage, no_writes
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -199,6 +199,14 @@ class Catalog:
         if db is not None:
             db.close()
             self._local.db = None
+
+    def for_writing(self) -> None:
+        """Before reading what a write will change: a connection that writes, whose reads are the
+        file as it is. A view of a full disk reads the file as of its last checkpoint, and a digest
+        updated from such a read, then written once space came back, matched no state of the files.
+        Raises the disk's error (ENOSPC or EROFS) while only a view can be had."""
+        if isinstance(self._db(write=True), ReadOnlyView):
+            raise no_writes(self.file)
 
     def checkpoint(self) -> None:
         """Bound the WAL after a batch of writes (``sqlite.checkpoint``)."""

@@ -73,6 +73,7 @@ class IndexSync:
         paths = [p for p in dict.fromkeys(paths) if p.endswith(".md")]
         if not paths:
             return
+        self.catalog.for_writing()    # the digest below is read, changed and written back
         old = self.catalog.stats_of(paths)
         old_hashes = self.catalog.doc_hashes_of(paths)
         digest = self.catalog.digest() or 0
@@ -229,6 +230,7 @@ class IndexSync:
 
     def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
         try:
+            self.catalog.for_writing()    # what the index lags is read from the catalog as it is
             if not self._index_usable():
                 self._rebuild_locked()
                 return

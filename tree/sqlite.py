@@ -101,6 +101,12 @@ def _fs_read_only(folder: Path) -> bool:
         return False
 
 
+def no_writes(file: Path) -> OSError:
+    """The error of a file only a view can read: its file system is read-only, else full."""
+    code = errno.EROFS if _fs_read_only(file.parent) else errno.ENOSPC
+    return OSError(code, os.strerror(code), str(file))
+
+
 def _connect_read_only(file: Path) -> ReadOnlyView:
     """Reading where nothing can be written: SQLite may treat the file as immutable (a WAL
     database cannot otherwise be opened without its -shm file). On a full disk a writer may
