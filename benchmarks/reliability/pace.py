@@ -10,6 +10,7 @@ wrote; a case that does more work per entry than curating plain sections is stil
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -32,8 +33,6 @@ def entries_in(root: Path) -> int:
 def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
     """Median over ``runs`` of the wall time per entry of curating a file of ``CALIBRATION_ENTRIES``
     one-line sections into a fresh copy of ``template`` (what the largest hostile files are)."""
-    import shutil
-
     from memgrove import Memory
 
     source = scratch / "pace.md"
@@ -52,6 +51,28 @@ def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
     return statistics.median(times)
 
 
-def allowed(slow: float, per_entry: float, entries: int) -> float:
-    """Seconds a case that wrote ``entries`` entries may take."""
-    return slow + ENTRY_MARGIN * per_entry * max(0, entries)
+def seconds_per_mb(template: Path, scratch: Path, runs: int = 3) -> float:
+    """Median over ``runs`` of the wall time of writing one entry of 1 MB (ADD, then an UPDATE of its
+    text) into a fresh copy of ``template``, per MB: what a case editing a large entry may take."""
+    from memgrove import Memory
+
+    scratch.mkdir(parents=True, exist_ok=True)
+    body = "word " * 200_000
+    times = []
+    for r in range(runs):
+        root = scratch / f"mb{r}"
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(template, root, symlinks=True)
+        with Memory.open(root) as mem:
+            t0 = time.monotonic()
+            mem.curate([{"op": "ADD", "path": "pace/mb/one.md", "content": body, "reason": "pace"}])
+            mem.curate([{"op": "UPDATE", "path": "pace/mb/one.md", "content": body + "more", "replace": True,
+                         "reason": "pace"}])
+            times.append((time.monotonic() - t0) / 2)
+        shutil.rmtree(root, ignore_errors=True)
+    return statistics.median(times)
+
+
+def allowed(slow: float, per_entry: float, entries: int, per_mb: float = 0.0, mb: float = 0.0) -> float:
+    """Seconds a case that wrote ``entries`` entries (and ``mb`` MB into one) may take."""
+    return slow + ENTRY_MARGIN * (per_entry * max(0, entries) + per_mb * max(0.0, mb))

@@ -13,11 +13,15 @@ from pathlib import Path
 from . import report
 from .common import REPO, SectionResult
 
-SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz")
+SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
+            "dropped")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings)
 QUICK = {"conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "kills": 20, "reindex_kills": 0,
          "hostile_cases": 24, "case_timeout": 2.5, "fuzz_examples": 5, "fault_damage": ["garbage"],
-         "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False}
+         "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
+         "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
+         "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
+         "slow_body_timeout": 3.0}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,6 +59,22 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--slow", type=float, default=2.0, help="a case taking longer is a failure")
     g.add_argument("--hostile-only", nargs="+", default=None, metavar="CASE_ID",
                    help="run only these cases (ids as the report gives them, e.g. api_search:long_token)")
+    g = p.add_argument_group("server_kills")
+    g.add_argument("--server-rounds", type=int, default=12, help="SIGKILLs of memgrove serve under load")
+    g.add_argument("--server-clients", type=int, default=4, help="writer threads per round")
+    g = p.add_argument_group("server_disk")
+    g.add_argument("--server-disk-mb", type=int, default=8, help="size of the served project's tmpfs")
+    g.add_argument("--server-disk-seconds", type=float, default=6.0, help="length of each phase")
+    g.add_argument("--server-disk-writers", type=int, default=2, help="writer threads")
+    g = p.add_argument_group("slow_clients")
+    g.add_argument("--slow-half-sent", type=int, default=200, help="connections that never finish their headers")
+    g.add_argument("--slow-silent", type=int, default=50, help="connections that send nothing")
+    g.add_argument("--slow-trickling", type=int, default=20, help="bodies sent a byte a second")
+    g.add_argument("--slow-extra", type=int, default=40, help="connections past max_connections")
+    g.add_argument("--slow-header-timeout", type=float, default=4.0, help="the server's header_timeout here")
+    g.add_argument("--slow-body-timeout", type=float, default=8.0, help="the server's body_timeout here")
+    g = p.add_argument_group("dropped")
+    g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -124,6 +144,29 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
 
         return hostile.run_section(work, seed=args.seed, limit=args.hostile_cases, case_timeout=args.case_timeout,
                                    slow=args.slow, only=args.hostile_only)
+    if name == "server_kills":
+        from . import server_kills
+
+        return server_kills.run_section(work, seed=args.seed, rounds=args.server_rounds, clients=args.server_clients)
+    if name == "server_disk":
+        from . import server_disk
+
+        return server_disk.run_section(work, size_mb=args.server_disk_mb, seconds=args.server_disk_seconds,
+                                       writers=args.server_disk_writers)
+    if name == "slow_clients":
+        from . import slow_clients
+
+        return slow_clients.run_section(work, half_sent=args.slow_half_sent, silent=args.slow_silent,
+                                        trickling=args.slow_trickling, extra=args.slow_extra,
+                                        header_timeout=args.slow_header_timeout, body_timeout=args.slow_body_timeout)
+    if name == "hostile_served":
+        from . import hostile_served
+
+        return hostile_served.run_section(work, slow=args.slow)
+    if name == "dropped":
+        from . import dropped
+
+        return dropped.run_section(work, memories=args.dropped_memories)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)
