@@ -170,10 +170,11 @@ class QueryCache:
 
     def _c(self):
         if self._cache is None:
-            import diskcache  # imported here: opening a memory for writing should not pay for it
+            # imported here: opening a memory for writing should not pay for diskcache
+            from .closable_cache import ClosableCache
 
-            # plain Cache, not FanoutCache: the latter silently drops writes under contention
-            self._cache = diskcache.Cache(str(self.folder), size_limit=self.size_limit, timeout=5)
+            # a plain Cache, not FanoutCache: the latter silently drops writes under contention
+            self._cache = ClosableCache(str(self.folder), size_limit=self.size_limit, timeout=5)
         return self._cache
 
     def close(self) -> None:

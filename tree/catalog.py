@@ -22,13 +22,13 @@ import functools
 import hashlib
 import os
 import sqlite3
-import threading
+import weakref
 from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import connect, damage_of
+from .sqlite import ThreadConnections, connect, damage_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -154,11 +154,12 @@ def schema_problem(db: sqlite3.Connection) -> str | None:
 class Catalog:
     def __init__(self, file: Path):
         self.file = file
-        self._local = threading.local()
+        self._conns = ThreadConnections()
+        weakref.finalize(self, self._conns.close)
         self.upgraded = False   # an older schema was found and emptied: rebuild from the files
 
     def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
+        db = self._conns.mine()
         if db is None:
             db = connect(self.file, _SCHEMA, timeout=10.0)
             try:
@@ -167,7 +168,7 @@ class Catalog:
             except BaseException:
                 db.close()
                 raise
-            self._local.db = db
+            self._conns.keep(db)
         return db
 
     def _recreate(self, db: sqlite3.Connection) -> None:
@@ -192,10 +193,8 @@ class Catalog:
         return damage_of(self._db, self.close, schema_problem)
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Close every thread's connection (they reopen at their next use)."""
+        self._conns.close()
 
     def reset(self, *, force: bool = False) -> None:
         """Empty the catalog. In place: other processes keep their connections to this file,

@@ -1,5 +1,11 @@
 """Opening the tree's SQLite files (signals, vectors, catalog, the query cache's) safely from many
-processes, telling damage from a busy database, and a derived file that resets itself when damaged."""
+processes, telling damage from a busy database, and a derived file that resets itself when damaged.
+
+Each thread gets a connection of its own (``ThreadConnections``); all of them close together, from
+whichever thread closes the owner, or when the owner is dropped unclosed. A connection cannot simply
+be left to the garbage collector: its statement cache refers back to it, so an unreachable one waits
+for a full collection, holding three descriptors (database, WAL, shared memory) until then.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,17 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Callable
+
+
+class Connection(sqlite3.Connection):
+    """sqlite3's connection, weakly referable (``ThreadConnections`` must not keep it open)."""
+
+
+# a connection any thread may close (each is still used by the one thread that opened it)
+CLOSABLE = {"check_same_thread": False, "factory": Connection}
 
 
 def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
@@ -22,7 +37,7 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     """
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(file, timeout=timeout, isolation_level=None)
+        db = sqlite3.connect(file, timeout=timeout, isolation_level=None, **CLOSABLE)
     except (OSError, sqlite3.OperationalError) as exc:
         if not _read_only(file, exc):
             raise
@@ -68,7 +83,43 @@ def _connect_read_only(file: Path) -> sqlite3.Connection:
     it as immutable (a WAL database cannot otherwise be opened without its -shm file)."""
     if not file.exists():
         raise sqlite3.OperationalError(f"{file} does not exist and cannot be created (read-only file system)")
-    return sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None)
+    return sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None, **CLOSABLE)
+
+
+class ThreadConnections:
+    """The connections of one database file, one per thread: ``mine()`` is the calling thread's
+    (None before ``keep``), ``close()`` closes every thread's, from any thread.
+
+    Hold it from the owner and ``weakref.finalize(owner, conns.close)``: a registry that referred
+    back to its owner would keep it alive."""
+
+    def __init__(self):
+        self._local = threading.local()
+        self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()   # a dead thread's go with it
+        self._mutex = threading.Lock()
+
+    def mine(self) -> sqlite3.Connection | None:
+        return getattr(self._local, "db", None)
+
+    def keep(self, db: sqlite3.Connection) -> sqlite3.Connection:
+        """Make ``db`` (opened with ``CLOSABLE``) the calling thread's connection."""
+        with self._mutex:
+            self._local.db = db
+            self._all.add(db)
+        return db
+
+    def close(self) -> None:
+        with self._mutex:
+            conns = list(self._all)
+            self._all.clear()
+            self._local = threading.local()   # every thread opens afresh at its next use
+        for db in conns:
+            try:
+                db.close()
+            except sqlite3.Error:   # closing must not fail: the others still close
+                pass
+
+
 # SQLite's messages for a file that is not (or no longer) what the schema says; "database
 # is locked", "disk I/O error", "unable to open", "readonly" are not damage and never reset
 _SCHEMA_DAMAGE = ("no such table", "no such column", "table ", "malformed")
@@ -121,20 +172,15 @@ class DerivedDb:
     def __init__(self, file: Path, notices: list[str] | None = None):
         self.file = file
         self.notices = notices if notices is not None else []
-        self._local = threading.local()
+        self._conns = ThreadConnections()
+        weakref.finalize(self, self._conns.close)
 
     def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = connect(self.file, self.SCHEMA, timeout=5.0)
-            self._local.db = db
-        return db
+        return self._conns.mine() or self._conns.keep(connect(self.file, self.SCHEMA, timeout=5.0))
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Close every thread's connection (they reopen at their next use)."""
+        self._conns.close()
 
     def check(self) -> str | None:
         """Why the file is damaged, or None (``doctor``)."""
