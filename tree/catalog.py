@@ -95,15 +95,21 @@ def digest_of(files: dict[str, Stat]) -> int:
     return sum(item_hash(p, s) for p, s in files.items()) & _MASK
 
 
-def scan(tree_root: Path) -> dict[str, Stat]:
+def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, Stat]:
     """``{relative path: (mtime_ns, size)}`` of every ``.md`` file in the tree.
 
     Skips hidden/reserved names and temp files, and does not follow symlinked
-    folders (a symlink cannot smuggle outside files into the index).
+    folders (a symlink cannot smuggle outside files into the index). ``folders``
+    receives each folder's mtime, taken before it is listed (``folders_unchanged``).
     """
     out: dict[str, Stat] = {}
     base = len(str(tree_root)) + 1
     stack = [str(tree_root)]
+    if folders is not None:
+        try:
+            folders[str(tree_root)] = os.stat(tree_root).st_mtime_ns
+        except OSError:
+            pass
     while stack:
         folder = stack.pop()
         try:
@@ -117,6 +123,8 @@ def scan(tree_root: Path) -> dict[str, Stat]:
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):
+                        if folders is not None:
+                            folders[e.path] = e.stat(follow_symlinks=False).st_mtime_ns
                         stack.append(e.path)
                     elif name.endswith(".md") and e.is_file(follow_symlinks=False):
                         st = e.stat(follow_symlinks=False)
@@ -124,6 +132,16 @@ def scan(tree_root: Path) -> dict[str, Stat]:
                 except FileNotFoundError:
                     continue
     return out
+
+
+def folders_unchanged(folders: dict[str, int]) -> bool:
+    """Whether no file was added, removed or renamed in any of these folders (a folder's mtime
+    changes then, which is how editors save: a temp file renamed over the old one) since ``scan``
+    recorded their mtimes; a file written in place changes none of them."""
+    try:
+        return all(os.stat(f).st_mtime_ns == m for f, m in folders.items())
+    except OSError:
+        return False
 
 
 @functools.cache

@@ -1,7 +1,8 @@
 """Index synchronisation of ``ContextTree``: the index and catalog follow the files.
 
-Every write indexes what it touched; before a search, a scan of file stats (or, in a
-long-lived process, the inotify watcher) finds hand edits and indexes them. A missing,
+Every write indexes what it touched; before a search, a scan of file stats finds hand edits
+and indexes them — in a long-lived process only when its watcher saw a change, or without one,
+when a folder changed or the last scan is ``scan_interval`` old. A missing,
 corrupt or outdated index (``INDEX_FORMAT``) is rebuilt from the files, which are the truth.
 The fingerprint (generation + digest of the files + digest of the ranking settings) keys the query cache.
 ``IndexSync`` is one of the parts ``ContextTree`` is made of (see store.py).
@@ -14,7 +15,7 @@ import time
 from typing import Callable, Iterable
 
 from . import contexts, dates, entry as entry_mod, questions, roles, standing
-from .catalog import Stat, Upsert, digest_of, item_hash, scan
+from .catalog import Stat, Upsert, digest_of, folders_unchanged, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
 from .fsio import atomic_write
@@ -139,21 +140,19 @@ class IndexSync:
     def _ensure_fresh(self) -> bool:
         """Bring the index in step with hand edits; True if anything had to be reindexed.
 
-        A warm process with a working watcher skips the scan when nothing
-        outside this process touched the tree; otherwise the file stats are
-        scanned and compared with the catalog (which is what a fresh process
-        always does).
+        The first check of a process scans the stats of every file and compares them with the
+        catalog. Later ones skip that scan when nothing outside this process touched the tree:
+        with a watcher, when it saw no foreign change; without one, when no folder changed and the
+        last scan is less than ``scan_interval`` old (``_unchanged_since_scan``). Writes of other
+        memgrove processes bump the generation, which always leads to a scan.
         """
-        w = self._watcher
-        if self._nothing_changed():
-            return False
-        if (w is None and self.settings.scan_interval > 0 and self._in_step
-              and self._generation() == self._checked_gen
-              and time.monotonic() - self._checked_at < self.settings.scan_interval):
+        if self._nothing_changed() or (not self._watch_due() and self._unchanged_since_scan()):
             return False
         self._maybe_watch()
+        started = time.monotonic()
         gen = self._generation()
-        current = scan(self.root)
+        folders: dict[str, int] = {}
+        current = scan(self.root, folders)
         digest = digest_of(current)
         try:
             fresh = self._index_usable() and digest == self.catalog.digest()
@@ -168,6 +167,8 @@ class IndexSync:
                     with self.lock.hold():  # no usable index at all: wait for the writer
                         self._sync_locked(scan(self.root))
                     synced = True
+                if synced:
+                    gen = self._generation()   # read under the lock: only this sync's own bump
             if synced:
                 digest = self.catalog.digest() or 0
             else:
@@ -178,7 +179,7 @@ class IndexSync:
         # when a writer holds the lock, the index may lag the files: check again next time
         self._in_step = fresh or synced
         self._digest = digest
-        self._checked_at, self._checked_gen = time.monotonic(), gen
+        self._checked_at, self._checked_gen, self._folders = started, gen, folders
         return synced
 
     def _try_sync(self) -> bool:
@@ -193,21 +194,56 @@ class IndexSync:
             return False
 
     def _nothing_changed(self) -> bool:
-        """True when the index matched the files at the last check and the watcher
-        has seen no one else touch the tree since (drains its events)."""
-        return self._in_step and self._watcher is not None and not self._watcher.changed()
+        """True when the index matched the files at the last check, no other memgrove process
+        wrote since, and the watcher saw no one else touch the tree (drains its events)."""
+        w = self._watcher
+        if w is not None and not w.usable:   # overflowed, or the tree went away: scan from now on
+            w.close()
+            self._watcher, self._watch_failed = None, True
+            return False
+        return (w is not None and self._in_step and self._generation() == self._checked_gen
+                and not w.changed(self._still_indexed))
+
+    def _still_indexed(self, paths: list[str]) -> bool:
+        """Whether these files (relative paths) have the (mtime, size) the catalog holds: the
+        watcher's events about this process's own writes, which the index already holds."""
+        current = {}
+        for rel in paths:
+            try:
+                st = (self.root / rel).stat()
+                current[rel] = (st.st_mtime_ns, st.st_size)
+            except FileNotFoundError:
+                pass
+        try:
+            return self.catalog.stats_of(paths) == current
+        except (sqlite3.DatabaseError, ValueError):
+            return False
+
+    def _unchanged_since_scan(self) -> bool:
+        """A long-lived process without a watcher: no file was added, removed or renamed in any
+        folder since the last scan, no other memgrove process wrote, and the scan is less than
+        ``scan_interval`` old (0: every check scans). A file edited in place changes no folder:
+        it is seen at the next scan, within ``scan_interval`` seconds. Costs a stat per folder."""
+        interval = self.settings.scan_interval
+        return (self._watcher is None and interval > 0 and self._in_step and bool(self._folders)
+                and self._long_lived() and time.monotonic() - self._checked_at < interval
+                and self._generation() == self._checked_gen and folders_unchanged(self._folders))
+
+    def _long_lived(self) -> bool:
+        """Still checking ``watch_after`` seconds after its first check: a long-lived process, for
+        which watching (or checking folders instead of files) pays off. A one-shot CLI query, a
+        short script, scans at every check."""
+        return self._checks >= 1 and time.monotonic() - self._first_check >= self.settings.watch_after
+
+    def _watch_due(self) -> bool:
+        return self._watcher is None and self.settings.watch and not self._watch_failed and self._long_lived()
 
     def _maybe_watch(self) -> None:
-        """A process still checking a second after its first check is long-lived:
-        watching pays off (a one-shot CLI query would only pay to set it up).
-
-        Called just before a scan, so nothing slips between the scan and the watch.
-        """
-        now = time.monotonic()
+        """Start the watcher when due; called just before a scan, so nothing slips between the
+        scan and the watch."""
         if not self._checks:
-            self._first_check = now
-        if (self._watcher is None and self._checks >= 1 and now - self._first_check >= self.settings.watch_after
-                and self.settings.watch and not self._watch_failed):
+            self._first_check = time.monotonic()
+        if self._watch_due():
             w = TreeWatcher(str(self.root))
             if w.usable:
                 self._watcher = w
@@ -216,12 +252,16 @@ class IndexSync:
         self._checks += 1
 
     def _sync_before_write(self) -> None:
-        """Under the lock: make the catalog match the files (hand edits) before planning."""
+        """Under the lock: make the catalog match the files (hand edits) before planning. Writes
+        always scan without a watcher: what they plan must see every hand edit."""
         if self._nothing_changed():
             return
         self._maybe_watch()
-        self._sync_locked(scan(self.root))
+        started = time.monotonic()
+        folders: dict[str, int] = {}
+        self._sync_locked(scan(self.root, folders))
         self._in_step, self._digest = True, self.catalog.digest() or 0
+        self._checked_at, self._checked_gen, self._folders = started, self._generation(), folders
 
     def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
         try:

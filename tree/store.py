@@ -64,8 +64,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.engine = open_engine(home, self.settings)
         self.index_format = f"{self.engine.name}-{INDEX_FORMAT}"   # switching engines rebuilds once
         self._clock = clock or (lambda: datetime.now(timezone.utc))
-        self._checked_at = 0.0
-        self._checked_gen = -1
+        self._checked_at = 0.0         # when the last scan started (time.monotonic)
+        self._checked_gen = -1         # the generation the index was known to be in step at
+        self._folders: dict[str, int] = {}   # each folder's mtime at the last scan
         self._checks = 0
         self._first_check = 0.0
         self._entry_count: tuple[tuple, int] = ((None, None), 0)
