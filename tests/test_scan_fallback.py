@@ -59,6 +59,18 @@ def test_searches_do_not_scan_the_files_when_no_folder_changed(long_lived, monke
     assert scans.n == 0
 
 
+def test_by_default_a_long_lived_process_does_not_scan_at_every_search(tmp_path, monkeypatch) -> None:
+    with Memory.open(tmp_path, create=True, durable=False) as m:
+        m.curate(CORPUS)
+    with Memory.open(tmp_path, durable=False, watch=False, watch_after=0) as m:
+        m.search("number1")
+        scans = Scans(monkeypatch)
+        for i in range(10):
+            m.search(f"number{i}")
+        # a full scan falls due every scan_interval (5 s): at most one on a very slow machine
+        assert scans.n <= 1
+
+
 def test_files_added_removed_or_renamed_are_seen_at_the_next_search(long_lived) -> None:
     root = long_lived.home / "tree"
     (root / "topic1" / "sub1" / "hand.md").write_text("# Hand\n\nA capybara wrote this.\n")
