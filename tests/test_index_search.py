@@ -259,8 +259,9 @@ def test_hand_edit_is_picked_up_by_next_search(tmp_path, watch) -> None:
         assert m.search("capybara")[0].title == "Pager duty"
         # a hand-deleted file
         (m.home / "tree/ops/db/postgres.md").unlink()
-        assert seen(lambda: m.search("shared buffers") == [])
-        assert m.count() == len(scan(m.home / "tree"))
+        # (a search leaves out a hit whose file is gone: the index's count tells it was seen)
+        assert seen(lambda: m.count() == len(scan(m.home / "tree")))
+        assert m.search("shared buffers") == []
 
 
 def test_hand_edit_seen_by_another_process_view(tmp_path) -> None:

@@ -120,3 +120,29 @@ def test_every_search_scans_when_asked_or_not_yet_long_lived(tmp_path, monkeypat
         scans = Scans(monkeypatch)
         m.search("quokka")
         assert scans.n == 1
+
+
+def test_each_search_looks_at_the_files_of_its_share_of_the_folders(tmp_path) -> None:
+    from memgrove.tree.folder_check import FolderCheck
+
+    root = str(tmp_path)
+    check = FolderCheck(root, {root: 0, **{f"{root}/f{i}": 0 for i in range(10)}}, now=100.0)
+    # 11 folders, every one within 10 s: a search 1 s after the last takes 2 (rounded up), in turn
+    assert check.due(101.0, 10.0) == ["", "f0"]
+    assert check.due(102.0, 10.0) == ["f1", "f2"]
+    assert check.due(102.0, 10.0) == []
+    # after a pause as long as the interval, all of them, from where the turn was
+    assert check.due(130.0, 10.0) == ["f3", "f4", "f5", "f6", "f7", "f8", "f9", "", "f0", "f1", "f2"]
+
+
+def test_an_edit_in_place_is_seen_within_scan_interval_by_searches_in_between(tmp_path) -> None:
+    with Memory.open(tmp_path, create=True, durable=False) as m:
+        m.curate(CORPUS)
+    with Memory.open(tmp_path, durable=False, watch=False, watch_after=0, scan_interval=1.0) as m:
+        m.search("number4")
+        note = m.home / "tree" / "topic4" / "sub1" / "note4.md"
+        note.write_text(note.read_text().replace("number4", "quokka"))   # in place: no folder changes
+        deadline = time.monotonic() + 1.05
+        while time.monotonic() < deadline:   # searches all along: each looks at a share of the files
+            m.search("number7")
+        assert paths(m.search("quokka")) == ["topic4/sub1/note4.md"]

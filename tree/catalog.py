@@ -100,7 +100,7 @@ def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, St
 
     Skips hidden/reserved names and temp files, and does not follow symlinked
     folders (a symlink cannot smuggle outside files into the index). ``folders``
-    receives each folder's mtime, taken before it is listed (``folders_unchanged``).
+    receives each folder's mtime, taken before it is listed (``folder_check.py``).
     """
     out: dict[str, Stat] = {}
     base = len(str(tree_root)) + 1
@@ -132,16 +132,6 @@ def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, St
                 except FileNotFoundError:
                     continue
     return out
-
-
-def folders_unchanged(folders: dict[str, int]) -> bool:
-    """Whether no file was added, removed or renamed in any of these folders (a folder's mtime
-    changes then, which is how editors save: a temp file renamed over the old one) since ``scan``
-    recorded their mtimes; a file written in place changes none of them."""
-    try:
-        return all(os.stat(f).st_mtime_ns == m for f, m in folders.items())
-    except OSError:
-        return False
 
 
 @functools.cache

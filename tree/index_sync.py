@@ -15,9 +15,10 @@ import time
 from typing import Callable, Iterable
 
 from . import contexts, dates, entry as entry_mod, questions, roles, standing
-from .catalog import Stat, Upsert, digest_of, folders_unchanged, item_hash, scan
+from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
+from .folder_check import FolderCheck, files_in
 from .fsio import atomic_write
 from .ranking import is_context
 from .searchable import searchable
@@ -179,7 +180,7 @@ class IndexSync:
         # when a writer holds the lock, the index may lag the files: check again next time
         self._in_step = fresh or synced
         self._digest = digest
-        self._checked_at, self._checked_gen, self._folders = started, gen, folders
+        self._checked_gen, self._folder_check = gen, FolderCheck(str(self.root), folders, started)
         return synced
 
     def _try_sync(self) -> bool:
@@ -220,14 +221,20 @@ class IndexSync:
             return False
 
     def _unchanged_since_scan(self) -> bool:
-        """A long-lived process without a watcher: no file was added, removed or renamed in any
-        folder since the last scan, no other memgrove process wrote, and the scan is less than
-        ``scan_interval`` old (0: every check scans). A file edited in place changes no folder:
-        it is seen at the next scan, within ``scan_interval`` seconds. Costs a stat per folder."""
-        interval = self.settings.scan_interval
-        return (self._watcher is None and interval > 0 and self._in_step and bool(self._folders)
-                and self._long_lived() and time.monotonic() - self._checked_at < interval
-                and self._generation() == self._checked_gen and folders_unchanged(self._folders))
+        """A long-lived process without a watcher: no other memgrove process wrote, no folder changed
+        since the last full scan (a file added, removed or renamed changes its folder's mtime), and
+        the files of the folders whose turn it is are as the catalog holds them (``FolderCheck``: a
+        file edited in place is seen within ``scan_interval`` seconds; 0: every check scans). Costs
+        a stat per folder and a share of the files, not a stat per file."""
+        check, interval = self._folder_check, self.settings.scan_interval
+        if not (self._watcher is None and check is not None and interval > 0 and self._in_step
+                and self._long_lived() and self._generation() == self._checked_gen and check.unchanged()):
+            return False
+        try:
+            return all(files_in(str(self.root / f)) == {name: row.stat for name, row in self.catalog.folder_files(f).items()}
+                       for f in check.due(time.monotonic(), interval))
+        except (sqlite3.DatabaseError, ValueError):
+            return False
 
     def _long_lived(self) -> bool:
         """Still checking ``watch_after`` seconds after its first check: a long-lived process, for
@@ -261,7 +268,7 @@ class IndexSync:
         folders: dict[str, int] = {}
         self._sync_locked(scan(self.root, folders))
         self._in_step, self._digest = True, self.catalog.digest() or 0
-        self._checked_at, self._checked_gen, self._folders = started, self._generation(), folders
+        self._checked_gen, self._folder_check = self._generation(), FolderCheck(str(self.root), folders, started)
 
     def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
         try:
