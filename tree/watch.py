@@ -38,7 +38,7 @@ from .paths import CONTEXT_FILE
 _NATIVE = ("InotifyObserver", "FSEventsObserver", "WindowsApiObserver")
 _HIDDEN = (".", "_", TEMP_PREFIX)   # names the tree's scan skips (catalog.scan)
 _MAX_PENDING = 10_000               # events kept between two checks; beyond, the caller scans anyway
-_EXPECT_FOR = 60.0                  # seconds a path this process wrote is remembered
+_EXPECT_FOR = 60.0                  # seconds a context.md this process wrote is remembered
 
 
 def _rel(roots: tuple[str, ...], path: str | bytes) -> str | None:
