@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers import engine_choice
+from helpers.watching import inotify_instances
 from memgrove import Memory
 
-from helpers import engine_choice
-from test_watch import inotify_instances
+# counts descriptors and threads in /proc; the watcher there is inotify
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc and inotify")
 
 # Opens, searches until the watcher runs (watch_after=0: at the second check), queries (the query
 # cache: every tenth memory, the slowest part to open) and drops or closes memories; counts inotify instances, descriptors and the process's

@@ -9,24 +9,18 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import sys
 import threading
 import weakref
 from pathlib import Path
 
 import pytest
 
-from helpers.watching import eventually
+from helpers.watching import eventually, inotify_instances
 from memgrove.tree.watch import TreeWatcher
 
-
-def inotify_instances() -> int:
-    n = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            n += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
-        except OSError:
-            pass
-    return n
+# counts descriptors and threads in /proc; the watcher there is inotify
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc and inotify")
 
 
 class Asked:

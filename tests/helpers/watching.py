@@ -3,6 +3,7 @@ after it happened, so a search right after a hand edit may not see it yet (tree/
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -22,3 +23,14 @@ def eventually(check: Callable[[], bool], limit: float = LIMIT) -> bool:
 def at_once(check: Callable[[], bool]) -> bool:
     """``check()`` is true now (a process without a watcher scans before it answers)."""
     return check()
+
+
+def inotify_instances() -> int:
+    """inotify instances this process holds (Linux: its descriptors that are one)."""
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+        except OSError:
+            pass
+    return n
