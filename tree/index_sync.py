@@ -2,7 +2,7 @@
 
 Every write indexes what it touched; before a search, a scan of file stats finds hand edits
 and indexes them — in a long-lived process only when its watcher saw a change, or without one,
-when a folder changed or the last scan is ``scan_interval`` old. A missing,
+when a folder or a file whose turn it was changed (``folder_check.py``). A missing,
 corrupt or outdated index (``INDEX_FORMAT``) is rebuilt from the files, which are the truth.
 The fingerprint (generation + digest of the files + digest of the ranking settings) keys the query cache.
 ``IndexSync`` is one of the parts ``ContextTree`` is made of (see store.py).
@@ -143,9 +143,9 @@ class IndexSync:
 
         The first check of a process scans the stats of every file and compares them with the
         catalog. Later ones skip that scan when nothing outside this process touched the tree:
-        with a watcher, when it saw no foreign change; without one, when no folder changed and the
-        last scan is less than ``scan_interval`` old (``_unchanged_since_scan``). Writes of other
-        memgrove processes bump the generation, which always leads to a scan.
+        with a watcher, when it saw no foreign change; without one, in a long-lived process, when
+        no folder changed and the files whose turn it is did not (``_unchanged_since_scan``).
+        Writes of other memgrove processes bump the generation, which always leads to a scan.
         """
         if self._nothing_changed() or (not self._watch_due() and self._unchanged_since_scan()):
             return False
@@ -206,8 +206,8 @@ class IndexSync:
                 and not w.changed(self._still_indexed))
 
     def _still_indexed(self, paths: list[str]) -> bool:
-        """Whether these files (relative paths) have the (mtime, size) the catalog holds: the
-        watcher's events about this process's own writes, which the index already holds."""
+        """Whether these files (relative paths) have the (mtime, size) the catalog holds: a watcher's
+        event about a file the index holds as it is (this process's own write) is no change."""
         current = {}
         for rel in paths:
             try:
@@ -231,10 +231,14 @@ class IndexSync:
                 and self._long_lived() and self._generation() == self._checked_gen and check.unchanged()):
             return False
         try:
-            return all(files_in(str(self.root / f)) == {name: row.stat for name, row in self.catalog.folder_files(f).items()}
-                       for f in check.due(time.monotonic(), interval))
+            return all(self._files_as_indexed(f) for f in check.due(time.monotonic(), interval))
         except (sqlite3.DatabaseError, ValueError):
             return False
+
+    def _files_as_indexed(self, folder: str) -> bool:
+        """The files directly in ``folder`` (relative) are those the catalog holds, as it holds them."""
+        indexed = self.catalog.folder_files(folder)
+        return files_in(str(self.root / folder)) == {name: row.stat for name, row in indexed.items()}
 
     def _long_lived(self) -> bool:
         """Still checking ``watch_after`` seconds after its first check: a long-lived process, for
