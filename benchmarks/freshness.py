@@ -3,6 +3,7 @@
 
     python benchmarks/freshness.py                                  # 25,000 entries, both engines
     python benchmarks/freshness.py --size 2000 --searches 40 --out /tmp/f   # a smoke run
+    python benchmarks/freshness.py --keep; python benchmarks/freshness.py --tree <kept_at>   # build once
 
 Builds one seeded synthetic tree (``benchmarks/scale.py``'s ``Corpus``: 20 domains x 25 topics, so
 about 50 entries a folder), then, per engine, opens it four ways in one process and sends the same
@@ -12,9 +13,10 @@ seeded searches (scale.py's vocabulary queries) through each, interleaved search
   watchdog's events tell whether anything changed;
 - ``full scan``: ``watch=False, scan_interval=0``: the stats of every file before every search,
   which is what every search without a watcher paid before issue 30;
-- ``fallback``: ``watch=False`` and the default ``scan_interval`` (5 s): the mtime of every folder
-  before every search, and the files of a share of the folders, in turn, so that every file is
-  looked at every 5 s;
+- ``fallback``: ``watch=False`` and the default ``scan_interval``: the mtime of every folder before
+  every search, and the files of the share of the folders that the time since the previous search
+  is of ``scan_interval`` (so the pace of the searches sets that share: here each round of four
+  searches takes as long as the full scan's);
 - ``engine``: ``mem.tree.engine.search`` alone, the floor.
 
 Every mode must return the same hits for every search. Also timed alone: the scan of every file
@@ -25,6 +27,7 @@ and the stat of every folder. Medians, p90, p99 and means in ms. Results:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import random
@@ -125,8 +128,9 @@ def render(report: dict[str, Any]) -> str:
              "- *watcher*: default settings, long-lived (watchdog's events say whether anything changed);",
              "- *full scan*: `watch=False, scan_interval=0`: every file's stats before every search (what every "
              "search without a watcher paid before issue 30);",
-             "- *fallback*: `watch=False`, default `scan_interval` (5 s): every folder's mtime before every search, "
-             "and the files of the folders whose turn it is (every file every 5 s);",
+             f"- *fallback*: `watch=False`, default `scan_interval` ({c['scan_interval']:g} s): every folder's mtime "
+             "before every search, and the files of the share of the folders that the time since the previous "
+             "search is of `scan_interval` (here a round of four searches lasts as long as the full scan's);",
              "- *engine*: the engine's search alone.",
              ""]
     for r in report["runs"]:
@@ -151,14 +155,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--batch", type=int, default=250)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS / "freshness.json")
-    ap.add_argument("--keep", action="store_true", help="keep the built tree")
+    ap.add_argument("--keep", action="store_true", help="keep the built tree (its folder is in the report)")
+    ap.add_argument("--tree", type=Path, help="measure a tree --keep kept instead of building one")
     a = ap.parse_args(argv)
+    from memgrove.tree.settings import TreeSettings
+
     cfg = {"size": a.size, "searches": a.searches, "warmup": a.warmup, "scan_repeats": a.scan_repeats,
-           "batch": a.batch, "seed": a.seed, "keep": a.keep}
+           "batch": a.batch, "seed": a.seed, "keep": a.keep, "scan_interval": TreeSettings().scan_interval}
     report: dict[str, Any] = {"config": cfg, "argv": list(argv if argv is not None else sys.argv[1:]), "runs": []}
-    with scratch_dir(f"memgrove-freshness-{a.size}-", cfg, report) as tmp:
-        log(f"building {a.size} entries")
-        report["build_s"] = round(build(tmp, a.size, a.seed, a.batch), 1)
+    with contextlib.ExitStack() as stack:
+        if a.tree:   # a tree an earlier run built (--keep), of the same size and seed
+            tmp = a.tree
+        else:
+            tmp = stack.enter_context(scratch_dir(f"memgrove-freshness-{a.size}-", cfg, report))
+            log(f"building {a.size} entries")
+            report["build_s"] = round(build(tmp, a.size, a.seed, a.batch), 1)
         for engine in a.engines:
             log(f"{engine}: {a.searches} searches x {len(MODES)} modes")
             report["runs"].append(run_engine(tmp, engine, cfg))

@@ -85,8 +85,9 @@ HELP: dict[str, dict[str, str]] = {
         "watch_after": "a process still checking after this many seconds is long-lived (a watcher, or without "
                        "one the folder check below); a shorter one scans every file before every search",
         "scan_interval": "long-lived, without a watcher: every folder is checked before every search (a file "
-                         "added, removed or renamed is seen at once), every file this often (an edit in place "
-                         "is seen within this many seconds; 0 = every file before every search)",
+                         "added, removed or renamed is seen at once), every file within this many seconds, a "
+                         "share at each search (an edit in place is seen within that time; 0 = every file "
+                         "before every search)",
         "engine": 'full-text engine: "whoosh" or "tantivy" (faster at scale; pip install '
                   "'memgrove[fast]'); switching reindexes once",
         "index_procs": "writer processes (Whoosh) or threads (tantivy) for a full reindex",

@@ -50,7 +50,7 @@ class TreeSettings:
     durable: bool = True             # fsync every write
     watch: bool = True               # long-lived processes learn of hand edits from a file watcher, not a scan
     watch_after: float = 1.0         # a process still checking after this many seconds is long-lived
-    scan_interval: float = 5.0       # long-lived, no watcher: files scanned this often, folders every search (0: files too)
+    scan_interval: float = 30.0      # long-lived, no watcher: every file looked at this often, folders every search (0: files too)
     engine: str = "whoosh"           # full-text engine: "whoosh" or "tantivy" (pip install 'memgrove[fast]')
     index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
