@@ -27,7 +27,7 @@ fresh temp dir, it:
 3. times ``mem.fingerprint()``;
 4. runs ``--queries`` searches (2-4 vocabulary words, after ``--warmup``
    warm-up queries) three ways, interleaved query by query: the engine alone
-   (``mem.tree.engine.search``, the baseline), ``mem.search`` with the default
+   (``mem.tree.engine.search``, the baseline), ``mem.search`` with
    ``scan_interval=0`` (every search first scans the tree's file stats) and
    ``mem.search`` with ``scan_interval=1.0``; then a breakdown of the strict
    search (scan, digest, engine, file reads, signals, the rest);

@@ -81,10 +81,14 @@ HELP: dict[str, dict[str, str]] = {
         "include_context_hits": "let folders' context.md overviews be search hits",
         "lock_timeout": "seconds a writer waits for the tree's writer lock before giving up",
         "durable": "fsync every write (off: faster, but a power cut may lose the last writes)",
-        "watch": "a long-lived process learns of hand edits from inotify instead of a scan",
-        "watch_after": "... once it has been checking for this many seconds",
-        "scan_interval": "without a watcher: seconds between scans for hand edits "
-                         "(0 = before every search)",
+        "watch": "a long-lived process learns of hand edits from a file watcher (watchdog) instead of a "
+                 "scan of every file",
+        "watch_after": "a process still checking after this many seconds is long-lived (a watcher, or without "
+                       "one the folder check below); a shorter one scans every file before every search",
+        "scan_interval": "long-lived, without a watcher: every folder is checked before every search (a file "
+                         "added, removed or renamed is seen at once), every file within this many seconds, a "
+                         "share at each search (an edit in place is seen within that time; 0 = every file "
+                         "before every search)",
         "engine": 'full-text engine: "whoosh" or "tantivy" (faster at scale; pip install '
                   "'memgrove[fast]'); switching reindexes once",
         "index_procs": "writer processes (Whoosh) or threads (tantivy) for a full reindex",

@@ -264,7 +264,7 @@ def test_the_index_update_after_a_full_disk_reads_the_catalog_as_it_is(tmp_path,
     other.execute("SELECT count(*) FROM files").fetchone()
     try:
         catalog.close()
-        catalog._local.db = mg_sqlite._connect_read_only(catalog.file)   # what a full disk left behind
+        catalog._conns.keep(mg_sqlite._connect_read_only(catalog.file))   # what a full disk left behind
         assert catalog.digest() != Catalog(catalog.file).digest()         # a view of an older state
         # a long-lived process whose watcher saw no hand edit goes straight to the batch
         monkeypatch.setattr(mem.tree, "_sync_before_write", lambda: None)

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import QUERY_SEED
 from helpers.scripted_model import ScriptedChatModel
+from helpers.watching import at_once, eventually
 
 from memgrove import Memory
 from memgrove.graphs import tiers
@@ -278,12 +279,14 @@ HAND_EDITS = ["modify the source", "same-size edit", "add a file", "delete the s
 @pytest.mark.parametrize("watch", [True, False], ids=["watcher", "no-watcher"])
 @pytest.mark.parametrize("kind", HAND_EDITS)
 def test_no_cached_answer_after_a_hand_edit(tmp_path, kind, watch):
-    mem = seeded(tmp_path, watch=watch)
+    # without a watcher, every search scans (scan_interval=0); a watcher's event arrives a moment later
+    seen = eventually if watch else at_once
+    mem = seeded(tmp_path, watch=watch, scan_interval=0)
     try:
         warm(mem)                                   # several queries: a watcher is on by now
         assert (mem.tree._watcher is not None) is watch
         _hand_edit(mem, kind)
-        assert not served_from_cache(mem, Q) and not served_from_cache(mem, Q_REWORDED)
+        assert seen(lambda: not served_from_cache(mem, Q) and not served_from_cache(mem, Q_REWORDED))
         a = mem.query(Q)
         assert not a.cached and a.tier >= 2
         if kind == "delete the source":
@@ -298,15 +301,20 @@ def test_no_cached_answer_after_a_hand_edit(tmp_path, kind, watch):
 
 @pytest.mark.parametrize("watch", [True, False], ids=["watcher", "no-watcher"])
 def test_no_cached_answer_after_a_hand_edit_through_the_graph(tmp_path, watch):
-    mem = seeded(tmp_path, watch=watch)
+    seen = eventually if watch else at_once
+    mem = seeded(tmp_path, watch=watch, scan_interval=0)
     try:
         g = mem.graph()
         p = mem.home / "tree" / ROTATION
         for i in range(1, 6):
             assert tiers.Answer.from_dict(g.invoke({"question": Q})["answer"]).tier == 0 or i == 1
             p.write_text(p.read_text().replace("grace period" + "!" * (i - 1) + ".", "grace period" + "!" * i + "."))
-            a = tiers.Answer.from_dict(g.invoke({"question": Q})["answer"])
-            assert not a.cached and "grace period" + "!" * i + "." in a.text
+
+            def answered_afresh() -> bool:
+                a = tiers.Answer.from_dict(g.invoke({"question": Q})["answer"])
+                return not a.cached and "grace period" + "!" * i + "." in a.text
+
+            assert seen(answered_afresh)
         assert (mem.tree._watcher is not None) is watch
     finally:
         mem.close()
@@ -316,7 +324,8 @@ def test_no_cached_answer_after_a_hand_edit_through_the_graph(tmp_path, watch):
 def test_hand_added_entry_is_found_by_the_next_graph_query(tmp_path, watch):
     """The graph's two branches both check for hand edits; the search must not run on the index
     while the other branch is still bringing it in step."""
-    mem = seeded(tmp_path, watch=watch)
+    seen = eventually if watch else at_once
+    mem = seeded(tmp_path, watch=watch, scan_interval=0)
     try:
         g = mem.graph()
         warm(mem)
@@ -324,8 +333,12 @@ def test_hand_added_entry_is_found_by_the_next_graph_query(tmp_path, watch):
         folder.mkdir(parents=True)
         for i in range(5):
             (folder / f"n{i}.md").write_text(f"# Walrus{i} fact\n\nThe walrus{i} colony lives on ice floe {i}.\n")
-            a = tiers.Answer.from_dict(g.invoke({"question": f"where does the walrus{i} colony live"})["answer"])
-            assert a.sources[:1] == [f"hand/notes/n{i}.md"], (i, a.tier, a.sources)
+
+            def found() -> bool:
+                a = tiers.Answer.from_dict(g.invoke({"question": f"where does the walrus{i} colony live"})["answer"])
+                return a.sources[:1] == [f"hand/notes/n{i}.md"]
+
+            assert seen(found), i
     finally:
         mem.close()
 

@@ -170,12 +170,13 @@ class QueryCache:
 
     def _c(self):
         if self._cache is None:
-            import diskcache  # imported here: opening a memory for writing should not pay for it
+            # imported here: opening a memory for writing should not pay for diskcache
+            from .closable_cache import ClosableCache
 
-            # plain Cache, not FanoutCache: the latter silently drops writes under contention
+            # a plain Cache, not FanoutCache: the latter silently drops writes under contention;
             # its WAL, like the tree's other SQLite files, is truncated once checkpointed (WAL_LIMIT)
-            self._cache = diskcache.Cache(str(self.folder), size_limit=self.size_limit, timeout=5,
-                                          sqlite_journal_size_limit=WAL_LIMIT, sqlite_wal_autocheckpoint=WAL_PAGES)
+            self._cache = ClosableCache(str(self.folder), size_limit=self.size_limit, timeout=5,
+                                        sqlite_journal_size_limit=WAL_LIMIT, sqlite_wal_autocheckpoint=WAL_PAGES)
         return self._cache
 
     def close(self) -> None:

@@ -22,13 +22,14 @@ import functools
 import hashlib
 import os
 import sqlite3
-import threading
+import weakref
 from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import NO_WRITES, ReadOnlyView, checkpoint, connect, current, damage_of, is_damage, no_writes
+from .sqlite import (NO_WRITES, ReadOnlyView, ThreadConnections, checkpoint, connect, current, damage_of, is_damage,
+                     no_writes)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -95,15 +96,21 @@ def digest_of(files: dict[str, Stat]) -> int:
     return sum(item_hash(p, s) for p, s in files.items()) & _MASK
 
 
-def scan(tree_root: Path) -> dict[str, Stat]:
+def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, Stat]:
     """``{relative path: (mtime_ns, size)}`` of every ``.md`` file in the tree.
 
     Skips hidden/reserved names and temp files, and does not follow symlinked
-    folders (a symlink cannot smuggle outside files into the index).
+    folders (a symlink cannot smuggle outside files into the index). ``folders``
+    receives each folder's mtime, taken before it is listed (``folder_check.py``).
     """
     out: dict[str, Stat] = {}
     base = len(str(tree_root)) + 1
     stack = [str(tree_root)]
+    if folders is not None:
+        try:
+            folders[str(tree_root)] = os.stat(tree_root).st_mtime_ns
+        except OSError:
+            pass
     while stack:
         folder = stack.pop()
         try:
@@ -117,6 +124,8 @@ def scan(tree_root: Path) -> dict[str, Stat]:
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):
+                        if folders is not None:
+                            folders[e.path] = e.stat(follow_symlinks=False).st_mtime_ns
                         stack.append(e.path)
                     elif name.endswith(".md") and e.is_file(follow_symlinks=False):
                         st = e.stat(follow_symlinks=False)
@@ -154,13 +163,14 @@ def schema_problem(db: sqlite3.Connection) -> str | None:
 class Catalog:
     def __init__(self, file: Path):
         self.file = file
-        self._local = threading.local()
+        self._conns = ThreadConnections()
+        weakref.finalize(self, self._conns.close)
         self.upgraded = False   # an older schema was found and emptied: rebuild from the files
 
     def _db(self, write: bool = False) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
+        db = self._conns.mine()
         if db is not None and not current(db, write):
-            self.close()
+            self._conns.drop_mine()     # this thread's view only: other threads keep theirs
             db = None
         if db is None:
             db = connect(self.file, _SCHEMA, timeout=10.0)
@@ -170,7 +180,7 @@ class Catalog:
             except BaseException:
                 db.close()
                 raise
-            self._local.db = db
+            self._conns.keep(db)
         return db
 
     def _recreate(self, db: sqlite3.Connection) -> None:
@@ -195,10 +205,8 @@ class Catalog:
         return damage_of(self._db, self.close, schema_problem)
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Close every thread's connection (they reopen at their next use)."""
+        self._conns.close()
 
     def for_writing(self) -> None:
         """Before reading what a write will change: a connection that writes, whose reads are the
@@ -210,7 +218,7 @@ class Catalog:
 
     def checkpoint(self) -> None:
         """Bound the WAL after a batch of writes (``sqlite.checkpoint``)."""
-        db = getattr(self._local, "db", None)
+        db = self._conns.mine()
         if db is not None:
             checkpoint(db, self.file)
 

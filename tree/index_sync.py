@@ -1,7 +1,8 @@
 """Index synchronisation of ``ContextTree``: the index and catalog follow the files.
 
-Every write indexes what it touched; before a search, a scan of file stats (or, in a
-long-lived process, the inotify watcher) finds hand edits and indexes them. A missing,
+Every write indexes what it touched; before a search, a scan of file stats finds hand edits
+and indexes them — in a long-lived process only when its watcher saw a change, or without one,
+when a folder or a file whose turn it was changed (``folder_check.py``). A missing,
 corrupt or outdated index (``INDEX_FORMAT``) is rebuilt from the files, which are the truth.
 The fingerprint (generation + digest of the files + digest of the ranking settings) keys the query cache.
 ``IndexSync`` is one of the parts ``ContextTree`` is made of (see store.py).
@@ -17,6 +18,7 @@ from . import contexts, dates, entry as entry_mod, questions, roles, standing
 from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
+from .folder_check import FolderCheck, files_in
 from .fsio import atomic_write, reason_of
 from .ranking import is_context
 from .searchable import searchable
@@ -143,21 +145,19 @@ class IndexSync:
     def _ensure_fresh(self) -> bool:
         """Bring the index in step with hand edits; True if anything had to be reindexed.
 
-        A warm process with a working watcher skips the scan when nothing
-        outside this process touched the tree; otherwise the file stats are
-        scanned and compared with the catalog (which is what a fresh process
-        always does).
+        The first check of a process scans the stats of every file and compares them with the
+        catalog. Later ones skip that scan when nothing outside this process touched the tree:
+        with a watcher, when it saw no foreign change; without one, in a long-lived process, when
+        no folder changed and the files whose turn it is did not (``_unchanged_since_scan``).
+        Writes of other memgrove processes bump the generation, which always leads to a scan.
         """
-        w = self._watcher
-        if self._nothing_changed():
-            return False
-        if (w is None and self.settings.scan_interval > 0 and self._in_step
-              and self._generation() == self._checked_gen
-              and time.monotonic() - self._checked_at < self.settings.scan_interval):
+        if self._nothing_changed() or (not self._watch_due() and self._unchanged_since_scan()):
             return False
         self._maybe_watch()
+        started = time.monotonic()
         gen = self._generation()
-        current = scan(self.root)
+        folders: dict[str, int] = {}
+        current = scan(self.root, folders)
         digest = digest_of(current)
         try:
             fresh = self._index_usable() and digest == self.catalog.digest()
@@ -172,6 +172,8 @@ class IndexSync:
                     with self.lock.hold():  # no usable index at all: wait for the writer
                         self._sync_locked(scan(self.root))
                     synced = True
+                if synced:
+                    gen = self._generation()   # read under the lock: only this sync's own bump
             if synced:
                 digest = self.catalog.digest() or 0
             else:
@@ -182,7 +184,7 @@ class IndexSync:
         # when a writer holds the lock, the index may lag the files: check again next time
         self._in_step = fresh or synced
         self._digest = digest
-        self._checked_at, self._checked_gen = time.monotonic(), gen
+        self._checked_gen, self._folder_check = gen, FolderCheck(str(self.root), folders, started)
         return synced
 
     def _try_sync(self) -> bool:
@@ -198,21 +200,66 @@ class IndexSync:
             return False
 
     def _nothing_changed(self) -> bool:
-        """True when the index matched the files at the last check and the watcher
-        has seen no one else touch the tree since (drains its events)."""
-        return self._in_step and self._watcher is not None and not self._watcher.changed()
+        """True when the index matched the files at the last check, no other memgrove process
+        wrote since, and the watcher saw no one else touch the tree (drains its events)."""
+        w = self._watcher
+        if w is not None and not w.usable:   # overflowed, or the tree went away: scan from now on
+            w.close()
+            self._watcher, self._watch_failed = None, True
+            return False
+        return (w is not None and self._in_step and self._generation() == self._checked_gen
+                and not w.changed(self._still_indexed))
+
+    def _still_indexed(self, paths: list[str]) -> bool:
+        """Whether these files (relative paths) have the (mtime, size) the catalog holds: a watcher's
+        event about a file the index holds as it is (this process's own write) is no change."""
+        current = {}
+        for rel in paths:
+            try:
+                st = (self.root / rel).stat()
+                current[rel] = (st.st_mtime_ns, st.st_size)
+            except FileNotFoundError:
+                pass
+        try:
+            return self.catalog.stats_of(paths) == current
+        except (sqlite3.DatabaseError, ValueError):
+            return False
+
+    def _unchanged_since_scan(self) -> bool:
+        """A long-lived process without a watcher: no other memgrove process wrote, no folder changed
+        since the last full scan (a file added, removed or renamed changes its folder's mtime), and
+        the files of the folders whose turn it is are as the catalog holds them (``FolderCheck``: a
+        file edited in place is seen within ``scan_interval`` seconds; 0: every check scans). Costs
+        a stat per folder and a share of the files, not a stat per file."""
+        check, interval = self._folder_check, self.settings.scan_interval
+        if not (self._watcher is None and check is not None and interval > 0 and self._in_step
+                and self._long_lived() and self._generation() == self._checked_gen and check.unchanged()):
+            return False
+        try:
+            return all(self._files_as_indexed(f) for f in check.due(time.monotonic(), interval))
+        except (sqlite3.DatabaseError, ValueError):
+            return False
+
+    def _files_as_indexed(self, folder: str) -> bool:
+        """The files directly in ``folder`` (relative) are those the catalog holds, as it holds them."""
+        indexed = self.catalog.folder_files(folder)
+        return files_in(str(self.root / folder)) == {name: row.stat for name, row in indexed.items()}
+
+    def _long_lived(self) -> bool:
+        """Still checking ``watch_after`` seconds after its first check: a long-lived process, for
+        which watching (or checking folders instead of files) pays off. A one-shot CLI query, a
+        short script, scans at every check."""
+        return self._checks >= 1 and time.monotonic() - self._first_check >= self.settings.watch_after
+
+    def _watch_due(self) -> bool:
+        return self._watcher is None and self.settings.watch and not self._watch_failed and self._long_lived()
 
     def _maybe_watch(self) -> None:
-        """A process still checking a second after its first check is long-lived:
-        watching pays off (a one-shot CLI query would only pay to set it up).
-
-        Called just before a scan, so nothing slips between the scan and the watch.
-        """
-        now = time.monotonic()
+        """Start the watcher when due; called just before a scan, so nothing slips between the
+        scan and the watch."""
         if not self._checks:
-            self._first_check = now
-        if (self._watcher is None and self._checks >= 1 and now - self._first_check >= self.settings.watch_after
-                and self.settings.watch and not self._watch_failed):
+            self._first_check = time.monotonic()
+        if self._watch_due():
             w = TreeWatcher(str(self.root))
             if w.usable:
                 self._watcher = w
@@ -221,12 +268,16 @@ class IndexSync:
         self._checks += 1
 
     def _sync_before_write(self) -> None:
-        """Under the lock: make the catalog match the files (hand edits) before planning."""
+        """Under the lock: make the catalog match the files (hand edits) before planning. Writes
+        always scan without a watcher: what they plan must see every hand edit."""
         if self._nothing_changed():
             return
         self._maybe_watch()
-        self._sync_locked(scan(self.root))
+        started = time.monotonic()
+        folders: dict[str, int] = {}
+        self._sync_locked(scan(self.root, folders))
         self._in_step, self._digest = True, self.catalog.digest() or 0
+        self._checked_gen, self._folder_check = self._generation(), FolderCheck(str(self.root), folders, started)
 
     def _sync_locked(self, current: dict[str, tuple[int, int]]) -> None:
         try:

@@ -48,9 +48,9 @@ class TreeSettings:
     include_context_hits: bool = True
     lock_timeout: float = 30.0       # seconds a writer waits for the tree's lock
     durable: bool = True             # fsync every write
-    watch: bool = True               # long-lived processes learn of hand edits from inotify, not a scan
-    watch_after: float = 1.0         # ... once they have been checking for this many seconds
-    scan_interval: float = 0.0       # without a watcher: seconds between hand-edit scans (0 = every search)
+    watch: bool = True               # long-lived processes learn of hand edits from a file watcher, not a scan
+    watch_after: float = 1.0         # a process still checking after this many seconds is long-lived
+    scan_interval: float = 30.0      # long-lived, no watcher: every file looked at this often, folders every search (0: files too)
     engine: str = "whoosh"           # full-text engine: "whoosh" or "tantivy" (pip install 'memgrove[fast]')
     index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
@@ -111,6 +111,9 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"semantic_weight must be between 0 and 2, not {s.semantic_weight}")
     if s.part_words < 20:
         raise MemgroveError(f"part_words must be at least 20, not {s.part_words}")
+    for name in ("watch_after", "scan_interval"):
+        if getattr(s, name) < 0:
+            raise MemgroveError(f"{name} must not be negative, not {getattr(s, name)}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s

@@ -7,6 +7,11 @@ back to a ``ReadOnlyView`` of the file as it is; the view is given up after ``VI
 may have come back) and is never written to or reset. A WAL keeps its largest size until it is
 truncated: an automatic checkpoint every ``WAL_PAGES``, ``journal_size_limit`` and ``checkpoint``
 after a large transaction bound it (``WAL_LIMIT``).
+
+Each thread gets a connection of its own (``ThreadConnections``); all of them close together, from
+whichever thread closes the owner, or when the owner is dropped unclosed. A connection cannot simply
+be left to the garbage collector: its statement cache refers back to it, so an unreachable one waits
+for a full collection, holding three descriptors (database, WAL, shared memory) until then.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +30,15 @@ WAL_PAGES = WAL_LIMIT // 4096   # SQLite checkpoints after a commit past this ma
 VIEW_SECONDS = 2.0       # a ReadOnlyView is replaced by a normal connection after this long
 
 
-class ReadOnlyView(sqlite3.Connection):
+class Connection(sqlite3.Connection):
+    """sqlite3's connection, weakly referable (``ThreadConnections`` must not keep it open)."""
+
+
+# a connection any thread may close (each is still used by the one thread that opened it)
+CLOSABLE = {"check_same_thread": False, "factory": Connection}
+
+
+class ReadOnlyView(Connection):
     """A connection reading the file as it is on disk (SQLite's ``immutable``): opened when the
     file system takes no writes (read-only, or too full for SQLite's shared-memory file). Its
     reads are of the last checkpoint; a write through it fails as ``readonly``."""
@@ -58,7 +72,7 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     """
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(file, timeout=timeout, isolation_level=None)
+        db = sqlite3.connect(file, timeout=timeout, isolation_level=None, **CLOSABLE)
     except (OSError, sqlite3.OperationalError) as exc:
         if not _read_only(file, exc):
             raise
@@ -113,7 +127,8 @@ def _connect_read_only(file: Path) -> ReadOnlyView:
     come back with the space: the view is short-lived (``current``) and never reset."""
     if not file.exists():
         raise sqlite3.OperationalError(f"{file} does not exist and cannot be created ({NO_WRITES})")
-    db = sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None, factory=ReadOnlyView)
+    db = sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None, check_same_thread=False,
+                         factory=ReadOnlyView)
     db.opened_at = time.monotonic()
     return db
 
@@ -136,6 +151,55 @@ def checkpoint(db: sqlite3.Connection, file: Path) -> None:
             db.execute(f"PRAGMA busy_timeout={int(timeout)}")
     except sqlite3.Error:
         pass
+
+
+class ThreadConnections:
+    """The connections of one database file, one per thread: ``mine()`` is the calling thread's
+    (None before ``keep``), ``close()`` closes every thread's, from any thread.
+
+    Hold it from the owner and ``weakref.finalize(owner, conns.close)``: a registry that referred
+    back to its owner would keep it alive."""
+
+    def __init__(self):
+        self._local = threading.local()
+        self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()   # a dead thread's go with it
+        self._mutex = threading.Lock()
+
+    def mine(self) -> sqlite3.Connection | None:
+        return getattr(self._local, "db", None)
+
+    def keep(self, db: sqlite3.Connection) -> sqlite3.Connection:
+        """Make ``db`` (opened with ``CLOSABLE``) the calling thread's connection."""
+        with self._mutex:
+            self._local.db = db
+            self._all.add(db)
+        return db
+
+    def drop_mine(self) -> None:
+        """Close the calling thread's connection only (a view that has served its time)."""
+        with self._mutex:
+            db = getattr(self._local, "db", None)
+            self._local.db = None
+            if db is not None:
+                self._all.discard(db)
+        if db is not None:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
+
+    def close(self) -> None:
+        with self._mutex:
+            conns = list(self._all)
+            self._all.clear()
+            self._local = threading.local()   # every thread opens afresh at its next use
+        for db in conns:
+            try:
+                db.close()
+            except sqlite3.Error:   # closing must not fail: the others still close
+                pass
+
+
 # SQLite's messages for a file that is not (or no longer) what the schema says; "database
 # is locked", "disk I/O error", "unable to open", "readonly" are not damage and never reset
 _SCHEMA_DAMAGE = ("no such table", "no such column", "table ", "malformed")
@@ -188,35 +252,31 @@ class DerivedDb:
     def __init__(self, file: Path, notices: list[str] | None = None):
         self.file = file
         self.notices = notices if notices is not None else []
-        self._local = threading.local()
+        self._conns = ThreadConnections()
+        weakref.finalize(self, self._conns.close)
 
     def _db(self, write: bool = False) -> sqlite3.Connection:
         """This thread's connection; ``write``: not a ``ReadOnlyView`` if the file can be opened
         for writing again (space may be back since the view was opened)."""
-        db = getattr(self._local, "db", None)
+        db = self._conns.mine()
         if db is not None and not current(db, write):
-            self.close()
+            self._conns.drop_mine()
             db = None
-        if db is None:
-            db = connect(self.file, self.SCHEMA, timeout=5.0)
-            self._local.db = db
-        return db
+        return db or self._conns.keep(connect(self.file, self.SCHEMA, timeout=5.0))
 
     def viewing(self) -> bool:
         """This thread reads the file through a ``ReadOnlyView`` (nothing may be written or reset)."""
-        return isinstance(getattr(self._local, "db", None), ReadOnlyView)
+        return isinstance(self._conns.mine(), ReadOnlyView)
 
     def checkpoint(self) -> None:
         """Bound the WAL after a batch of writes (``checkpoint``)."""
-        db = getattr(self._local, "db", None)
+        db = self._conns.mine()
         if db is not None:
             checkpoint(db, self.file)
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Close every thread's connection (they reopen at their next use)."""
+        self._conns.close()
 
     def check(self) -> str | None:
         """Why the file is damaged, or None (``doctor``)."""

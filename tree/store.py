@@ -30,6 +30,7 @@ from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
 from .fsio import TEMP_PREFIX
 from .embedding import Encoder
+from .folder_check import FolderCheck
 from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
@@ -64,8 +65,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.engine = open_engine(home, self.settings)
         self.index_format = f"{self.engine.name}-{INDEX_FORMAT}"   # switching engines rebuilds once
         self._clock = clock or (lambda: datetime.now(timezone.utc))
-        self._checked_at = 0.0
-        self._checked_gen = -1
+        self._checked_gen = -1         # the generation at the last check
+        self._folder_check: FolderCheck | None = None   # the folders as the last full scan saw them
         self._checks = 0
         self._first_check = 0.0
         self._entry_count: tuple[tuple, int] = ((None, None), 0)

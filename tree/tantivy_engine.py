@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -114,7 +115,7 @@ class TantivyEngine:
         self._ix = None
         self._seen: tuple = ()        # (folder inode, meta.json inode, mtime, size) the reader shows
         self._max_doc = 0
-        self._copy: Path | None = None   # a read-only index's private copy
+        self._copy: weakref.finalize | None = None   # removes a read-only index's private copy
         self._mutex = threading.RLock()
 
     # -- opening ------------------------------------------------------------
@@ -167,12 +168,14 @@ class TantivyEngine:
         if not _read_only(self.folder):
             return tantivy.Index.open(str(self.folder))
         # tantivy opens its meta lock file for writing even to read, which a read-only file system
-        # refuses: read a private copy instead (removed on close; such a tree is never written)
-        self._copy = Path(tempfile.mkdtemp(prefix="memgrove-tantivy-"))
+        # refuses: read a private copy instead (such a tree is never written), removed on close or
+        # when the engine is dropped unclosed
+        copy = Path(tempfile.mkdtemp(prefix="memgrove-tantivy-"))
+        self._copy = weakref.finalize(self, shutil.rmtree, copy, ignore_errors=True)
         for p in self.folder.iterdir():
             if p.is_file() and not p.name.startswith(".tantivy-"):
-                shutil.copyfile(p, self._copy / p.name)
-        return tantivy.Index.open(str(self._copy))
+                shutil.copyfile(p, copy / p.name)
+        return tantivy.Index.open(str(copy))
 
     def _read_max_doc(self) -> int:
         """Documents in the index's segments, deleted ones included: the N of tantivy's (and
@@ -185,7 +188,7 @@ class TantivyEngine:
             self._ix = None
             self._seen = ()
             if self._copy is not None:
-                shutil.rmtree(self._copy, ignore_errors=True)
+                self._copy()
                 self._copy = None
 
     # -- writing ------------------------------------------------------------

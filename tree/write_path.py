@@ -169,6 +169,8 @@ class WritePath:
         self._index_paths(changed)
         if changed:
             self._bump_generation()
+            # this write is no news to this process (the lock is held: no other writer bumped it)
+            self._checked_gen = self._generation()
         self._digest = self.catalog.digest() or 0
 
     def _refresh_contexts(self, folders: Iterable[str], overrides: dict[str, str]) -> list[str]:
