@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import (MEMGROVE, SectionResult, child_args, child_env, cli, cli_problem, cli_repro, run)
+from .disk import mount, umount
 
 SECTION = "faults"
 TARGETS = ["index", "index/whoosh", "index/catalog.db", "signals.db", "cache", "query-log.jsonl", "generation",
@@ -238,19 +239,9 @@ def damage_case(res: SectionResult, base: Path, template: Path, label: str, dama
             "yes" if not not_fixed else f"NO ({len(not_fixed)} commands fail)", "yes" if not lost else "NO"]
 
 
-def _mount(point: Path, size_mb: int) -> str | None:
-    point.mkdir(parents=True, exist_ok=True)
-    r = run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(point)], timeout=20)
-    return None if r.code == 0 else (r.err.strip() or f"mount exited {r.code}")
-
-
-def _umount(point: Path) -> None:
-    run(["umount", "-l", str(point)], timeout=20)
-
-
 def disk_cases(res: SectionResult, base: Path, template: Path, size_mb: int, timeout: float) -> list[list[Any]]:
     point = base / "tmpfs"
-    why = _mount(point, size_mb)
+    why = mount(point, size_mb)
     if why:
         res.notes.append(f"disk full and read-only tree skipped: cannot mount a tmpfs ({why})")
         return [["disk full", 0, 0, "skipped", why, ""], ["read-only tree", 0, 0, "skipped", why, ""]]
@@ -308,7 +299,7 @@ def disk_cases(res: SectionResult, base: Path, template: Path, size_mb: int, tim
         rows.append(["read-only tree", n, bad, f"{worst:.1f}", "—", "—"])
         run(["mount", "-o", "remount,rw", str(point)], timeout=20)
     finally:
-        _umount(point)
+        umount(point)
     return rows
 
 

@@ -14,11 +14,10 @@ an ordinary write must get the writer lock at once and ``doctor`` must find noth
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from . import serving
 from .common import SectionResult

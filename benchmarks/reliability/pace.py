@@ -14,6 +14,7 @@ import shutil
 import statistics
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 ENTRY_MARGIN = 3.0       # x the measured time per entry: room for larger entries and a busier minute
 CALIBRATION_ENTRIES = 300
@@ -30,47 +31,50 @@ def entries_in(root: Path) -> int:
     return sum(1 for p in scan(root / ".memgrove" / "tree") if is_entry_file(p))
 
 
-def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
-    """Median over ``runs`` of the wall time per entry of curating a file of ``CALIBRATION_ENTRIES``
-    one-line sections into a fresh copy of ``template`` (what the largest hostile files are)."""
+def _median(template: Path, scratch: Path, runs: int, work: Callable[[Any], float]) -> float:
+    """Median over ``runs`` of ``work(mem)`` (seconds per unit of work) on a fresh copy of ``template``."""
     from memgrove import Memory
 
-    source = scratch / "pace.md"
     scratch.mkdir(parents=True, exist_ok=True)
-    source.write_text("".join(f"## Section {i}\nline {i}\n" for i in range(CALIBRATION_ENTRIES)), encoding="utf-8")
     times = []
     for r in range(runs):
         root = scratch / f"pace{r}"
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(template, root, symlinks=True)
         with Memory.open(root) as mem:
-            t0 = time.monotonic()
-            written = len(mem.ingest(files=[source]))
-            times.append((time.monotonic() - t0) / max(1, written))
+            times.append(work(mem))
         shutil.rmtree(root, ignore_errors=True)
     return statistics.median(times)
+
+
+def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
+    """Wall time per entry of curating a file of ``CALIBRATION_ENTRIES`` one-line sections (what the
+    largest hostile files are), the median of ``runs``."""
+    source = scratch / "pace.md"
+    scratch.mkdir(parents=True, exist_ok=True)
+    source.write_text("".join(f"## Section {i}\nline {i}\n" for i in range(CALIBRATION_ENTRIES)), encoding="utf-8")
+
+    def work(mem: Any) -> float:
+        t0 = time.monotonic()
+        written = len(mem.ingest(files=[source]))
+        return (time.monotonic() - t0) / max(1, written)
+
+    return _median(template, scratch, runs, work)
 
 
 def seconds_per_mb(template: Path, scratch: Path, runs: int = 3) -> float:
-    """Median over ``runs`` of the wall time of writing one entry of 1 MB (ADD, then an UPDATE of its
-    text) into a fresh copy of ``template``, per MB: what a case editing a large entry may take."""
-    from memgrove import Memory
-
-    scratch.mkdir(parents=True, exist_ok=True)
+    """Wall time per MB of writing one entry of 1 MB (an ADD, then an UPDATE of its text), the median
+    of ``runs``: what a case editing a large entry may take."""
     body = "word " * 200_000
-    times = []
-    for r in range(runs):
-        root = scratch / f"mb{r}"
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(template, root, symlinks=True)
-        with Memory.open(root) as mem:
-            t0 = time.monotonic()
-            mem.curate([{"op": "ADD", "path": "pace/mb/one.md", "content": body, "reason": "pace"}])
-            mem.curate([{"op": "UPDATE", "path": "pace/mb/one.md", "content": body + "more", "replace": True,
-                         "reason": "pace"}])
-            times.append((time.monotonic() - t0) / 2)
-        shutil.rmtree(root, ignore_errors=True)
-    return statistics.median(times)
+
+    def work(mem: Any) -> float:
+        t0 = time.monotonic()
+        mem.curate([{"op": "ADD", "path": "pace/mb/one.md", "content": body, "reason": "pace"}])
+        mem.curate([{"op": "UPDATE", "path": "pace/mb/one.md", "content": body + "more", "replace": True,
+                     "reason": "pace"}])
+        return (time.monotonic() - t0) / 2
+
+    return _median(template, scratch, runs, work)
 
 
 def allowed(slow: float, per_entry: float, entries: int, per_mb: float = 0.0, mb: float = 0.0) -> float:

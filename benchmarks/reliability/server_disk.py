@@ -12,41 +12,20 @@ their 1 MiB bound and the server is the same process.
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 import time
 from pathlib import Path
 
 from . import serving
-from .common import SectionResult, duplicates, journal_ids, run
+from .common import SectionResult, duplicates, journal_ids
+from .disk import fill, free, free_pages, mount, umount
 
 SECTION = "server_disk"
-PAGE = 4096
-SMALL = 256
 READS = [("GET", "/api/search?q=disk+marker&limit=5"), ("POST", "/api/query"), ("GET", "/api/tree"),
          ("GET", "/api/entries/disk/notes/n0.md"), ("GET", "/api/history?limit=5"), ("GET", "/api/stats"),
          ("GET", "/api/doctor")]
 WAL_BOUND = 2 * 1024 * 1024    # 1 MiB limit plus one transaction's worth
-
-
-def _fill(folder: Path) -> None:
-    """Every free byte taken; the last SMALL pages as files of a page each, to give back one by one."""
-    filler = folder / "filler.bin"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        while os.write(fd, b"\0" * 65536):
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    os.truncate(filler, max(0, filler.stat().st_size - SMALL * PAGE))
-    for i in range(SMALL * 2):
-        try:
-            (folder / f"filler_{i:05d}").write_bytes(b"x" * PAGE)
-        except OSError:
-            break
 
 
 def _reader(srv: serving.Served, stop: threading.Event, tally: dict, bad: list) -> None:
@@ -88,9 +67,9 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
     shutil.rmtree(base, ignore_errors=True)
     point = base / "disk"
     point.mkdir(parents=True)
-    r = run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(point)], timeout=20)
-    if r.code != 0:
-        res.skipped = f"cannot mount a tmpfs ({r.err.strip() or r.code})"
+    why = mount(point, size_mb)
+    if why:
+        res.skipped = f"cannot mount a tmpfs ({why})"
         return res
     repro = "python -m benchmarks.reliability --sections server_disk"
     srv = None
@@ -103,15 +82,14 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
         srv = serving.start(project, base / "serve.log")      # the log lives off the small disk
         pid = srv.process.pid
         token = srv.token                                     # read before the disk is full
-        _fill(point)
+        fill(point)
         acked: list = []
         refused: list = []
         bad: list = []
         for n, (phase, freeing) in enumerate((("full", None), ("a page back every 0.1 s", 0.1),
                                               ("all space back", "all"))):
             if freeing == "all":
-                for p in point.glob("filler*"):
-                    p.unlink()
+                free(point)
             stop = threading.Event()
             tally = {"reads": 0}
             a0, r0, b0 = len(acked), len(refused), len(bad)
@@ -123,9 +101,7 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
             end = time.monotonic() + seconds
             while time.monotonic() < end:
                 if freeing == 0.1:
-                    small = sorted(point.glob("filler_*"))
-                    if small:
-                        small[0].unlink()
+                    free_pages(point, 1)
                 time.sleep(0.1)
             stop.set()
             for t in threads:
@@ -172,7 +148,7 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
     finally:
         if srv is not None:
             srv.stop()
-        run(["umount", "-l", str(point)], timeout=20)
+        umount(point)
     res.notes.append(f"A {size_mb} MB tmpfs holds the project (50 entries), filled before the server's first "
                      f"request; one reader over {len(READS)} read routes and {writers} writers, {seconds:g} s per "
                      "phase. A 200 must be in the tree and journaled once, a 507 in neither; any other answer "
