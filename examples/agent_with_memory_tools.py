@@ -9,7 +9,6 @@ whose memory the agent uses (default: a new temporary one).
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from typing import Any
@@ -32,9 +31,9 @@ def service_health(service: str) -> str:
 
 def main(project: str, model: Any = None) -> list[str]:
     if model is None:
-        from langchain_openai import ChatOpenAI
+        from memgrove import chat_model
 
-        model = ChatOpenAI(model=os.environ.get("MEMGROVE_MODEL", "gpt-4o-mini"))
+        model = chat_model()  # MEMGROVE_MODEL; no key needed with OPENAI_BASE_URL
     with Memory.open(project, create=True) as mem:
         # your tools plus memgrove's: search_knowledge, read_entry, list_tree, curate
         agent = create_agent(model, tools=[service_health, *mem.tools()],

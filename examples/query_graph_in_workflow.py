@@ -10,7 +10,6 @@ The model as in ``agent_with_memory_tools.py``.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from typing import Any
@@ -41,9 +40,9 @@ def build(mem: Memory, model: Any):
 
 def main(project: str, model: Any = None) -> list[dict]:
     if model is None:
-        from langchain_openai import ChatOpenAI
+        from memgrove import chat_model
 
-        model = ChatOpenAI(model=os.environ.get("MEMGROVE_MODEL", "gpt-4o-mini"))
+        model = chat_model()  # MEMGROVE_MODEL; no key needed with OPENAI_BASE_URL
     with Memory.open(project, create=True) as mem:
         if mem.count() == 0:
             ingest_sample(mem)

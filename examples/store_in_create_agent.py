@@ -9,7 +9,6 @@ searchable with ``memgrove search``, journaled and undoable. The model as in
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from typing import Any
@@ -40,9 +39,9 @@ def search_memory(query: str, runtime: ToolRuntime) -> str:
 
 def main(project: str, model: Any = None) -> list[str]:
     if model is None:
-        from langchain_openai import ChatOpenAI
+        from memgrove import chat_model
 
-        model = ChatOpenAI(model=os.environ.get("MEMGROVE_MODEL", "gpt-4o-mini"))
+        model = chat_model()  # MEMGROVE_MODEL; no key needed with OPENAI_BASE_URL
     with ContextTreeStore(project) as store:
         agent = create_agent(model, tools=[save_memory, search_memory], store=store,
                              system_prompt="Save what the user asks you to remember; search before answering.")

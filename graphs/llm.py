@@ -27,13 +27,21 @@ def resolve_model(model: Any = None, *, timeout: float = 60.0, retries: int = 2)
     name = os.environ.get("MEMGROVE_MODEL", "").strip()
     if not name:
         return None
+    return chat_model(name, timeout=timeout, retries=retries)
+
+
+def chat_model(name: str | None = None, *, timeout: float = 60.0, retries: int = 2) -> Any:
+    """``ChatOpenAI`` for ``name`` (default ``MEMGROVE_MODEL``, else ``gpt-4o-mini``) against
+    ``OPENAI_BASE_URL`` when set: a local OpenAI-compatible server (llama.cpp, Ollama, vLLM) needs no
+    ``OPENAI_API_KEY``, which the client itself insists on. ``memgrove.chat_model`` is this."""
+    name = (name or os.environ.get("MEMGROVE_MODEL", "").strip() or "gpt-4o-mini").strip()
     base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
     key = os.environ.get("OPENAI_API_KEY", "").strip()
     if not key and base_url is None:
-        raise ModelUnavailable("MEMGROVE_MODEL is set but OPENAI_API_KEY is not (or set OPENAI_BASE_URL for a local server)")
+        raise ModelUnavailable(f"model {name!r} needs OPENAI_API_KEY (or OPENAI_BASE_URL naming a local "
+                               "OpenAI-compatible server, which needs no key)")
     from langchain_openai import ChatOpenAI
 
-    # local OpenAI-compatible servers need no key, but the client insists on one
     return ChatOpenAI(model=name, base_url=base_url, api_key=key or "not-needed", timeout=timeout,
                       max_retries=retries, temperature=0)
 

@@ -25,6 +25,7 @@ del _here, _checkout
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memgrove.graphs.llm import chat_model
     from memgrove.graphs.tiers import Answer
     from memgrove.langgraph_store import ContextTreeStore
     from memgrove.memory import Memory
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 # (to find a running server) must not pay for Whoosh and YAML.
 _WHERE = {
     "Answer": "memgrove.graphs.tiers",
+    "chat_model": "memgrove.graphs.llm",             # imports LangChain's OpenAI client: only when asked for
     "ContextTreeStore": "memgrove.langgraph_store",   # imports LangGraph: only when asked for
     "Memory": "memgrove.memory",
     "DoctorReport": "memgrove.tree.doctor",
@@ -82,6 +84,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Answer",
     "BatchRejected",
+    "chat_model",
     "Cancelled",
     "ContextTreeStore",
     "DoctorReport",

@@ -25,7 +25,7 @@ def run_example(name: str, project: Path, llm: OpenAIServer) -> str:
     env = {k: v for k, v in os.environ.items()
            if not k.upper().startswith(("OPENAI_", "MEMGROVE_", "LANGSMITH_", "LANGCHAIN_"))
            and k.lower() not in {"http_proxy", "https_proxy", "all_proxy"}}
-    env.update(MEMGROVE_MODEL="test-model", OPENAI_BASE_URL=llm.base_url, OPENAI_API_KEY="x",
+    env.update(MEMGROVE_MODEL="test-model", OPENAI_BASE_URL=llm.base_url,
                NO_PROXY="127.0.0.1,localhost", LANGSMITH_TRACING="false")
     r = subprocess.run([sys.executable, str(EXAMPLES / name), str(project)], env=env, cwd=project,
                        capture_output=True, text=True, timeout=120)

@@ -92,6 +92,14 @@ def test_health_answers_without_a_token(srv: Server):
     assert r.json()["status"] == "ok" and r.json()["pid"] == srv.process.pid
 
 
+def test_a_401_says_where_the_token_file_is(srv: Server):
+    """A shell whose MEMGROVE_HOME names the project has no .memgrove/ in its current folder: the
+    refusal must say which file holds the token, not only that one is missing."""
+    r = srv.http(token=None).get("/api/tree")
+    assert r.status_code == 401
+    assert str(srv.home / "server.token") in r.json()["error"]["message"], r.text
+
+
 @pytest.mark.parametrize("method,path,body", ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
 def test_every_route_needs_the_token(srv: Server, method: str, path: str, body: Any):
     for client in (srv.http(token=None), srv.http(token="wrong-token")):

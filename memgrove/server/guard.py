@@ -138,9 +138,7 @@ class Guard:
         if path not in OPEN_PATHS:
             caller = p.served.for_token(headers.get("authorization"))
             if p.served.auth and caller is None:
-                await _refuse(send, Unauthorized(
-                    "missing or wrong bearer token: send 'Authorization: Bearer <token>' (each served project's "
-                    "token is in its .memgrove/server.token; MEMGROVE_TOKEN for the server's own)"))
+                await _refuse(send, Unauthorized(_token_help(p.served.default)))
                 return
         scope.setdefault("state", {})[CALLER] = caller       # which project the routes may reach
         length = headers.get("content-length")
@@ -200,6 +198,15 @@ class Guard:
             if not started:
                 started = True
                 await _refuse(send, exc)
+
+
+def _token_help(default: Any) -> str:
+    """What a 401 says: where the token lives (a shell whose MEMGROVE_HOME names the project reads
+    another folder's ``.memgrove/`` than the current one, and ``cat .memgrove/server.token`` fails)."""
+    where = getattr(default, "token_file", None)
+    own = f"this server's project's token is in {where}" if where else "MEMGROVE_TOKEN sets the server's own"
+    return ("missing or wrong bearer token: send 'Authorization: Bearer <token>' (each served project's token is "
+            f"in its .memgrove/server.token; {own})")
 
 
 def _too_large(limit: int) -> BodyTooLarge:
