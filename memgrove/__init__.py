@@ -84,8 +84,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Answer",
     "BatchRejected",
-    "chat_model",
     "Cancelled",
+    "chat_model",
     "ContextTreeStore",
     "DoctorReport",
     "Entry",

@@ -18,6 +18,7 @@ EXPECTED_ALL = [
     "Answer",
     "BatchRejected",
     "Cancelled",
+    "chat_model",
     "ContextTreeStore",
     "DoctorReport",
     "Entry",
