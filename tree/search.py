@@ -30,6 +30,8 @@ class Hit:
     matched: tuple[str, ...] = ()        # analyzed query terms this entry matched
     coverage: float = 0.0                # IDF-weighted share of the query's terms it matched, 0..1
     label: str = ""                      # a closed entry's "(until 2026-03-02; since then: …)" (tree/validity.py)
+    superseded_by: str = ""              # a closed entry's replacement (frontmatter supersededBy)
+    valid_until: str = ""                # the day it stopped holding (frontmatter validUntil)
     archived: bool = False               # found in .memgrove/archive/ (search with include_archived)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,7 +40,7 @@ class Hit:
              "coverage": round(self.coverage, 4),
              "kind": self.kind, "summary": self.summary, "excerpt": self.excerpt, "sources": self.sources}
         if self.label:
-            d["label"] = self.label
+            d.update(label=self.label, superseded_by=self.superseded_by, valid_until=self.valid_until)
         if self.archived:
             d["archived"] = True
         return d

@@ -275,7 +275,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=f"{closed} {shown}" if closed else shown,
                             sources=e.sources, kind=kind, bm25=raw_by_path[p][0], summary=e.summary,
                             relevance=normalize(own_score.get(p, 0.0)), matched=tuple(sorted(raw_by_path[p][1])),
-                            coverage=coverage(raw_by_path[p][1], idf), label=closed))
+                            coverage=coverage(raw_by_path[p][1], idf), label=closed, **self._closing(e)))
             if len(hits) >= limit:
                 break
         if include_archived:
@@ -297,6 +297,11 @@ class ContextTree(WritePath, IndexSync, Meaning):
         newer = self._readable([by], read).get(by)
         return validity.label(validity.valid_until(e), newer[0].title if newer and newer[0].title else by)
 
+    @staticmethod
+    def _closing(e: Entry) -> dict[str, str]:
+        until = validity.valid_until(e)
+        return {"superseded_by": validity.superseded_by(e), "valid_until": until.isoformat() if until else ""}
+
     def _with_archived(self, query: str, hits: list[Hit], idf: dict[str, float], limit: int) -> list[Hit]:
         """``hits`` and the archived entries that match, by score (an archived one's is its BM25 over
         the archive, normalized like the others'), at most ``limit``."""
@@ -307,7 +312,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
             closed = self._closed_label(e, {})
             found.append(Hit(path=p, title=e.title, score=rel, excerpt=" ".join(
                 x for x in ("(archived)", closed, self._excerpt(e, terms)) if x), sources=e.sources, bm25=bm25,
-                summary=e.summary, relevance=rel, archived=True, label=closed))
+                summary=e.summary, relevance=rel, archived=True, label=closed, **self._closing(e)))
         if not found:
             return hits
         return sorted(hits + found, key=lambda h: -h.score)[:limit]

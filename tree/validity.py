@@ -64,7 +64,7 @@ def label(until: date | None, newer: str) -> str:
 # words that ask about a time before now: a closed entry keeps its rank for them. "old" alone,
 # not "how old" (an age), and "was" only with a word placing it earlier
 _PAST = re.compile(
-    r"\b(?:before|previous(?:ly)?|used to|formerly|former|originally|at first|earlier|until|prior|"
+    r"\b(?:before|previous(?:ly)?|used to|did (?:\w+ ){1,4}use to|formerly|former|originally|at first|earlier|until|prior|"
     r"in the past|back then|no longer|any ?more|(?<!how )old|(?:was|were) (?:\w+ ){0,6}(?:earlier|first|then|once))\b",
     re.I)
 
@@ -123,3 +123,18 @@ def with_validity(question: str, order: list[tuple[str, float]], closed: Mapping
             del out[j]
         out.insert(i, (cur, out[i][1]))
     return out
+
+
+def current_first(question: str, hits: list) -> list:
+    """``hits`` (anything with ``path``, ``superseded_by`` and ``valid_until``) reordered as
+    ``with_validity`` orders paths: a closed hit right below the hit that replaced it, unless the
+    question asks about the past. For a caller that re-sorted the search's order (tier 2 sorts by
+    confidence)."""
+    closed = {h.path: (h.superseded_by, dates.day_of(h.valid_until) if h.valid_until else None)
+              for h in hits if getattr(h, "superseded_by", "")}
+    if not closed:
+        return hits
+    by_path = {h.path: h for h in hits}
+    order = with_validity(question, [(h.path, 0.0) for h in hits], closed,
+                          lambda paths: {p: closed[p][0] for p in paths if p in closed})
+    return [by_path[p] for p, _ in order if p in by_path]
