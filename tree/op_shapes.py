@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from . import entry as entry_mod
-from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
 from .journal import JournalRecord
 from .paths import normalize_entry_path, normalize_folder

@@ -2,7 +2,7 @@
 
 It owns the layout of ``.memgrove/`` and ties the parts together, each in its own module:
 
-- ``write_path.WritePath``: the five operations (planned in ``operations``) applied under the
+- ``write_path.WritePath``: the curate operations (planned in ``operations``) applied under the
   writer lock with a write-ahead journal, context files, crash recovery;
 - ``index_sync.IndexSync``: the full-text index and catalog kept in step with the files,
   incrementally by every write and by a scan (or watcher) before every search, so hand edits
