@@ -20,8 +20,15 @@ class Crash(BaseException):
 
 
 def _files(home) -> dict[str, bytes]:
-    """Every file of the tree and of the archive, by where it lies under .memgrove/."""
-    return {str(p.relative_to(home)): p.read_bytes() for sub in ("tree", "archive")
+    """Every file of the tree and of the archive, by where it lies under .memgrove/: entries byte for
+    byte, a folder's context.md but for the time its listing was regenerated (derived, not journaled)."""
+    def held(p) -> bytes:
+        data = p.read_bytes()
+        if p.name != "context.md":
+            return data
+        return b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"updatedAt:"))
+
+    return {str(p.relative_to(home)): held(p) for sub in ("tree", "archive")
             for p in sorted((home / sub).rglob("*")) if p.is_file()}
 
 
@@ -187,3 +194,11 @@ def test_the_rest_route_searches_the_archive_on_request(filled):
     assert OLD not in [h["path"] for h in plain["hits"]]
     assert [h for h in wide["hits"] if h["path"] == OLD and h.get("archived")]
 
+
+
+def test_reading_an_archived_entry_says_where_it_went(filled):
+    from memgrove.tree.errors import EntryNotFound
+
+    filled.curate([{"op": "ARCHIVE", "path": OLD, "reason": "stale"}])
+    with pytest.raises(EntryNotFound, match="it is archived"):
+        filled.show(OLD)

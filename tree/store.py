@@ -130,7 +130,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
                                                     else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE)
         text = self._read_disk(rel)
         if text is None:
-            raise EntryNotFound(f"no entry at {rel}")
+            kept = (archive_root(self.home) / rel).is_file() if not is_archived(rel) else False
+            raise EntryNotFound(f"no entry at {rel}" + (" (it is archived: `memgrove restore` brings it back)"
+                                                        if kept else ""))
         return text
 
     def read(self, path: str) -> Entry:
