@@ -202,3 +202,13 @@ def test_reading_an_archived_entry_says_where_it_went(filled):
     filled.curate([{"op": "ARCHIVE", "path": OLD, "reason": "stale"}])
     with pytest.raises(EntryNotFound, match="it is archived"):
         filled.show(OLD)
+
+
+def test_a_hand_placed_entry_is_archived_and_restored_by_its_exact_path(mem):
+    folder = mem.home / "tree" / "Team-Notes" / "On Call"
+    folder.mkdir(parents=True)
+    (folder / "Rota 2024.md").write_text("---\ntitle: Rota 2024\n---\nAna is on call in March.\n", encoding="utf-8")
+    exact = "Team-Notes/On Call/Rota 2024.md"
+    assert mem.curate([{"op": "ARCHIVE", "path": exact, "reason": "last year's"}])[0].status == "archived"
+    assert (mem.home / "archive" / exact).is_file() and not (folder / "Rota 2024.md").exists()
+    assert mem.restore(exact).status == "restored" and (folder / "Rota 2024.md").is_file()

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from . import entry as entry_mod, validity_ops
+from . import archive, entry as entry_mod, validity_ops
 from .cancel import checkpoint
 from .entry import Entry
 from .errors import BatchRejected, InvalidEntry, InvalidPath
@@ -174,17 +174,20 @@ def plan_batch(ops: list[dict[str, Any]], overlay: Overlay, now: datetime, *, ac
 def _hand_placed(d: dict[str, Any], n: dict[str, Any], overlay: Overlay) -> None:
     """An op naming a hand-placed file or folder by the exact path search gave for it
     (``Team-Notes/On Call/Rota 2024.md``, not snake_case) acts on it, when it exists."""
-    def exact(raw: Any, normalized: str, folder: bool = False) -> str:
+    def exact(raw: Any, normalized: str, folder: bool = False, archived: bool = False) -> str:
         lit = literal_path(raw.strip().rstrip("/")) if isinstance(raw, str) else None
         if lit is None or lit == normalized:   # most paths: snake_case already, nothing to look up
             return normalized
         if folder:
             return lit if overlay.holds_entries(lit) else normalized
-        return lit if is_entry_file(lit) and overlay.exists(lit) else normalized
+        # RESTORE looks for it in the archive, where ARCHIVE put it under the same path
+        return lit if is_entry_file(lit) and overlay.exists(archive.archived(lit) if archived else lit) else normalized
 
-    n["path"] = exact(d.get("path"), n["path"], folder=bool(n.get("subtree")))
+    n["path"] = exact(d.get("path"), n["path"], folder=bool(n.get("subtree")), archived=n["op"] == "RESTORE")
     if n["op"] == "MERGE":
         n["target"] = exact(d.get("merge_into", d.get("target")), n["target"])
+    if n["op"] == "SUPERSEDE":
+        n["by"] = exact(d.get("by"), n["by"])
 
 
 def entry_name(title: str) -> str:
