@@ -225,3 +225,30 @@ def test_the_cli_applies_supersede_from_an_ops_file(mem, chats, tmp_path, monkey
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["applied"][0]["status"] == "superseded"
     assert "SUPERSEDE" in CliRunner().invoke(cli, ["curate", "-h"]).output
+
+
+def test_the_llm_curator_closes_the_old_fact_when_it_writes_the_new_one(mem):
+    from helpers.scripted_model import ScriptedChatModel, tool_call
+
+    from memgrove.graphs.llm import prompt
+    from memgrove.graphs.settings import CurateSettings
+
+    conv = {"id": "ops", "messages": [
+        {"id": "D1:1", "speaker": "Ana", "time": "2026-01-10T10:00:00Z", "session": "s1",
+         "text": "The staging database listens on port 5432."},
+        {"id": "D2:1", "speaker": "Ana", "time": "2026-03-02T10:00:00Z", "session": "s2",
+         "text": "We moved the staging database to port 6543 today."}]}
+    old = {"op": "ADD", "path": "infra/staging/db_port.md", "title": "Staging database port",
+           "content": "The staging database listens on port 5432.", "sources": [{"kind": "conversation", "ref": "D1:1"}],
+           "reason": "infra fact"}
+    new = {"op": "ADD", "path": "infra/staging/db_port_6543.md", "title": "Staging database port since March 2026",
+           "content": "The staging database listens on port 6543 since 2026-03-02.",
+           "sources": [{"kind": "conversation", "ref": "D2:1"}], "reason": "the port changed"}
+    close = {"op": "SUPERSEDE", "path": "infra/staging/db_port.md", "by": "infra/staging/db_port_6543.md",
+             "since": "2026-03-02", "reason": "the port changed"}
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[old]), tool_call("curate", operations=[new, close])])
+    report = mem.learn(conversation=conv, model=model, settings=CurateSettings(chunk_chars=400, chunk_overlap_chars=50))  # a chunk per session
+    assert not report.errors and [(a.op, a.status) for a in report.applied][-1] == ("SUPERSEDE", "superseded")
+    assert mem.read("infra/staging/db_port.md").extra["supersededBy"] == "infra/staging/db_port_6543.md"
+    assert mem.search(CURRENT_Q)[0].path == "infra/staging/db_port_6543.md"
+    assert '"op": "SUPERSEDE"' in prompt("curate_v1")     # the prompt teaches it
