@@ -46,6 +46,8 @@ def plan_supersede(n: dict[str, Any], overlay: Overlay) -> tuple[str | None, str
     if before is None:
         raise missing("SUPERSEDE", old_path, overlay)
     if new_before is None:
+        if overlay.exists(archived(new_path)):
+            raise InvalidEntry(f"SUPERSEDE: the newer entry {new_path} ('by') is archived; RESTORE it first")
         raise InvalidEntry(f"SUPERSEDE: the newer entry {new_path} ('by') does not exist; write it first "
                            "(an ADD or UPSERT earlier in the same batch will do)")
     old, new = parse_existing(before, old_path), parse_existing(new_before, new_path)
