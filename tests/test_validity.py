@@ -252,3 +252,14 @@ def test_the_llm_curator_closes_the_old_fact_when_it_writes_the_new_one(mem):
     assert mem.read("infra/staging/db_port.md").extra["supersededBy"] == "infra/staging/db_port_6543.md"
     assert mem.search(CURRENT_Q)[0].path == "infra/staging/db_port_6543.md"
     assert '"op": "SUPERSEDE"' in prompt("curate_v1")     # the prompt teaches it
+
+
+def test_a_model_reading_a_closed_entry_is_told_it_was_superseded(mem, chats):
+    from memgrove.graphs.llm import prompt
+    from memgrove.tree.entry import reader_text
+
+    _supersede_all(mem, chats)
+    view = reader_text(mem.read(chats[0]))
+    assert f"Superseded: true until 2026-03-02, replaced by {chats[1]}" in view
+    assert "Superseded" not in reader_text(mem.read(chats[2]))
+    assert "Superseded" in prompt("answer_v1") and "since then" in prompt("agent_v1")
