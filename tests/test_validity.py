@@ -200,6 +200,7 @@ def test_the_ranking_step_brings_the_replacement_a_search_did_not_find():
     ("Which port did staging use before March?", True), ("What was the port previously?", True),
     ("Where did Ana use to live?", True), ("What was the old address?", True),
     ("How old is Ana?", False), ("Which port does staging use?", False),
+    ("Does staging still listen on 5432 any more?", False), ("Which port does the app use to connect?", False),
 ])
 def test_questions_about_the_past(question, past):
     assert validity.asks_about_past(question) is past

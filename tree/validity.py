@@ -62,10 +62,11 @@ def label(until: date | None, newer: str) -> str:
 
 
 # words that ask about a time before now: a closed entry keeps its rank for them. "old" alone,
-# not "how old" (an age), and "was" only with a word placing it earlier
+# not "how old" (an age), and "was" only with a word placing it earlier. Not "no longer" or "any
+# more": "does staging still use 5432 any more?" asks what holds now
 _PAST = re.compile(
     r"\b(?:before|previous(?:ly)?|used to|did (?:\w+ ){1,4}use to|formerly|former|originally|at first|earlier|until|prior|"
-    r"in the past|back then|no longer|any ?more|(?<!how )old|(?:was|were) (?:\w+ ){0,6}(?:earlier|first|then|once))\b",
+    r"in the past|back then|(?<!how )old|(?:was|were) (?:\w+ ){0,6}(?:earlier|first|then|once))\b",
     re.I)
 
 
