@@ -584,7 +584,7 @@ def history(state: _State, limit: int, show_all: bool, path: str | None, as_json
         return
     for r in shown:
         # the path whole on the id's line: it is what `show` and `undo` users copy
-        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<6} " + safe(r.path))
+        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<9} " + safe(r.path))   # SUPERSEDE is the longest
         if r.reason:
             click.echo(click.style(_wrap(r.reason, 4), dim=True))
     if len(records) > len(shown):

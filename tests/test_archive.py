@@ -212,3 +212,15 @@ def test_a_hand_placed_entry_is_archived_and_restored_by_its_exact_path(mem):
     assert mem.curate([{"op": "ARCHIVE", "path": exact, "reason": "last year's"}])[0].status == "archived"
     assert (mem.home / "archive" / exact).is_file() and not (folder / "Rota 2024.md").exists()
     assert mem.restore(exact).status == "restored" and (folder / "Rota 2024.md").is_file()
+
+
+def test_the_mcp_calls_take_the_new_operations_and_search_the_archive_on_request(filled):
+    from memgrove.mcp import calls
+
+    done = calls.curate(filled, [{"op": "ARCHIVE", "path": OLD, "reason": "stale"}])
+    assert done["written"] and done["applied"][0]["status"] == "archived"
+    assert OLD not in [h["path"] for h in calls.search(filled, "reboot blue VM vmctl")["hits"]]
+    wide = calls.search(filled, "reboot blue VM vmctl", 10, True)["hits"]
+    assert [h for h in wide if h["path"] == OLD and h["archived"]]
+    back = calls.curate(filled, {"op": "RESTORE", "path": OLD, "reason": "needed"})
+    assert back["applied"][0]["status"] == "restored"
