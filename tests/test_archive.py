@@ -91,16 +91,26 @@ def test_undo_of_archive_and_of_restore_round_trip_exactly(filled):
     _ok(mem)
 
 
-def test_archiving_the_last_entry_of_a_folder_takes_its_overview_along_and_undo_brings_it_back(filled):
+def test_archiving_the_last_entry_of_a_folder_keeps_its_overview_for_undo_and_restore(filled):
     mem = filled
     mem.curate([{"op": "UPDATE", "path": "team/people/ana.md", "reason": "overview",
-                 "context": {"topic": "The people of the infra team."}}])
+                 "context": {"domain": "Who works with us.", "topic": "The people of the infra team."}}])
     before = _files(mem.home)
     res = mem.curate([{"op": "ARCHIVE", "path": "team/people/ana.md", "reason": "left the company"}])[0]
     assert not (mem.home / "tree" / "team").exists()
+    assert (mem.home / "archive" / "team/people/context.md").is_file()
     _ok(mem)
     mem.undo(res.id)
     assert _files(mem.home) == before
+    _ok(mem)
+    mem.curate([{"op": "ARCHIVE", "path": "team/people/ana.md", "reason": "left the company"}])
+    back = mem.restore("team/people/ana.md")
+    assert mem.list("team/people")["overview"] == "The people of the infra team."
+    assert mem.list("team")["overview"] == "Who works with us."
+    assert not (mem.home / "archive" / "team").exists()
+    _ok(mem)
+    mem.undo(back.id)      # the restore undone: the entry and the overviews are archived again
+    assert (mem.home / "archive" / "team/people/context.md").is_file() and not (mem.home / "tree" / "team").exists()
     _ok(mem)
 
 

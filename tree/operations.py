@@ -95,8 +95,9 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
         after, status = None, "archived"
         p.vacated.append(path)
     elif op_eff == "RESTORE":
-        after, moved, msg = validity_ops.plan_restore(n, overlay)
+        after, moved, msg, overviews = validity_ops.plan_restore(n, overlay)
         also += moved
+        p.contexts.update(overviews)
         status = "restored"
     else:  # DELETE
         if n.get("subtree"):
@@ -134,6 +135,8 @@ def plan_one(n: dict[str, Any], overlay: Overlay, now_dt: datetime, actor: str) 
             # the folder empties: journal its context.md so an undo brings the overview back
             also.append(Change(ctx, ctx_text, None))
             overlay.set(ctx, None)
+            if op_eff == "ARCHIVE":
+                also += validity_ops.saved_overview(ctx, ctx_text, overlay)
     op_id = new_op_id(now_dt)
     p.record = JournalRecord(id=op_id, at=now, op=op, path=path, reason=n["reason"], actor=actor,
                              before=before, after=after, also=tuple(also))

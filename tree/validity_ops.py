@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import dates, validity
+from . import dates, entry as entry_mod, validity
 from .archive import archived
+from .contexts import OVERVIEW
 from .entry import Entry
 from .errors import InvalidEntry
 from .journal import Change
 from .op_entries import parse_existing, render
 from .overlay import Overlay
+from .paths import CONTEXT_FILE, parent_folders
 
 
 def missing(op: str, path: str, overlay: Overlay) -> InvalidEntry:
@@ -90,8 +92,10 @@ def plan_archive(n: dict[str, Any], overlay: Overlay) -> tuple[str, list[Change]
     return before, [Change(archived(path), None, before)], f"archived {path} (moved to .memgrove/archive/{path})"
 
 
-def plan_restore(n: dict[str, Any], overlay: Overlay) -> tuple[str, list[Change], str]:
-    """``(after, also, message)`` of moving ``path`` back from the archive."""
+def plan_restore(n: dict[str, Any], overlay: Overlay) -> tuple[str, list[Change], str, dict[str, str]]:
+    """``(after, also, message, overviews)`` of moving ``path`` back from the archive; ``overviews``:
+    the folder overviews ARCHIVE kept (``saved_overview``) for folders the tree no longer has,
+    given back to their context files."""
     path = n["path"]
     kept = overlay.read(archived(path))
     if kept is None:
@@ -100,9 +104,32 @@ def plan_restore(n: dict[str, Any], overlay: Overlay) -> tuple[str, list[Change]
     if overlay.exists(path):
         raise InvalidEntry(f"RESTORE: an entry already exists at {path}; move or delete it first, "
                            "restoring never overwrites")
+    also, overviews = [Change(archived(path), kept, None)], {}
+    for folder in parent_folders(path):
+        ctx = f"{folder}/{CONTEXT_FILE}"
+        saved = overlay.read(archived(ctx))
+        if saved is None or overlay.read(ctx) is not None:
+            continue
+        # the tree's context file is derived from here on (its listing is regenerated), so it is
+        # not journaled: its overview goes back as the operation's folder overview
+        also.append(Change(archived(ctx), saved, None))
+        overlay.set(archived(ctx), None)
+        try:
+            overviews[folder] = entry_mod.parse(saved, where=ctx).sections.get(OVERVIEW, "").strip()
+        except InvalidEntry:
+            continue
     overlay.set(archived(path), None)
     overlay.set(path, kept)
-    return kept, [Change(archived(path), kept, None)], f"restored {path} from the archive"
+    return kept, also, f"restored {path} from the archive", {f: o for f, o in overviews.items() if o}
+
+
+def saved_overview(ctx: str, text: str, overlay: Overlay) -> list[Change]:
+    """ARCHIVE empties a folder: its context file goes to the archive too (unless one is there),
+    so a RESTORE gives the folder its overview back."""
+    if overlay.read(archived(ctx)) is not None:
+        return []
+    overlay.set(archived(ctx), text)
+    return [Change(archived(ctx), None, text)]
 
 
 def relink_validity(overlay: Overlay, gone: str, gone_text: str | None, into: str | None,
