@@ -272,7 +272,9 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
 @click.option("--conversation", type=click.Path(dir_okay=False),
               help='Conversation JSON: {"id", "messages": [...]}, or a list of {"role", "content"} '
                    'or LangChain messages.')
-@click.option("--ops", "ops_file", type=click.Path(dir_okay=False), help="JSON list of explicit operations.")
+@click.option("--ops", "ops_file", type=click.Path(dir_okay=False),
+              help="JSON list of explicit operations: ADD, UPDATE, UPSERT, MERGE, DELETE, SUPERSEDE "
+                   "(path closed 'by' a newer entry), ARCHIVE, RESTORE; each with a reason.")
 @click.option("--verbatim", is_flag=True, help="Use the verbatim curator even when a model is configured.")
 @click.option("--window", default=1, show_default=True, help="Conversation messages per entry (verbatim curator).")
 @json_option
@@ -368,12 +370,14 @@ def _report_ops(results: list[OpResult], curator_name: str, as_json: bool,
 @cli.command()
 @click.argument("query")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
+@click.option("--include-archived", is_flag=True, help="Search the archived entries too (marked [archived]).")
 @json_option
 @click.pass_obj
-def search(state: _State, query: str, limit: int, as_json: bool) -> None:
+def search(state: _State, query: str, limit: int, include_archived: bool, as_json: bool) -> None:
     """Full-text search of the tree (BM25F, no LLM)."""
     start = time.perf_counter()
-    hits = state.memory().search(query, limit=limit + 1)    # one more: is anything left out?
+    hits = state.memory().search(query, limit=limit + 1,    # one more: is anything left out?
+                                 **({"include_archived": True} if include_archived else {}))
     ms = (time.perf_counter() - start) * 1000
     more = len(hits) > limit
     hits = hits[:limit]
@@ -387,7 +391,8 @@ def search(state: _State, query: str, limit: int, as_json: bool) -> None:
     for h in hits:
         click.echo("")
         click.echo(click.style(_wrap(h.title, 7, f"{h.score:6.3f} "), bold=True))
-        click.echo(click.style(f"       {safe(h.path)}", fg="cyan"))      # whole: it is what `show` takes
+        # the path whole: it is what `show` takes
+        click.echo(click.style(f"       {safe(h.path)}" + ("  [archived]" if h.archived else ""), fg="cyan"))
         if h.excerpt:
             click.echo(_wrap(h.excerpt, 7))
     if more:
@@ -579,7 +584,7 @@ def history(state: _State, limit: int, show_all: bool, path: str | None, as_json
         return
     for r in shown:
         # the path whole on the id's line: it is what `show` and `undo` users copy
-        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<6} " + safe(r.path))
+        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<9} " + safe(r.path))   # SUPERSEDE is the longest
         if r.reason:
             click.echo(click.style(_wrap(r.reason, 4), dim=True))
     if len(records) > len(shown):
@@ -599,6 +604,19 @@ def undo(state: _State, op_id: str, force: bool, as_json: bool) -> None:
         _emit_json(result.to_dict())
         return
     echo(f"{result.message} [{result.id}]" if result.id else result.message)
+
+
+@cli.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def restore(state: _State, path: str, as_json: bool) -> None:
+    """Bring the archived entry PATH back into the tree (undo its id to archive it again)."""
+    result = state.memory().restore(path)
+    if as_json:
+        _emit_json(result.to_dict())
+        return
+    echo(f"{result.message} [{result.id}]")
 
 
 @cli.command()

@@ -96,7 +96,9 @@ class Memory:
     # -- writing ------------------------------------------------------------
     def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
                allowed: tuple[str, ...] = OPS) -> list[OpResult]:
-        """Apply ADD/UPDATE/UPSERT/MERGE/DELETE operations, all or nothing."""
+        """Apply ADD/UPDATE/UPSERT/MERGE/DELETE/SUPERSEDE/ARCHIVE/RESTORE operations, all or nothing
+        (docs/validity.md: SUPERSEDE closes a fact a newer entry replaced, ARCHIVE moves an entry out
+        of the searched tree, RESTORE brings it back)."""
         check_batch_size(ops, self.tree.settings.max_input_bytes)  # before waiting for the lock
         return self.tree.curate(ops, actor=actor, allowed=allowed)
 
@@ -322,9 +324,14 @@ class Memory:
         return query_stats(self.tree.home / "query-log.jsonl")
 
     # -- reading ------------------------------------------------------------
-    def search(self, query: str, limit: int = 10) -> list[Hit]:
-        """BM25F search over the tree: path, title, normalized score, excerpt, provenance."""
-        return self.tree.search(query, limit)
+    def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list[Hit]:
+        """BM25F search over the tree: path, title, normalized score, excerpt, provenance.
+        ``include_archived``: archived entries too, marked ``archived``."""
+        return self.tree.search(query, limit, include_archived=include_archived)
+
+    def restore(self, path: str, *, reason: str = "restored from the archive", actor: str = "user") -> OpResult:
+        """Bring an archived entry back to ``path`` (a journaled RESTORE, undoable)."""
+        return self.tree.restore(path, reason=reason, actor=actor)
 
     def read(self, path: str) -> Entry:
         return self.tree.read(path)

@@ -39,7 +39,8 @@ Proj = Annotated[Served, Depends(project)]
 
 class CurateBody(BaseModel):
     # items are the library's to check: one that is not an object gets its message, as in the CLI
-    operations: list[Any] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason; "
+    operations: list[Any] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE/SUPERSEDE/ARCHIVE/RESTORE operations, "
+                                              "each with a reason; "
                                                          "applied all or nothing")
     actor: str = "api"
 
@@ -97,9 +98,10 @@ async def read_entry(p: P, proj: Proj, path: str) -> dict[str, Any]:
 
 @router.get("/search")
 async def search(p: P, proj: Proj, q: Annotated[str, Query()],
-                 limit: Annotated[int, Query(ge=1, le=200)] = 10) -> dict[str, Any]:
-    """BM25F search (no LLM)."""
-    hits = await p.read(proj, lambda m: m.search(q, limit=limit))
+                 limit: Annotated[int, Query(ge=1, le=200)] = 10,
+                 include_archived: Annotated[bool, Query()] = False) -> dict[str, Any]:
+    """BM25F search (no LLM); ``include_archived`` searches the archived entries too."""
+    hits = await p.read(proj, lambda m: m.search(q, limit=limit, include_archived=include_archived))
     return {"query": q, "hits": [h.to_dict() for h in hits]}
 
 
