@@ -60,9 +60,11 @@ def test_after_three_chats_the_current_port_ranks_first_and_the_old_ones_stay_fi
     assert closed[chats[1]].label.startswith("(until 2026-04-05; since then: ")
     assert closed[chats[1]].excerpt.startswith(closed[chats[1]].label)
     assert closed[chats[1]].to_dict()["superseded_by"] == chats[2]
-    # a question about the past keeps the closed entries where their words put them
+    # a question about the past puts the value that held then above the one that replaced it
     past = [h.path for h in mem.search(PAST_Q)]
-    assert chats[1] in past[:4] and chats[0] in past[:4]
+    assert past[0] == chats[1] and chats[0] in past[:4]
+    assert mem.search("What was the staging database port previously?")[0].path == chats[1]
+    assert mem.search("Which port did the staging database use in February 2026?")[0].path == chats[0]
     for q in ("What was the staging database port previously?", "Which port did staging use until March?",
               "What was the staging database port in February 2026?"):
         assert validity.keeps_rank(q, date(2026, 3, 2)), q
@@ -194,6 +196,21 @@ def test_the_ranking_step_brings_the_replacement_a_search_did_not_find():
     assert validity.with_validity("what was the port on 1 March 2026?", order, closed, by) == order
     loop = lambda paths: {p: "a/b/old.md" for p in paths}  # noqa: E731 - a hand edit made a loop
     assert validity.with_validity("what is the port?", order, closed, loop) == order
+
+
+def test_for_a_question_about_the_past_the_value_that_held_then_goes_above_its_replacement():
+    # v1 -> v2 -> v3 (current); v1 held until 2 March, v2 until 5 April
+    closed = {"a/b/v1.md": ("a/b/v2.md", date(2026, 3, 2)), "a/b/v2.md": ("a/b/v3.md", date(2026, 4, 5))}
+    by = lambda paths: {p: closed[p][0] for p in paths if p in closed}  # noqa: E731
+    order = [("a/b/v3.md", 0.9), ("a/b/other.md", 0.6), ("a/b/v2.md", 0.5), ("a/b/v1.md", 0.4)]
+    paths = lambda q: [p for p, _ in validity.with_validity(q, order, closed, by)]  # noqa: E731
+    # no date: the last value before the current one
+    assert paths("what was the port previously?") == ["a/b/v2.md", "a/b/v3.md", "a/b/other.md", "a/b/v1.md"]
+    # a date: the value that held on it
+    assert paths("what was the port on 1 March 2026?")[:2] == ["a/b/v1.md", "a/b/v3.md"]
+    assert paths("what was the port on 20 March 2026?")[:2] == ["a/b/v2.md", "a/b/v3.md"]
+    # a question about now keeps the current value first, the closed ones below it
+    assert paths("what is the port?")[0] == "a/b/v3.md"
 
 
 @pytest.mark.parametrize("question, past", [

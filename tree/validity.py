@@ -4,7 +4,8 @@ A fact that changed is not deleted: ``SUPERSEDE`` closes the old entry (frontmat
 ``supersededBy: NEW``, ``validUntil: <date>``) and the new one lists it in ``supersedes``.
 The keys live in ``Entry.extra``, camelCase as written. Search then ranks a closed entry right
 below the entry that replaced it (``with_validity``), unless the question asks about the past
-("before", "previously", "used to", a date before ``validUntil``), and quotes it with a label:
+("before", "previously", "used to", a date before ``validUntil``): then the value that held then
+goes first among its chain (``past_first``). A closed entry is quoted with a label:
 ``(until 2026-03-02; since then: Staging database port)``.
 
     >>> e = Entry(title="Port", extra={"supersededBy": "ops/db/port_6543.md", "validUntil": "2026-03-02"})
@@ -104,11 +105,15 @@ def with_validity(question: str, order: list[tuple[str, float]], closed: Mapping
                   closed_by: Callable[[list[str]], dict[str, str]]) -> list[tuple[str, float]]:
     """The ranking step: each closed entry of ``order`` (``closed``: path -> (supersededBy,
     validUntil)) goes right below the current entry of its chain, which takes its place if it
-    ranked lower or not at all, unless the question asks about the past. An order without a
-    closed entry is returned as it is."""
+    ranked lower or not at all. For a question about the past it is the other way round
+    (``past_first``). An order without a closed entry is returned as it is."""
     if not any(p in closed for p, _ in order):
         return order
     asked = dates.dates_asked(question)
+    if asks_about_past(question) or asked:
+        past = past_first(order, closed, closed_by, asked, undated=asks_about_past(question))
+        if past is not None:
+            return past
     out = list(order)
     for p, _s in order:
         if p not in closed or keeps_rank(question, closed[p][1], asked):
@@ -124,6 +129,39 @@ def with_validity(question: str, order: list[tuple[str, float]], closed: Mapping
             del out[j]
         out.insert(i, (cur, out[i][1]))
     return out
+
+
+def past_first(order: list[tuple[str, float]], closed: Mapping[str, tuple[str, date | None]],
+               closed_by: Callable[[list[str]], dict[str, str]], asked: list[tuple[str, date]],
+               *, undated: bool) -> list[tuple[str, float]] | None:
+    """For a question about the past, the entry of each chain of replacements that answers it goes
+    first among the chain's entries in ``order``: with a date asked, the entry that held on it (the
+    earliest closed after it); without one ("before", "previously"), the last value before the
+    current one. None when the question names a date no closed entry held at and does not otherwise
+    ask about the past (the step then treats it as any question)."""
+    days = [d for _, d in asked]
+    chains: dict[str, list[str]] = {}
+    for p, _s in order:
+        end = current_of(p, closed_by) if p in closed else p
+        if end is not None:
+            chains.setdefault(end, []).append(p)
+    out = list(order)
+    moved = False
+    for end, members in chains.items():
+        olds = [p for p in members if p in closed]
+        if days:
+            held = [p for p in olds if closed[p][1] is not None and any(d < closed[p][1] for d in days)]
+            answer = min(held, key=lambda p: closed[p][1]) if held else None
+        else:
+            answer = next((p for p in olds if closed[p][0] == end), None) if undated else None
+        if answer is None:
+            continue
+        moved = True
+        first = next(k for k, (q, _) in enumerate(out) if q in members)
+        i = next(k for k, (q, _) in enumerate(out) if q == answer)
+        if i > first:
+            out.insert(first, out.pop(i))
+    return out if moved or undated else None
 
 
 def current_first(question: str, hits: list) -> list:
