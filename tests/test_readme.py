@@ -156,7 +156,7 @@ def test_the_cli_tour_runs_as_written(tmp_path):
 def newest_operation(env: dict[str, str]) -> str:
     run = subprocess.run([str(BIN / "memgrove"), "history", "-n", "1", "--json"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(run.stdout)[0]["id"]
+    return json.loads(run.stdout)["operations"][0]["id"]
 
 
 # The reliability report arrives with issue 13's work; the README links it already.

@@ -302,6 +302,14 @@ def when_label(msg: dict[str, Any]) -> str:
     return day_of(when) or when
 
 
+def _span(started: str, updated: str) -> str:
+    """", from 8 May 2023 to 2 June 2023" for an export's dates, "" without them."""
+    a, b = (day_of(started) or started if started else ""), (day_of(updated) or updated if updated else "")
+    if a and b and a != b:
+        return f", from {a} to {b}"
+    return f", {a or b}" if a or b else ""
+
+
 def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
     """The id and messages of a conversation in any shape ``conversation_formats`` reads."""
     c = conversation_formats.normalize(conv)
@@ -461,7 +469,8 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
             seen_sessions.add(session)
             op["context"] = {
                 "domain": "Conversations curated verbatim, one folder per conversation and session.",
-                "topic": f"Conversation {cid} between {', '.join(speakers)}.",
+                "topic": (f"{read.title} (conversation {cid})" if read.title else f"Conversation {cid}")
+                         + f" between {', '.join(speakers)}" + _span(read.started, read.updated) + ".",
                 "subtopic": f"{session.replace('_', ' ').capitalize()} of conversation {cid}"
                             + (f", starting {first['time']}." if first.get("time") else "."),
             }
