@@ -45,6 +45,10 @@ CHUNK_WORDS = 220
 # 20.0k, 27.5k, 36.3k, 53.7k entries of 5,094 messages: 80 keeps most of the gain at about a
 # paragraph, before whole user messages are cut and the entries multiply
 PART_WORDS = 80
+# Words of a message in its entry's title when the speaker is only a role ("user: Our staging
+# database moved to..."), 0: the role alone ("user, 8 May 2023"). Measured in the same run on
+# BEAM 100K, 3 chats (benchmarks/beam.py --chats 3): see the README's inputs section.
+TITLE_WORDS = 0
 # characters of one part, at most: half the default indexed span of an entry (content_cap, 8,000)
 PART_CHARS = 4000
 
@@ -439,6 +443,9 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
         owner = Owner("conversation", tuple(f"{cid}#{m['id']}" for m in group))
         name = snake_case(first_id) or f"message_{_digest(first_id)}"
         title = " and ".join(who) + (f", {when_label(first)}" if first.get("time") else "")
+        if TITLE_WORDS and len(group) == 1 and first.get("role") and str(first["speaker"]) == first["role"]:
+            title = f"{first['role']}: {_words(str(first['text']), TITLE_WORDS)}" + (
+                f", {when_label(first)}" if first.get("time") else "")
         sources = [message_source(cid, m, now=now, id_generated=read.id_generated) for m in group]
         parts: list[dict[str, Any]] = []
         for i, narrative in enumerate(narratives, 1):
