@@ -301,6 +301,8 @@ class Memory:
 
         paths, skipped_files = input_folders.expand(files, max_bytes=self.tree.settings.max_input_bytes)
         files = [str(f) for f in paths]
+        if not files and text is None and conversation is None and skipped_files:
+            raise InvalidInput("nothing to curate: skipped " + ", ".join(f"{n} {k}" for k, n in skipped_files.items()))
 
         data: dict[str, Any] = {"files": files}
         if text is not None:
