@@ -45,10 +45,6 @@ CHUNK_WORDS = 220
 # 20.0k, 27.5k, 36.3k, 53.7k entries of 5,094 messages: 80 keeps most of the gain at about a
 # paragraph, before whole user messages are cut and the entries multiply
 PART_WORDS = 80
-# Words of a message in its entry's title when the speaker is only a role ("user: Our staging
-# database moved to..."), 0: the role alone ("user, 8 May 2023"). Measured in the same run on
-# BEAM 100K, 3 chats (benchmarks/beam.py --chats 3): see the README's inputs section.
-TITLE_WORDS = 0
 # characters of one part, at most: half the default indexed span of an entry (content_cap, 8,000)
 PART_CHARS = 4000
 
@@ -442,10 +438,12 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
         first_id = str(first["id"])
         owner = Owner("conversation", tuple(f"{cid}#{m['id']}" for m in group))
         name = snake_case(first_id) or f"message_{_digest(first_id)}"
+        # the speaker, even when it is only a role ("user, 8 May 2023"): a title of the message's
+        # first 8 words ("user: Our staging database moved to port...") repeats them in the boosted
+        # title field; measured in one run on BEAM 100K (3 chats, 54 questions), R@10 / R@200w /
+        # R@500w / R@1000w fell 65.6 / 40.3 / 62.5 / 71.9 -> 63.1 / 37.3 / 56.2 / 69.0. The words are
+        # the entry's summary, which listings and search results show
         title = " and ".join(who) + (f", {when_label(first)}" if first.get("time") else "")
-        if TITLE_WORDS and len(group) == 1 and first.get("role") and str(first["speaker"]) == first["role"]:
-            title = f"{first['role']}: {_words(str(first['text']), TITLE_WORDS)}" + (
-                f", {when_label(first)}" if first.get("time") else "")
         sources = [message_source(cid, m, now=now, id_generated=read.id_generated) for m in group]
         parts: list[dict[str, Any]] = []
         for i, narrative in enumerate(narratives, 1):
