@@ -48,7 +48,7 @@ def test_a_folder_is_read_recursively_minus_ignored_empty_and_binary_files(notes
     # ignored folders (build/, team/deep/more/, drafts/) are not walked; files ignored by name are counted
     files, skipped = input_folders.expand([notes], exclude=["drafts/"])
     assert sorted(p.relative_to(notes).as_posix() for p in files) == ["runbook.md", "scratch.md", "team/people.txt"]
-    assert skipped == {"ignored files": 1, "empty files": 2, "binary files": 1, "files of other kinds": 1}
+    assert skipped == {"ignored files": 1, "empty files": 2, "binary files": 1, "other files": 1}
 
 
 def test_memory_ingest_takes_a_folder(mem, notes) -> None:
@@ -84,7 +84,7 @@ def test_cli_curates_a_folder_with_exclude(tmp_path, notes, monkeypatch) -> None
     out = runner.invoke(cli, ["curate", "--verbatim", "-f", str(notes), "--exclude", "drafts", "--json"])
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
-    assert report["skipped"] == {"ignored files": 1, "empty files": 2, "binary files": 1, "files of other kinds": 1}
+    assert report["skipped"] == {"ignored files": 1, "empty files": 2, "binary files": 1, "other files": 1}
     refs = {s["ref"].split("#")[0] for r in report["applied"] for s in [runner_sources(tmp_path, r["path"])]}
     assert refs == {"notes/runbook.md", "notes/scratch.md", "notes/team/people.txt"}
     out = runner.invoke(cli, ["curate", "--verbatim", "-f", str(notes / "empty.md"), "-f", str(notes / "runbook.md")])

@@ -7,8 +7,10 @@ or an ``exclude`` pattern matches (gitignore syntax, relative to the folder give
 other kinds in a folder are counted, not read. A file given by name is always read.
 
 An empty or binary file, by name or in a folder, is skipped and counted: one such file among
-thousands does not refuse the rest (``skipped``: ``"empty files"``, ``"binary files"``, ``"files
-of other kinds"``, ``"ignored files"``; only kinds that occurred).
+thousands does not refuse the rest. ``skipped`` counts, of the kinds that occurred: ``"empty
+files"``, ``"binary files"``, and in a folder ``"other files"`` (not markdown or text),
+``"ignored files"`` (by name: an ignored folder is not walked), ``"non-UTF-8 files"`` and
+``"oversized files"`` (a kind is a plural noun: "1 empty file").
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def expand(paths: Iterable[str | os.PathLike], *, exclude: Iterable[str] = (),
            max_bytes: int | None = None) -> tuple[list[Path], dict[str, int]]:
     """``(files to curate, skipped counts)`` for files and folders; a path that does not exist is
     an ``InvalidInput``, before anything is read. A file larger than ``max_bytes`` is refused by
-    name (the curator says so) and skipped and counted in a folder (``"files too large"``)."""
+    name (the curator says so) and skipped and counted in a folder (``"oversized files"``)."""
     exclude = [p for p in exclude if p and p.strip()]
     files: list[Path] = []
     skipped: Counter[str] = Counter()
@@ -69,9 +71,9 @@ def _walk(top: Path, exclude: GitIgnoreSpec, files: list[Path], skipped: Counter
             if _ignored(rel + name, exclude, specs):
                 skipped["ignored files"] += 1
             elif Path(name).suffix.lower() not in TEXT_SUFFIXES:
-                skipped["files of other kinds"] += 1
+                skipped["other files"] += 1
             elif max_bytes is not None and os.path.getsize(Path(folder) / name) > max_bytes:
-                skipped["files too large"] += 1
+                skipped["oversized files"] += 1
             else:
                 _take(Path(folder) / name, files, skipped, in_folder=True)
 
@@ -100,7 +102,7 @@ def _take(p: Path, files: list[Path], skipped: Counter[str], in_folder: bool = F
         try:
             p.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
-            skipped["files not UTF-8"] += 1
+            skipped["non-UTF-8 files"] += 1
             return
         except OSError as exc:
             raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
