@@ -13,6 +13,7 @@ from memgrove.tree import analysis
 NOTES = {
     "ja": "佐藤さんはデータベースの移行を担当しています。来週の月曜日に完了する予定です。",
     "ja2": "東京の本社は渋谷にあります。会議室は三階です。",
+    "ja3": "昼ごはんはすしでした。",
     "ko": "우리 팀은 매주 금요일에 회의를 합니다. 회의실은 2층에 있습니다.",
     "zh": "我们的服务器部署在上海的数据中心，每天凌晨三点备份。",
     "ru": "Ёжик в тумане — любимый мультфильм Маши.",
@@ -37,7 +38,7 @@ def top(mem: Memory, query: str) -> str | None:
 
 @pytest.mark.parametrize("query,key", [
     ("佐藤", "ja"), ("データベース", "ja"), ("渋谷", "ja2"), ("会議室", "ja2"), ("회의실", "ko"), ("금요일", "ko"),
-    ("上海", "zh"), ("数据中心", "zh"),
+    ("すし", "ja3"), ("上海", "zh"), ("数据中心", "zh"),
     ("ежик", "ru"), ("Ежик", "ru"), ("ЁЖИК", "ru"),
     ("Αθήνα", "el"), ("αθηνα", "el"), ("ΑΘΗΝΑ", "el"), ("συναντηση", "el"),
     ("API key", "fw"), ("ＡＰＩ", "fw"), ("30 days", "fw"),
@@ -61,6 +62,13 @@ def test_a_question_in_the_notes_language_finds_its_note(mem, paths, question, k
     assert not answer.out_of_domain
     assert answer.sources[0] == paths[key]
     assert NOTES[key][:8] in answer.answer
+
+
+@pytest.mark.parametrize("question", ["明日の天気はどうですか？", "猫の名前は何ですか？"])
+def test_a_japanese_question_about_nothing_stored_finds_no_note(mem, paths, question):
+    # its hiragana pairs ("です", "ます") are grammar, left out of a question with other terms
+    assert mem.search(question) == []
+    assert mem.query(question).sources == []
 
 
 def test_cli_search_finds_cjk_words(mem, paths, monkeypatch):

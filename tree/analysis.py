@@ -158,12 +158,20 @@ def analyze(text: str) -> list[str]:
     return out
 
 
+# A pair of hiragana is mostly grammar in a Japanese question ("です", "ます", "して"): the question's
+# stop words, which matched any Japanese note ("明日の天気はどうですか" found one about an office)
+_KANA_PAIR = re.compile("[\u3041-\u309f]{1,2}")
+
+
 def terms(text: str) -> list[str]:
     """The distinct terms of a query, in order; at most ``MAX_QUERY_TERMS`` of its first
-    ``MAX_QUERY_CHARS`` characters."""
+    ``MAX_QUERY_CHARS`` characters. Pairs of hiragana are left out of a question that has other
+    terms (a question only in hiragana keeps them); documents index them all."""
     out: dict[str, None] = {}
     for t in analyze(text[:MAX_QUERY_CHARS]):
         out[t] = None
-        if len(out) == MAX_QUERY_TERMS:
-            break
-    return list(out)
+    if not text.isascii():
+        kept = [t for t in out if not _KANA_PAIR.fullmatch(t)]
+        if kept:
+            out = dict.fromkeys(kept)
+    return list(out)[:MAX_QUERY_TERMS]
