@@ -4,7 +4,7 @@
     python benchmarks/analyzer_identity.py            # every LoCoMo and BEAM message
 
 Folding and CJK bigrams (tree/analysis.py) must leave English exactly as it was indexed: this
-runs ``analysis.analyze`` and the analyzer as it was before (``before``: the same word pattern
+runs ``analysis.analyze`` (and ``analysis.terms``, each text asked as a question) and the analyzer as it was before (``before``: the same word pattern
 over the unfolded text, no bigrams) over every message of LoCoMo (``$LOCOMO_PATH`` or
 ``../shared/datasets/locomo/locomo10.json``) and of BEAM (every tier under ``$BEAM_PATH`` or
 ``../shared/datasets/beam/``), and counts texts whose terms differ, listing the first few.
@@ -75,6 +75,9 @@ def main() -> None:
             terms += len(new)
             if old != new:
                 differ.append((text, old, new))
+            elif list(dict.fromkeys(before(text[:analysis.MAX_QUERY_CHARS])))[:analysis.MAX_QUERY_TERMS] \
+                    != analysis.terms(text):       # asked as a question
+                differ.append((text, "query terms", analysis.terms(text)))
         print(f"{name}: {n:,} messages ({n - ascii_:,} not pure ASCII), {terms:,} terms; "
               f"terms differ in {len(differ):,}")
         for text, old, new in differ[:5]:
