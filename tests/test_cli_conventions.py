@@ -134,7 +134,7 @@ def test_show_accepts_tree_prefixed_and_absolute_paths(project, monkeypatch):
     monkeypatch.chdir(project)
     # tree-prefixed paths are accepted where a folder is asked for, too
     assert json.loads(cli_run("tree", ".memgrove/tree/team", "--json").stdout)["path"] == "team"
-    assert json.loads(cli_run("history", "--path", ".memgrove/tree/team/people/ana.md", "--json").stdout)
+    assert json.loads(cli_run("history", "--path", ".memgrove/tree/team/people/ana.md", "--json").stdout)["operations"]
 
 
 def test_show_refuses_paths_outside_the_tree(project, monkeypatch, tmp_path):
