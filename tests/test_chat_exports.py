@@ -121,6 +121,11 @@ def test_an_unknown_shape_lists_the_accepted_ones(mem, shape) -> None:
         assert accepted in text
 
 
+def test_an_object_without_messages_lists_the_accepted_shapes(mem) -> None:
+    with pytest.raises(InvalidInput, match="has no 'messages' .*'conversations'.*ChatGPT export"):
+        mem.ingest(conversation={"conversations": [], "version": 2})
+
+
 def test_cli_curates_an_export_and_counts_what_it_skipped(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()

@@ -116,6 +116,9 @@ def normalize(conv: Any, *, system: bool = False) -> Conversation:
                                      or not any(ch.isalnum() for ch in str(given_id))):
             # letters of any script: an id in Cyrillic or Han gets a digest-named folder (placement.py)
             raise InvalidInput("the conversation needs an 'id' with letters or digits")
+        if "messages" not in conv and given_id is None:
+            raise InvalidInput(f"{label} has no 'messages' (keys: {', '.join(repr(k) for k in list(conv)[:6])}); "
+                               + SHAPE)
         if not isinstance(raw, list) or not raw:
             raise InvalidInput(f"{label}: 'messages' must be a non-empty list")
     elif isinstance(conv, (list, tuple)):
