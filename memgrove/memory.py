@@ -229,24 +229,11 @@ class Memory:
         memgrove's shape. In an export of several, one without any text is skipped and counted
         (``"empty conversations"`` in ``skipped``)."""
         from memgrove.tree import chat_exports
-        from memgrove.tree.conversation_formats import normalize
 
-        found = chat_exports.conversations(cls._conversation_value(conv, limit))
-        if not found:
-            raise InvalidInput("the export holds no conversation with messages")
-        if len(found) == 1:
-            return [normalize(found[0], system=system)]
-        out = []
-        for c in found:
-            try:
-                out.append(normalize(c, system=system))
-            except InvalidInput as exc:
-                if "no message has any text" not in str(exc) or skipped is None:
-                    raise
-                skipped["empty conversations"] = skipped.get("empty conversations", 0) + 1
-        if not out:
-            raise InvalidInput(f"none of the {len(found)} conversations has any text")
-        return out
+        found, empty = chat_exports.read(cls._conversation_value(conv, limit), system=system)
+        if empty and skipped is not None:
+            skipped["empty conversations"] = skipped.get("empty conversations", 0) + empty
+        return found
 
     @classmethod
     def _load_conversation(cls, conv: Any, limit: int, *, system: bool = False) -> Conversation:

@@ -52,10 +52,12 @@ CLAUDE = [{
 
 
 def test_a_chatgpt_export_is_one_conversation_per_item_on_the_kept_branch(mem) -> None:
-    [conv] = chat_exports.conversations(CHATGPT)            # the empty chat has nothing to curate
+    [conv, empty] = chat_exports.conversations(CHATGPT)
     assert conv["id"] == "6f1a-chatgpt-1" and conv["title"] == "Moving the staging database"
+    assert empty["messages"] == []
     results = mem.ingest(conversation=CHATGPT)
     assert [r.status for r in results] == ["added"] * 4
+    assert results.skipped == {"empty conversations": 1}       # the chat opened and left
     texts = [mem.read(r.path).sections["Narrative"] for r in results]
     assert texts[0].startswith("Staging's database moved") and not any("do not know" in t for t in texts)
     srcs = [mem.read(r.path).sources[0] for r in results]

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from .conversation_formats import Conversation, NoText, normalize
 from .errors import InvalidInput
 
 _CHATGPT_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
@@ -34,12 +35,32 @@ def conversations(data: Any) -> list[Any]:
         data = [data]
     if isinstance(data, list) and data and all(isinstance(c, Mapping) for c in data):
         if all("mapping" in c for c in data):
-            return [c for c in (_chatgpt(c, i) for i, c in enumerate(data, 1)) if c is not None]
+            return [_chatgpt(c, i) for i, c in enumerate(data, 1)]
         if all("chat_messages" in c for c in data):
-            return [c for c in (_claude(c, i) for i, c in enumerate(data, 1)) if c is not None]
+            return [_claude(c, i) for i, c in enumerate(data, 1)]
         if all(isinstance(c.get("messages"), list) for c in data):
             return list(data)
     return [data]
+
+
+def read(data: Any, *, system: bool = False) -> tuple[list[Conversation], int]:
+    """Every conversation ``data`` holds, read (``normalize``), and how many of an export's were
+    left out for holding no text; a single conversation without any is an error, as is an
+    export with none."""
+    found = conversations(data)
+    if len(found) == 1:
+        return [normalize(found[0], system=system)], 0
+    out: list[Conversation] = []
+    for c in found:
+        if isinstance(c, Mapping) and c.get("messages") == []:
+            continue        # a chat opened and left: nothing to curate, not an error in an export
+        try:
+            out.append(normalize(c, system=system))
+        except NoText:
+            pass
+    if not out:
+        raise InvalidInput(f"none of the {len(found)} conversations has any text")
+    return out, len(found) - len(out)
 
 
 def _iso(seconds: Any) -> str | None:
@@ -48,7 +69,7 @@ def _iso(seconds: Any) -> str | None:
     return None
 
 
-def _chatgpt(conv: Mapping[str, Any], n: int) -> dict[str, Any] | None:
+def _chatgpt(conv: Mapping[str, Any], n: int) -> dict[str, Any]:
     mapping = conv.get("mapping")
     cid = conv.get("conversation_id") or conv.get("id")
     if not isinstance(mapping, Mapping) or not cid:
@@ -74,8 +95,6 @@ def _chatgpt(conv: Mapping[str, Any], n: int) -> dict[str, Any] | None:
         if when:
             msg["create_time"] = when
         messages.append(msg)
-    if not messages:
-        return None        # a chat opened and left: nothing to curate, not an error in an export
     return _conversation(cid, conv.get("title"), messages, _iso(conv.get("create_time")),
                          _iso(conv.get("update_time")))
 
@@ -95,7 +114,7 @@ def _kept_branch(mapping: Mapping[str, Any], current: Any) -> list[Mapping[str, 
     return branch[::-1]
 
 
-def _claude(conv: Mapping[str, Any], n: int) -> dict[str, Any] | None:
+def _claude(conv: Mapping[str, Any], n: int) -> dict[str, Any]:
     cid = conv.get("uuid") or conv.get("id")
     msgs = conv.get("chat_messages")
     if not cid or not isinstance(msgs, list):
@@ -114,8 +133,6 @@ def _claude(conv: Mapping[str, Any], n: int) -> dict[str, Any] | None:
         if m.get("created_at"):
             msg["created_at"] = m["created_at"]
         messages.append(msg)
-    if not messages:
-        return None        # a chat opened and left: nothing to curate, not an error in an export
     return _conversation(cid, conv.get("name"), messages, conv.get("created_at"), conv.get("updated_at"))
 
 

@@ -56,6 +56,10 @@ _TEXT_PARTS = {"text", "input_text", "output_text"}
 _TIME_KEYS = ("time", "timestamp", "created_at", "create_time")
 
 
+class NoText(InvalidInput):
+    """A conversation none of whose messages has any text (an export may hold such chats)."""
+
+
 @dataclass(frozen=True)
 class Conversation:
     """A conversation in memgrove's shape, and what reading it left out."""
@@ -145,7 +149,7 @@ def normalize(conv: Any, *, system: bool = False) -> Conversation:
             said.append(msg)
         read.append((i, msg))
     if not read:
-        raise InvalidInput(f"{label}: no message has any text ({len(empty)} empty message(s)"
+        raise NoText(f"{label}: no message has any text ({len(empty)} empty message(s)"
                            + (f", {len(prompts)} system prompt(s) skipped" if prompts else "") + ")")
 
     if given_id is None or (isinstance(conv, Mapping) and conv.get("id_generated") is True):
