@@ -268,10 +268,15 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option("-f", "--file", "files", multiple=True, type=click.Path(dir_okay=False), help="Text or markdown file (repeatable).")
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(),
+              help="Text or markdown file, or a folder of them, read recursively (repeatable).")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Leave out what this gitignore-style pattern matches in a folder (repeatable); "
+                   ".gitignore files are respected too.")
 @click.option("--conversation", type=click.Path(dir_okay=False),
-              help='Conversation JSON: {"id", "messages": [...]}, or a list of {"role", "content"} '
-                   'or LangChain messages.')
+              help='Conversation JSON: {"id", "messages": [...]}, a list of {"role", "content"} '
+                   'or LangChain messages, a ChatGPT export (conversations.json) or a Claude export.')
+@click.option("--system", "system", is_flag=True, help="Keep system prompts (skipped and counted by default).")
 @click.option("--ops", "ops_file", type=click.Path(dir_okay=False),
               help="JSON list of explicit operations: ADD, UPDATE, UPSERT, MERGE, DELETE, SUPERSEDE "
                    "(path closed 'by' a newer entry), ARCHIVE, RESTORE; each with a reason.")
@@ -279,8 +284,9 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
 @click.option("--window", default=1, show_default=True, help="Conversation messages per entry (verbatim curator).")
 @json_option
 @click.pass_obj
-def curate(state: _State, text: str | None, files: tuple[str, ...], conversation: str | None,
-           ops_file: str | None, verbatim: bool, window: int, as_json: bool) -> None:
+def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tuple[str, ...],
+           conversation: str | None, system: bool, ops_file: str | None, verbatim: bool, window: int,
+           as_json: bool) -> None:
     """Curate TEXT, files, a conversation, or explicit operations into the tree.
 
     With a model configured (MEMGROVE_MODEL), the LLM curator reads what the
@@ -308,7 +314,8 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
             echo("no model configured (set MEMGROVE_MODEL): using the verbatim curator", err=True)
         bar, update = _progress("curating")
         with bar:
-            results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
+            results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update,
+                                 exclude=exclude, system=system)
         _report_ops(results, "verbatim", as_json, skipped=results.skipped)
         return
     report = mem.learn(text=text, files=files, conversation=conversation)
@@ -576,8 +583,7 @@ def history(state: _State, limit: int, show_all: bool, path: str | None, as_json
     records = mem.history(limit=None, path=tree_path(path, mem.tree.root) or None if path else None)
     shown = records if show_all or not limit else records[:limit]
     if as_json:
-        _emit_json([{k: v for k, v in r.to_json().items() if k not in ("before", "after", "also")}
-                    | {"files": [c.path for c in r.changes()]} for r in shown])
+        _emit_json({"operations": [r.to_listing() for r in shown]})     # GET /api/history's shape
         return
     if not records:
         echo("no operations yet" + (f" touching {path}" if path else ""))

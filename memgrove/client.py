@@ -252,10 +252,10 @@ class ServerMemory:
         return self._local().curate(ops, actor=actor) if data is None else _results(data)
 
     def ingest(self, text: str | None = None, files: Any = (), conversation: Any = None, *,
-               window: int = 1, progress: Any = None) -> Any:
+               window: int = 1, progress: Any = None, **options: Any) -> Any:
         if files or conversation is not None or text is None:
             return self._local().ingest(text=text, files=files, conversation=conversation, window=window,
-                                        progress=progress)
+                                        progress=progress, **options)
         data = self._write("/api/ingest", {"text": text, "window": window})
         if data is None:
             return self._local().ingest(text=text, window=window, progress=progress)

@@ -29,7 +29,7 @@ from .watch import TreeWatcher
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
 # The catalog records it after the engine's name ("whoosh-14"): switching engines rebuilds once.
-INDEX_FORMAT = "14"
+INDEX_FORMAT = "15"
 
 
 def indexed_body(e: entry_mod.Entry, kind: str) -> str:
