@@ -1,0 +1,117 @@
+"""Superseded facts: a later entry gives the same subject a different value.
+
+"The staging database listens on 5432" (March) then "the staging database now listens on 6543"
+(May): the statements share their subject words (Jaccard at least ``dream_supersede_overlap``,
+two words at least), and one value of one kind (a number, a version, a date, a name, a place)
+is replaced by another. Not superseded:
+
+- two values changed at once ("Alice's phone is 555-1234" / "Bob's phone is 555-9876"): two
+  facts sharing a template, not one fact changed;
+- a first-person statement by another speaker ("my desk is on floor 3" / "my desk is on floor
+  5"): each speaker's own fact;
+- a question ("is staging still on 5432?"), and statements without a time to order them by.
+
+"We moved staging from 5432 to 6543" replaces the value it names beside the new one. Each older
+entry is proposed once, superseded by the earliest later entry that changes it (a value changed
+twice is two candidates, old -> middle -> new); an entry already closed (``supersededBy``) is not
+proposed again. ``paths`` are (newer, older); the op closes the older from the newer's day.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+from .findings import Candidate
+from .paths import natural_key
+from .scan_corpus import Corpus, ScanItem
+from .settings import TreeSettings
+from .statement_values import CHANGE_WORDS, Statement, proper_words, replaced_values, statements
+from .analysis import analyze
+
+KEYS = 4        # rarest subject words a statement is filed under
+MOST = 80       # a subject word more statements share than this files nothing
+MIN_SHARED = 2
+_FROM_TO = re.compile(r"\bfrom\b.+\bto\b", re.I)
+
+
+def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[str]) -> list[Statement]:
+    return [s for s in statements(it.text, proper, names)
+            if s.values and len(s.subject) >= MIN_SHARED and not s.sentence.rstrip().endswith("?")]
+
+
+def _changes(s: Statement) -> bool:
+    return bool(set(analyze(s.sentence)) & CHANGE_WORDS) or bool(_FROM_TO.search(s.sentence))
+
+
+def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
+    got = replaced_values(old.values, new.values)
+    if got or not _changes(new):
+        return got
+    # "moved from 5432 to 6543": the new statement names the old value beside the new one
+    old_only = {v for v, _ in old.values}
+    kinds = dict(new.values)
+    fresh = [(v, k) for v, k in new.values if v not in old_only]
+    named = [(v, k) for v, k in old.values if v in kinds]
+    return [(k, v, f) for v, k in named[:1] for f, fk in fresh[:1] if fk == k]
+
+
+def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
+    items = [it for it in corpus.items if it.moment]
+    proper = proper_words(it.text for it in corpus.items)
+    said: list[tuple[ScanItem, Statement]] = []
+    for it in items:
+        said += [(it, s) for s in _subject_statements(it, proper, corpus.names)]
+    sdf: Counter = Counter(t for _, s in said for t in s.subject)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, (_, s) in enumerate(said):
+        for _, t in sorted((sdf[t], t) for t in s.subject if 2 <= sdf[t] <= MOST)[:KEYS]:
+            postings[t].append(i)
+    pairs = {(x, y) for ids in postings.values() for n, x in enumerate(ids) for y in ids[n + 1:]}
+    best: dict[str, tuple] = {}   # older path -> (sort key, candidate)
+    for x, y in sorted(pairs):
+        (a, sa), (b, sb) = said[x], said[y]
+        if a.path == b.path or a.moment == b.moment or (a.messages & b.messages):
+            continue
+        if a.moment > b.moment:
+            (a, sa), (b, sb) = (b, sb), (a, sa)
+        if a.closed or a.path in b.supersedes:
+            continue
+        shared = sa.subject & sb.subject
+        overlap = len(shared) / len(sa.subject | sb.subject)
+        if len(shared) < MIN_SHARED or overlap < settings.dream_supersede_overlap:
+            continue
+        if (a.first_person or b.first_person) and a.speakers != b.speakers:
+            continue
+        replaced = _replaced(sa, sb)
+        if len(replaced) != 1:
+            continue
+        kind, old_value, new_value = replaced[0]
+        key = (b.moment, -overlap, natural_key(b.path))
+        if a.path in best and best[a.path][0] <= key:
+            continue
+        best[a.path] = (key, _candidate(a, b, sa, sb, shared, overlap, kind, old_value, new_value))
+    return [c for _, c in best.values()]
+
+
+def subject_words(sentence: str, terms: frozenset[str]) -> list[str]:
+    """The words of ``sentence`` whose terms are in ``terms``, as written ("staging database", not "stage databas")."""
+    out = [w for w in re.findall(r"[^\W_]+", sentence) if set(analyze(w)) & terms]
+    return list(dict.fromkeys(w.lower() for w in out))
+
+
+def _candidate(a: ScanItem, b: ScanItem, sa: Statement, sb: Statement, shared: frozenset[str], overlap: float,
+               kind: str, old_value: str, new_value: str) -> Candidate:
+    words = subject_words(sb.sentence, shared)
+    subject = " ".join(words)
+    reason = (f"{b.path} ({b.day}) gives {subject} the {kind} {new_value!r} where {a.path} ({a.day}) "
+              f"said {old_value!r}")
+    op = {"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}
+    if b.day:
+        op["since"] = b.day
+    confidence = min(1.0, 0.5 + 0.3 * overlap + (0.2 if _changes(sb) else 0.0))
+    return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=(op,), reason=reason,
+                     confidence=round(confidence, 3),
+                     evidence={"subject": words, "value_kind": kind, "old_value": old_value,
+                               "new_value": new_value, "old_date": a.moment, "new_date": b.moment,
+                               "old_statement": sa.sentence[:300], "new_statement": sb.sentence[:300]})

@@ -1,0 +1,126 @@
+"""What a sentence states: a subject and the values it gives it.
+
+"The staging database now listens on 6543" -> subject {stage, databas, listen}, values ["6543"];
+"The office moved to 12 Oak Road" -> values ["12 Oak Road"] (a run of numbers and names is one
+value). A value is a number, a version, a date or a proper name (a capitalized word that is not
+only capitalized for starting a sentence). The superseded finding compares statements whose
+subjects match and whose values differ; the near-duplicate finding refuses pairs whose values
+differ (one fact changed is not the same fact said twice).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from .analysis import STOP_WORDS, analyze
+from .dates import MONTHS
+from .scan_corpus import CHAT_WORDS
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_TOKEN = re.compile(r"[^\W_]+(?:[.:/'’,-][^\W_]+)*")
+_DIGIT = re.compile(r"\d")
+
+# words that say a value changed, not what it belongs to: left out of the subject
+CHANGE_WORDS = frozenset(analyze("""
+now new newly change changed changes moved move moving switched switch switching updated update anymore longer
+instead currently current actually since recently migrated migrate became become replaced replace renamed rename
+used previously earlier old older latest still today yesterday week month year officially finally going
+"""))
+
+_NOT_NAMES = STOP_WORDS | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "thanks"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One sentence of an entry: its subject terms and its values (casefolded), with their kinds."""
+
+    sentence: str
+    subject: frozenset[str]
+    values: tuple[tuple[str, str], ...]   # (value, kind): kind "number", "date", "name" or "mixed"
+
+    def value_set(self) -> frozenset[str]:
+        return frozenset(v for v, _ in self.values)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def proper_words(texts: Iterable[str]) -> frozenset[str]:
+    """Words written capitalized in the middle of a sentence somewhere in ``texts``: the names a
+    capitalized first word of another sentence may be ("Priya owns billing now")."""
+    out: set[str] = set()
+    for text in texts:
+        for s in sentences(text):
+            toks = _TOKEN.findall(s)
+            out.update(t for t in toks[1:] if t[:1].isupper() and t.lower() not in _NOT_NAMES)
+    return frozenset(out)
+
+
+def _kind(tok: str, first: bool, proper: frozenset[str]) -> str | None:
+    if _DIGIT.search(tok):
+        return "number"
+    if tok.lower() in MONTHS and len(tok) > 3:
+        return "date"
+    if tok[:1].isupper() and tok.lower() not in _NOT_NAMES and (not first or tok in proper):
+        return "name"
+    return None
+
+
+def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] = frozenset()) -> Statement:
+    """The subject terms and values of one sentence; ``leave_out``: terms that are no subject
+    (the speakers' names)."""
+    toks = _TOKEN.findall(sentence)
+    values: list[tuple[str, str]] = []
+    run: list[tuple[str, str]] = []
+    plain: list[str] = []
+
+    def close() -> None:
+        if run:
+            kinds = {k for _, k in run}
+            kind = "date" if "date" in kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+            values.append((" ".join(t for t, _ in run).casefold(), kind))
+            run.clear()
+
+    for i, tok in enumerate(toks):
+        k = _kind(tok, i == 0, proper)
+        if k is None:
+            close()
+            plain.append(tok)
+        else:
+            run.append((tok, k))
+    close()
+    subject = frozenset(t for t in analyze(" ".join(plain))
+                        if t not in CHANGE_WORDS and t not in CHAT_WORDS and t not in leave_out)
+    return Statement(sentence, subject, tuple(dict.fromkeys(values)))
+
+
+def statements(text: str, proper: frozenset[str], leave_out: frozenset[str] = frozenset()) -> list[Statement]:
+    return [statement(s, proper, leave_out) for s in sentences(text)]
+
+
+def replaced_values(a: Iterable[tuple[str, str]], b: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """The values ``a`` gives that ``b`` replaces, as ``(kind, a's value, b's value)``, one per kind
+    both give a value of that the other lacks: "on 5432" vs "on 6543" -> [("number", "5432", "6543")].
+    A date told beside another changed value ("since 3 March") is not itself a replaced value."""
+    a, b = list(a), list(b)
+    shared = {v for v, _ in a} & {v for v, _ in b}
+    only_a = [(v, k) for v, k in a if v not in shared]
+    only_b = [(v, k) for v, k in b if v not in shared]
+    out = []
+    for kind in ("number", "name", "date", "mixed"):
+        va = [v for v, k in only_a if k == kind]
+        vb = [v for v, k in only_b if k == kind]
+        if va and vb:
+            out.append((kind, va[0], vb[0]))
+    if not out:
+        # an address ("12 Oak Road") may become a name ("Elm House"): a mixed value meets a number or a name
+        va = [v for v, k in only_a if k in ("mixed", "name", "number")]
+        vb = [v for v, k in only_b if k in ("mixed", "name", "number")]
+        if va and vb and "mixed" in {k for _, k in only_a + only_b}:
+            out.append(("mixed", va[0], vb[0]))
+    if len(out) > 1:
+        out = [o for o in out if o[0] != "date"] or out
+    return out
