@@ -29,6 +29,7 @@ from .settings import TreeSettings
 from .statement_values import proper_words, replaced_values, statements
 
 NEAR_FLOOR = 0.3   # words a semantic near duplicate must share at least (Jaccard)
+NEAR_CONFIDENCE = 0.95   # the most a near duplicate is sure of: only the same text is certain
 
 
 def _kept_order(corpus: Corpus) -> Callable[[ScanItem], Any]:
@@ -133,10 +134,10 @@ def _components(corpus: Corpus, edges: dict[tuple[int, int], float]) -> list[Can
         sims = group_sims[r]
         group = [corpus.items[i] for i in ids]
         shared = frozenset.intersection(*(it.term_set for it in group))
-        conf = round(min(sims), 3)
-        reason = f"{len(group)} entries say nearly the same (similarity {conf:.2f}; shared: {', '.join(sorted(shared)[:8])})"
+        conf = round(min(min(sims), NEAR_CONFIDENCE), 3)
+        reason = f"{len(group)} entries say nearly the same (similarity {min(sims):.2f}; shared: {', '.join(sorted(shared)[:8])})"
         out.append(_merge_candidate("near_duplicate", group, corpus, min(1.0, conf), reason,
-                                    {"similarity": conf, "shared_terms": sorted(shared)[:20]}))
+                                    {"similarity": round(min(sims), 3), "shared_terms": sorted(shared)[:20]}))
     return out
 
 

@@ -26,7 +26,8 @@ MIN_SHARED = 2
 
 def _idf(corpus: Corpus) -> dict[str, float]:
     n = len(corpus.items)
-    return {t: math.log((n + 1) / (d + 0.5)) for t, d in corpus.df.items()}
+    # log(1 + N/df): positive for every term, so a small tree's shared words still count
+    return {t: math.log(1 + n / d) for t, d in corpus.df.items()}
 
 
 def find_links(corpus: Corpus, settings: TreeSettings,

@@ -26,7 +26,7 @@ from .findings import Candidate
 from .paths import natural_key
 from .scan_corpus import Corpus, ScanItem
 from .settings import TreeSettings
-from .statement_values import CHANGE_WORDS, Statement, proper_words, replaced_values, statements
+from .statement_values import CHANGE_RAW, Statement, proper_words, replaced_values, statements
 from .analysis import analyze
 
 KEYS = 4        # rarest subject words a statement is filed under
@@ -41,7 +41,8 @@ def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[s
 
 
 def _changes(s: Statement) -> bool:
-    return bool(set(analyze(s.sentence)) & CHANGE_WORDS) or bool(_FROM_TO.search(s.sentence))
+    """The statement says its value changed ("now", "moved", "from ... to")."""
+    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_RAW) or bool(_FROM_TO.search(s.sentence))
 
 
 def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:

@@ -19,15 +19,19 @@ from .dates import MONTHS
 from .scan_corpus import CHAT_WORDS
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_TOKEN = re.compile(r"[^\W_]+(?:[.:/'’,-][^\W_]+)*")
+_TOKEN = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
 _DIGIT = re.compile(r"\d")
 
-# words that say a value changed, not what it belongs to: left out of the subject
-CHANGE_WORDS = frozenset(analyze("""
+# words that say a value changed, not what it belongs to: left out of the subject ("now" is a stop word:
+# the analyzer drops it, so the raw words are kept too)
+_CHANGE_TEXT = """
 now new newly change changed changes moved move moving switched switch switching updated update anymore longer
 instead currently current actually since recently migrated migrate became become replaced replace renamed rename
-used previously earlier old older latest still today yesterday week month year officially finally going
-"""))
+used previously earlier old older latest still today yesterday week month year officially finally going upgraded
+upgrade downgraded moved no
+"""
+CHANGE_RAW = frozenset(_CHANGE_TEXT.split())
+CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
 _NOT_NAMES = STOP_WORDS | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "thanks"}
 
@@ -49,14 +53,20 @@ def sentences(text: str) -> list[str]:
 
 
 def proper_words(texts: Iterable[str]) -> frozenset[str]:
-    """Words written capitalized in the middle of a sentence somewhere in ``texts``: the names a
-    capitalized first word of another sentence may be ("Priya owns billing now")."""
-    out: set[str] = set()
+    """The capitalized words of ``texts`` that are names: written capitalized in the middle of a
+    sentence, or never written in lowercase ("Priya owns billing now", "Carla's phone is ...");
+    a capitalized first word that is also written lowercase ("The", "Heads up") is no name."""
+    capital: set[str] = set()
+    lower: set[str] = set()
     for text in texts:
         for s in sentences(text):
             toks = _TOKEN.findall(s)
-            out.update(t for t in toks[1:] if t[:1].isupper() and t.lower() not in _NOT_NAMES)
-    return frozenset(out)
+            capital.update(t for t in toks[1:] if t[:1].isupper())
+            lower.update(t for t in toks if t[:1].islower())
+            if toks and toks[0][:1].isupper():
+                capital.add(toks[0])
+    return frozenset(t for t in capital if t.lower() not in _NOT_NAMES and
+                     (t.lower() not in lower or t[1:].isupper()))
 
 
 def _kind(tok: str, first: bool, proper: frozenset[str]) -> str | None:
