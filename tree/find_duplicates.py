@@ -7,10 +7,12 @@ same speaker; any other text is the same whoever said it. Entries saying fewer t
 chat, each time about something else, and merging them would join unrelated threads through the
 merged entry's links while saving nothing worth a review.
 
-Near: most subject words shared (Jaccard of content terms at least ``dream_near_similarity``), or
+Near: most subject words shared (Jaccard of content terms, each weighed by its rarity, at least
+``dream_near_similarity``), or
 with ``semantic_weight`` on, the same meaning (cosine at least ``dream_semantic_similarity``)
-and some words shared; never two statements giving one subject different values (that is a
-superseded fact, not a repeat). Pairs are only compared when they share a rare word
+and some words shared; at least ``NEAR_SHARED`` words in common; from two speakers, only with a
+value in common (a port, a name, a date: the same fact restated, not a phrase echoed back); never
+two statements giving one subject different values (that is a superseded fact, not a repeat). Pairs are only compared when they share a rare word
 (``scan_corpus.blocked_pairs``), so the work grows with the entries, not their square.
 
 Each group of duplicates is one candidate: ``paths`` start with the entry kept (the oldest, then
@@ -19,6 +21,7 @@ the most linked to), and each other entry is MERGEd into it (MERGE unions source
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -29,6 +32,7 @@ from .settings import TreeSettings
 from .statement_values import proper_words, replaced_values, statements
 
 NEAR_FLOOR = 0.3   # words a semantic near duplicate must share at least (Jaccard)
+NEAR_SHARED = 4   # subject words near duplicates share at least: fewer is a shared phrase, not a shared fact
 NEAR_CONFIDENCE = 0.95   # the most a near duplicate is sure of: only the same text is certain
 
 
@@ -73,14 +77,23 @@ def find_exact(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
     return out
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+def jaccard(a: frozenset[str], b: frozenset[str], weight: dict[str, float] | None = None) -> float:
+    """Shared terms over all terms; with ``weight``, each term counts its weight (its rarity), so that
+    "Priya owns the inventory rota" and "Priya owns the recommendations rota" are not alike."""
+    if not a and not b:
+        return 0.0
+    if weight is None:
+        return len(a & b) / len(a | b)
+    return sum(weight[t] for t in a & b) / sum(weight[t] for t in a | b)
 
 
-def _values_replaced(a: ScanItem, b: ScanItem, proper: frozenset[str]) -> bool:
-    va = [v for s in statements(a.text, proper) for v in s.values]
-    vb = [v for s in statements(b.text, proper) for v in s.values]
-    return bool(replaced_values(va, vb))
+def _say_other_things(va: list[tuple[str, str]], vb: list[tuple[str, str]]) -> bool:
+    """A value replaced ("port 5432" / "port 6543"), or a number, date or address one of them gives
+    and the other does not ("moved to 80 Garden Street" / "moved from 80 Garden Street to 135 Elm Road")."""
+    if replaced_values(va, vb):
+        return True
+    a, b = dict(va), dict(vb)
+    return any(k != "name" for v, k in {**a, **b}.items() if (v in a) != (v in b))
 
 
 def find_near(corpus: Corpus, settings: TreeSettings,
@@ -91,13 +104,28 @@ def find_near(corpus: Corpus, settings: TreeSettings,
     # an exact duplicate that will be merged into its group's kept entry takes part through that entry
     merged_away = {it.path for g in exact_groups(corpus, settings) for it in sorted(g, key=_kept_order(corpus))[1:]}
     proper = proper_words(it.text for it in items)
+    n = len(items)
+    weight = {t: math.log(1 + n / d) for t, d in corpus.df.items()}
+    values: dict[str, list[tuple[str, str]]] = {}
+
+    def values_of(it: ScanItem) -> list[tuple[str, str]]:
+        if it.path not in values:
+            values[it.path] = [v for s in statements(it.text, proper, corpus.names) for v in s.values]
+        return values[it.path]
+
     edges: dict[tuple[int, int], float] = {}
     takes_part = lambda it: eligible(it, settings) and it.path not in merged_away  # noqa: E731
     for i, j in sorted(blocked_pairs(items, corpus.df, keep=takes_part)):
         a, b = items[i], items[j]
         if _same_speaker_needed(a, b) and a.speakers != b.speakers:
             continue
-        sim = jaccard(a.term_set, b.term_set)
+        if len(a.term_set & b.term_set) < NEAR_SHARED:
+            continue
+        # two speakers echoing each other ("keep spreading positivity!") say no fact twice; a fact
+        # one restates after the other carries its value (a port, a name, a date)
+        if a.speakers != b.speakers and not {v for v, _ in values_of(a)} & {v for v, _ in values_of(b)}:
+            continue
+        sim = jaccard(a.term_set, b.term_set, weight)
         if sim < settings.dream_near_similarity:
             if cosine is None or sim < NEAR_FLOOR:
                 continue
@@ -105,7 +133,7 @@ def find_near(corpus: Corpus, settings: TreeSettings,
             if cos is None or cos < settings.dream_semantic_similarity:
                 continue
             sim = max(sim, cos)
-        if _values_replaced(a, b, proper):
+        if _say_other_things(values_of(a), values_of(b)):
             continue
         edges[(i, j)] = sim
     return _components(corpus, edges)

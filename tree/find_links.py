@@ -2,7 +2,8 @@
 
 Two entries are related when the subject words they share weigh much of what each says: the
 cosine of their content terms weighted by idf (rare words count most) reaches
-``dream_link_similarity``, and they share at least two such words. Speakers' names and small
+``dream_link_similarity``, and they share at least two rare words (in at most one entry in 300,
+or 4): "aerial yoga" relates two messages, "favorite part" does not. Speakers' names and small
 talk are not content (``scan_corpus``): two messages are not related for being between the same
 people or both saying "thanks". Pairs that are duplicates or one fact's old and new value are
 left to those findings; entries already linked either way, parts of one message, and closed
@@ -21,7 +22,9 @@ from .findings import Candidate
 from .scan_corpus import Corpus, ScanItem, blocked_pairs
 from .settings import TreeSettings
 
-MIN_SHARED = 2
+MIN_SHARED = 2          # rare words two related entries share at least
+RARE_SHARE = 1 / 300    # a rare word: in at most this share of the entries ...
+RARE_FLOOR = 4          # ... or this many
 
 
 def _idf(corpus: Corpus) -> dict[str, float]:
@@ -39,6 +42,7 @@ def find_links(corpus: Corpus, settings: TreeSettings,
     items = corpus.items
     idf = _idf(corpus)
     norms = {it.path: math.sqrt(sum(idf[t] ** 2 for t in it.term_set)) for it in items}
+    rare = max(RARE_FLOOR, len(items) * RARE_SHARE)
 
     def takes_part(it: ScanItem) -> bool:
         return not it.closed and len(it.term_set) >= settings.dream_min_terms
@@ -47,7 +51,8 @@ def find_links(corpus: Corpus, settings: TreeSettings,
     for i, j in blocked_pairs(items, corpus.df, k=6, keep=takes_part):
         a, b = items[i], items[j]
         shared = a.term_set & b.term_set
-        if len(shared) < MIN_SHARED or corpus.linked(a.path, b.path) or (a.messages & b.messages):
+        if sum(corpus.df[t] <= rare for t in shared) < MIN_SHARED or corpus.linked(a.path, b.path) \
+                or (a.messages & b.messages):
             continue
         if frozenset((a.path, b.path)) in exclude:
             continue

@@ -19,6 +19,7 @@ proposed again. ``paths`` are (newer, older); the op closes the older from the n
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 
@@ -32,7 +33,6 @@ from .analysis import analyze
 KEYS = 4        # rarest subject words a statement is filed under
 MOST = 80       # a subject word more statements share than this files nothing
 MIN_SHARED = 2
-_FROM_TO = re.compile(r"\bfrom\b.+\bto\b", re.I)
 
 
 def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[str]) -> list[Statement]:
@@ -40,21 +40,38 @@ def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[s
             if s.values and len(s.subject) >= MIN_SHARED and not s.sentence.rstrip().endswith("?")]
 
 
+_EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|this (?:morning|afternoon|"
+                      r"evening)|last (?:night|weekend)|(?:this|last) (?:week|month)(?:end)?)\b", re.I)
+_CHANGE_SINCE = re.compile(r"\b(?:from|since|as of|starting(?: from)?)\s+(?:today|tonight|yesterday|this|last)\b", re.I)
+
+
+def episodic(sentence: str) -> bool:
+    """The sentence tells what happened at a time ("I ran 5 km this morning"), not what holds:
+    a later count is another event, not a new value. "From today the port is 6543" is a change."""
+    return bool(_EPISODE.search(sentence)) and not _CHANGE_SINCE.search(sentence)
+
+
 def _changes(s: Statement) -> bool:
     """The statement says its value changed ("now", "moved", "from ... to")."""
-    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_RAW) or bool(_FROM_TO.search(s.sentence))
+    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_RAW) or bool(s.was)
 
 
 def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
     got = replaced_values(old.values, new.values)
-    if got or not _changes(new):
+    if got or not new.was:
         return got
-    # "moved from 5432 to 6543": the new statement names the old value beside the new one
-    old_only = {v for v, _ in old.values}
-    kinds = dict(new.values)
-    fresh = [(v, k) for v, k in new.values if v not in old_only]
-    named = [(v, k) for v, k in old.values if v in kinds]
-    return [(k, v, f) for v, k in named[:1] for f, fk in fresh[:1] if fk == k]
+    # "moved from 5432 to 6543" beside "listens on 5432": the new statement names the old value it replaces
+    was = {v for v, _ in new.was}
+    return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
+
+
+def _other_subjects(a: Statement, b: Statement, shared: frozenset[str], weight: dict[str, float]) -> bool:
+    """Each statement has a word of its own as rare as the words they share: "the chat backend runs
+    release 4.3" and "the fraud backend runs release 7.1" are about two backends."""
+    if not shared:
+        return True
+    bar = sum(weight[t] for t in shared) / len(shared)
+    return any(weight[t] >= bar for t in a.subject - shared) and any(weight[t] >= bar for t in b.subject - shared)
 
 
 def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
@@ -64,6 +81,7 @@ def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
     for it in items:
         said += [(it, s) for s in _subject_statements(it, proper, corpus.names)]
     sdf: Counter = Counter(t for _, s in said for t in s.subject)
+    weight = {t: math.log(1 + len(said) / d) for t, d in sdf.items()}
     postings: dict[str, list[int]] = defaultdict(list)
     for i, (_, s) in enumerate(said):
         for _, t in sorted((sdf[t], t) for t in s.subject if 2 <= sdf[t] <= MOST)[:KEYS]:
@@ -79,8 +97,12 @@ def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
         if a.closed or a.path in b.supersedes:
             continue
         shared = sa.subject & sb.subject
-        overlap = len(shared) / len(sa.subject | sb.subject)
-        if len(shared) < MIN_SHARED or overlap < settings.dream_supersede_overlap:
+        if len(shared) < MIN_SHARED or episodic(sa.sentence):
+            continue
+        # weighed by rarity: "the loyalty backend runs release 2.1" and "the fraud backend runs release 3.0"
+        # share four words of six, but not the one that names what runs
+        overlap = sum(weight[t] for t in shared) / sum(weight[t] for t in sa.subject | sb.subject)
+        if overlap < settings.dream_supersede_overlap or _other_subjects(sa, sb, shared, weight):
             continue
         if (a.first_person or b.first_person) and a.speakers != b.speakers:
             continue

@@ -36,6 +36,11 @@ haha lol hey hi hello bye goodbye see later care take really so wonderful fun ex
 totally definitely absolutely agree agreed right well oh ah hmm appreciate appreciated true pretty super
 keep going hope hopefully enjoy enjoyed enjoying day time things thing lot much way feel feeling think going get
 got gonna want wanna know sure congrats congratulations proud incredible fantastic beautiful good luck
+anything else something everything nothing need needs talk talking talked since moment moments life strong sorry
+hear heard glad help helps helped worry worries make makes made go goes went new lately week weekend today
+tomorrow tonight morning night soon ago last next one two see share shares photo picture pic look looks looked
+mean means tell told say said ask asked stuff bit kind sort always never ever still just even maybe probably
+hard tough inspiring inspire inspired interesting cute sweet lucky wish wishes believe try tried trying
 """))
 
 # a message said in the first person is about its speaker: the same words from another speaker are another fact

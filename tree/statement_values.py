@@ -21,6 +21,7 @@ from .scan_corpus import CHAT_WORDS
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _TOKEN = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
 _DIGIT = re.compile(r"\d")
+_FROM_TO = re.compile(r"\bfrom\s+(.+?)\s+to\b", re.I)
 
 # words that say a value changed, not what it belongs to: left out of the subject ("now" is a stop word:
 # the analyzer drops it, so the raw words are kept too)
@@ -28,7 +29,7 @@ _CHANGE_TEXT = """
 now new newly change changed changes moved move moving switched switch switching updated update anymore longer
 instead currently current actually since recently migrated migrate became become replaced replace renamed rename
 used previously earlier old older latest still today yesterday week month year officially finally going upgraded
-upgrade downgraded moved no
+upgrade downgraded moved no heads fyi reminder starting
 """
 CHANGE_RAW = frozenset(_CHANGE_TEXT.split())
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
@@ -43,13 +44,17 @@ class Statement:
     sentence: str
     subject: frozenset[str]
     values: tuple[tuple[str, str], ...]   # (value, kind): kind "number", "date", "name" or "mixed"
+    was: tuple[tuple[str, str], ...] = ()  # values it says were replaced ("from 5432 to 6543": 5432)
 
     def value_set(self) -> frozenset[str]:
         return frozenset(v for v, _ in self.values)
 
 
+_EMOTICON = re.compile(r"<3+|[:;]-?[()DPp]\B")
+
+
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    return [s.strip() for s in _SENTENCE.split(_EMOTICON.sub(" ", text)) if s and s.strip()]
 
 
 def proper_words(texts: Iterable[str]) -> frozenset[str]:
@@ -95,6 +100,8 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
             run.clear()
 
     for i, tok in enumerate(toks):
+        if tok[:1].isupper() and leave_out and set(analyze(tok)) <= leave_out:
+            continue   # a speaker's name ("Caroline, glad you found ...") is neither subject nor value
         k = _kind(tok, i == 0, proper)
         if k is None:
             close()
@@ -104,7 +111,11 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
     close()
     subject = frozenset(t for t in analyze(" ".join(plain))
                         if t not in CHANGE_WORDS and t not in CHAT_WORDS and t not in leave_out)
-    return Statement(sentence, subject, tuple(dict.fromkeys(values)))
+    values = list(dict.fromkeys(values))
+    m = _FROM_TO.search(sentence)
+    old = " ".join(_TOKEN.findall(m.group(1))).casefold() if m else ""
+    was = [(v, k) for v, k in values if old and v in old]
+    return Statement(sentence, subject, tuple(x for x in values if x not in was), tuple(was))
 
 
 def statements(text: str, proper: frozenset[str], leave_out: frozenset[str] = frozenset()) -> list[Statement]:
@@ -114,7 +125,7 @@ def statements(text: str, proper: frozenset[str], leave_out: frozenset[str] = fr
 def replaced_values(a: Iterable[tuple[str, str]], b: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
     """The values ``a`` gives that ``b`` replaces, as ``(kind, a's value, b's value)``, one per kind
     both give a value of that the other lacks: "on 5432" vs "on 6543" -> [("number", "5432", "6543")].
-    A date told beside another changed value ("since 3 March") is not itself a replaced value."""
+    Two kinds replaced at once ("Drift launch on 12 May" / "Falcon launch on 3 June") are two facts."""
     a, b = list(a), list(b)
     shared = {v for v, _ in a} & {v for v, _ in b}
     only_a = [(v, k) for v, k in a if v not in shared]
@@ -131,6 +142,4 @@ def replaced_values(a: Iterable[tuple[str, str]], b: Iterable[tuple[str, str]]) 
         vb = [v for v, k in only_b if k in ("mixed", "name", "number")]
         if va and vb and "mixed" in {k for _, k in only_a + only_b}:
             out.append(("mixed", va[0], vb[0]))
-    if len(out) > 1:
-        out = [o for o in out if o[0] != "date"] or out
     return out
