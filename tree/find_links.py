@@ -3,7 +3,7 @@
 Two entries are related when the subject words they share weigh much of what each says: the
 cosine of their content terms weighted by idf (rare words count most) reaches
 ``dream_link_similarity``, and they share at least two rare words (in at most one entry in 300,
-or 4): "aerial yoga" relates two messages, "favorite part" does not. Speakers' names and small
+or 8): "aerial yoga" relates two messages, "favorite part" does not. Speakers' names and small
 talk are not content (``scan_corpus``): two messages are not related for being between the same
 people or both saying "thanks". Pairs that are duplicates or one fact's old and new value are
 left to those findings; entries already linked either way, parts of one message, and closed
@@ -24,7 +24,7 @@ from .settings import TreeSettings
 
 MIN_SHARED = 2          # rare words two related entries share at least
 RARE_SHARE = 1 / 300    # a rare word: in at most this share of the entries ...
-RARE_FLOOR = 4          # ... or this many
+RARE_FLOOR = 8          # ... or this many
 
 
 def _idf(corpus: Corpus) -> dict[str, float]:

@@ -66,12 +66,13 @@ def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
 
 
 def _other_subjects(a: Statement, b: Statement, shared: frozenset[str], weight: dict[str, float]) -> bool:
-    """Each statement has a word of its own as rare as the words they share: "the chat backend runs
-    release 4.3" and "the fraud backend runs release 7.1" are about two backends."""
+    """Each statement has a word of its own rarer than the commonest word they share: "the
+    production auth proxy listens on port 5581" and "the preview auth proxy listens on port 4767"
+    are about two proxies. One statement may say more ("you can find the office at ...")."""
     if not shared:
         return True
-    bar = sum(weight[t] for t in shared) / len(shared)
-    return any(weight[t] >= bar for t in a.subject - shared) and any(weight[t] >= bar for t in b.subject - shared)
+    bar = min(weight[t] for t in shared)
+    return any(weight[t] > bar for t in a.subject - shared) and any(weight[t] > bar for t in b.subject - shared)
 
 
 def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:

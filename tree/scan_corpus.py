@@ -22,7 +22,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from . import dates
-from .analysis import analyze
+from .analysis import analyze, words
 from .entry import Entry, parse
 from .errors import InvalidEntry, InvalidPath
 from .lifecycle import decayed_importance
@@ -191,7 +191,7 @@ def read_corpus(tree: Any, now: datetime | None = None) -> Corpus:
         at = next((str(s.get("at", "")) for s in msgs if s.get("at")), "") or e.created_at
         items.append(ScanItem(
             path=p, entry=e, text=text, norm=normalized(text),
-            terms=tuple(t for t in analyze(text) if t not in names and t not in CHAT_WORDS),
+            terms=content_terms(text, names),
             speakers=speakers_of.get(p, frozenset()),
             messages=frozenset(str(s.get("ref", "")) for s in msgs if s.get("ref")),
             moment=moment_of(at), age_days=_age_days(e, now), signal=signals.get(p, Signal(p)),
@@ -204,6 +204,13 @@ def read_corpus(tree: Any, now: datetime | None = None) -> Corpus:
         backlinks.update(it.links)
     return Corpus(items=items, by_path={it.path: it for it in items}, df=df, names=frozenset(names),
                   backlinks=backlinks, unreadable=unreadable, now=now)
+
+
+def content_terms(text: str, names: frozenset[str]) -> tuple[str, ...]:
+    """The analyzed terms of ``text`` but small talk and the speakers' names where written as names
+    (capitalized: "Dev, the dev database ..." keeps the second "dev")."""
+    named = {t for w in words(text) if w[:1].isupper() for t in analyze(w) if t in names}
+    return tuple(t for t in analyze(text) if t not in CHAT_WORDS and t not in named)
 
 
 def importance_now(it: ScanItem) -> float:

@@ -61,7 +61,7 @@ class TreeSettings:
     dream_min_terms: int = 3         # an entry saying fewer subject words (small talk) is never merged nor linked
     dream_near_similarity: float = 0.6   # near duplicates share this share of their subject words (Jaccard) ...
     dream_semantic_similarity: float = 0.9   # ... or, with semantic_weight, mean this close (cosine) and share 0.3
-    dream_supersede_overlap: float = 0.6     # a later value of the same subject: the statements share this share
+    dream_supersede_overlap: float = 0.4     # a later value of the same subject: the statements share this share
     dream_link_similarity: float = 0.3   # related entries: tf-idf cosine of their subject words at least this
     dream_links_per_entry: int = 3   # links proposed per entry, at most
     archive_after_days: float = 180.0    # archive candidates: unchanged this long, never retrieved ...

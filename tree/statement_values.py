@@ -34,7 +34,14 @@ upgrade downgraded moved no heads fyi reminder starting
 CHANGE_RAW = frozenset(_CHANGE_TEXT.split())
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
-_NOT_NAMES = STOP_WORDS | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "thanks"}
+# capitalized words that name nothing: interjections, small talk, words announcing a change ("Heads up", "FYI")
+_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh",
+                                        "thanks", "fyi", "btw", "heads", "wow", "omg", "lol", "ps", "hmm", "yeah"}
+
+
+def _no_name(word: str) -> bool:
+    low = word.lower()
+    return low in _NOT_NAMES or (bool(analyze(low)) and set(analyze(low)) <= CHAT_WORDS)
 
 
 @dataclass(frozen=True)
@@ -70,16 +77,16 @@ def proper_words(texts: Iterable[str]) -> frozenset[str]:
             lower.update(t for t in toks if t[:1].islower())
             if toks and toks[0][:1].isupper():
                 capital.add(toks[0])
-    return frozenset(t for t in capital if t.lower() not in _NOT_NAMES and
+    return frozenset(t for t in capital if not _no_name(t) and
                      (t.lower() not in lower or t[1:].isupper()))
 
 
 def _kind(tok: str, first: bool, proper: frozenset[str]) -> str | None:
     if _DIGIT.search(tok):
         return "number"
-    if tok.lower() in MONTHS and len(tok) > 3:
+    if tok.lower() in MONTHS and (len(tok) > 3 or (tok[:1].isupper() and not first)):
         return "date"
-    if tok[:1].isupper() and tok.lower() not in _NOT_NAMES and (not first or tok in proper):
+    if tok[:1].isupper() and not _no_name(tok) and (not first or tok in proper):
         return "name"
     return None
 
@@ -109,8 +116,7 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
         else:
             run.append((tok, k))
     close()
-    subject = frozenset(t for t in analyze(" ".join(plain))
-                        if t not in CHANGE_WORDS and t not in CHAT_WORDS and t not in leave_out)
+    subject = frozenset(t for t in analyze(" ".join(plain)) if t not in CHANGE_WORDS and t not in CHAT_WORDS)
     values = list(dict.fromkeys(values))
     m = _FROM_TO.search(sentence)
     old = " ".join(_TOKEN.findall(m.group(1))).casefold() if m else ""
