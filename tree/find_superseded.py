@@ -37,7 +37,7 @@ MIN_SHARED = 2
 
 def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[str]) -> list[Statement]:
     return [s for s in statements(it.text, proper, names)
-            if s.values and len(s.subject) >= MIN_SHARED and not s.sentence.rstrip().endswith("?")]
+            if s.values and s.subject and not s.sentence.rstrip().endswith("?")]
 
 
 _EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|this (?:morning|afternoon|"
@@ -45,10 +45,11 @@ _EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today
 _CHANGE_SINCE = re.compile(r"\b(?:from|since|as of|starting(?: from)?)\s+(?:today|tonight|yesterday|this|last)\b", re.I)
 
 
-def episodic(sentence: str) -> bool:
+def episodic(s: Statement) -> bool:
     """The sentence tells what happened at a time ("I ran 5 km this morning"), not what holds:
-    a later count is another event, not a new value. "From today the port is 6543" is a change."""
-    return bool(_EPISODE.search(sentence)) and not _CHANGE_SINCE.search(sentence)
+    a later count is another event, not a new value. "From today the port is 6543" and "the office
+    moved this week" are changes."""
+    return bool(_EPISODE.search(s.sentence)) and not _CHANGE_SINCE.search(s.sentence) and not _changes(s)
 
 
 def _changes(s: Statement) -> bool:
@@ -83,10 +84,14 @@ def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
         said += [(it, s) for s in _subject_statements(it, proper, corpus.names)]
     sdf: Counter = Counter(t for _, s in said for t in s.subject)
     weight = {t: math.log(1 + len(said) / d) for t, d in sdf.items()}
+    # filed under their rarest subject words, and under the values they give or say were replaced: "the
+    # Onyx launch" is found by "Onyx", "moved from 5432 to 6543" by "5432"
+    keys = [s.subject | {"=" + v for v, _ in s.values + s.was} for _, s in said]
+    kdf: Counter = Counter(k for ks in keys for k in ks)
     postings: dict[str, list[int]] = defaultdict(list)
-    for i, (_, s) in enumerate(said):
-        for _, t in sorted((sdf[t], t) for t in s.subject if 2 <= sdf[t] <= MOST)[:KEYS]:
-            postings[t].append(i)
+    for i, ks in enumerate(keys):
+        for _, k in sorted((kdf[k], k) for k in ks if 2 <= kdf[k] <= MOST)[:KEYS]:
+            postings[k].append(i)
     pairs = {(x, y) for ids in postings.values() for n, x in enumerate(ids) for y in ids[n + 1:]}
     best: dict[str, tuple] = {}   # older path -> (sort key, candidate)
     for x, y in sorted(pairs):
@@ -97,12 +102,16 @@ def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
             (a, sa), (b, sb) = (b, sb), (a, sa)
         if a.closed or a.path in b.supersedes:
             continue
+        # a value both give ("the Onyx launch") names what they are about
+        named = frozenset(sa.value_set() & sb.value_set())
         shared = sa.subject & sb.subject
-        if len(shared) < MIN_SHARED or episodic(sa.sentence):
+        if len(shared) + len(named) < MIN_SHARED or episodic(sa):
             continue
         # weighed by rarity: "the loyalty backend runs release 2.1" and "the fraud backend runs release 3.0"
         # share four words of six, but not the one that names what runs
-        overlap = sum(weight[t] for t in shared) / sum(weight[t] for t in sa.subject | sb.subject)
+        top = max(weight.values())
+        overlap = (sum(weight[t] for t in shared) + top * len(named)) / \
+            (sum(weight[t] for t in sa.subject | sb.subject) + top * len(named))
         if overlap < settings.dream_supersede_overlap or _other_subjects(sa, sb, shared, weight):
             continue
         if (a.first_person or b.first_person) and a.speakers != b.speakers:
