@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from .findings import Candidate
 from .paths import natural_key
-from .scan_corpus import Corpus, ScanItem, blocked_pairs
+from .scan_corpus import Corpus, ScanItem, blocked_pairs, each_has_its_own
 from .settings import TreeSettings
 from .statement_values import proper_words, replaced_values, statements
 
@@ -124,6 +124,8 @@ def find_near(corpus: Corpus, settings: TreeSettings,
         # two speakers echoing each other ("keep spreading positivity!") say no fact twice; a fact
         # one restates after the other carries its value (a port, a name, a date)
         if a.speakers != b.speakers and not {v for v, _ in values_of(a)} & {v for v, _ in values_of(b)}:
+            continue
+        if each_has_its_own(a.term_set, b.term_set, weight, strict=False):
             continue
         sim = jaccard(a.term_set, b.term_set, weight)
         if sim < settings.dream_near_similarity:

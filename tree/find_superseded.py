@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 
 from .findings import Candidate
 from .paths import natural_key
-from .scan_corpus import Corpus, ScanItem
+from .scan_corpus import Corpus, ScanItem, each_has_its_own
 from .settings import TreeSettings
 from .statement_values import CHANGE_RAW, Statement, proper_words, replaced_values, statements
 from .analysis import analyze
@@ -66,16 +66,6 @@ def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
     return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
 
 
-def _other_subjects(a: Statement, b: Statement, shared: frozenset[str], weight: dict[str, float]) -> bool:
-    """Each statement has a word of its own rarer than the commonest word they share: "the
-    production auth proxy listens on port 5581" and "the preview auth proxy listens on port 4767"
-    are about two proxies. One statement may say more ("you can find the office at ...")."""
-    if not shared:
-        return True
-    bar = min(weight[t] for t in shared)
-    return any(weight[t] > bar for t in a.subject - shared) and any(weight[t] > bar for t in b.subject - shared)
-
-
 def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
     items = [it for it in corpus.items if it.moment]
     proper = proper_words(it.text for it in corpus.items)
@@ -112,7 +102,7 @@ def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
         top = max(weight.values())
         overlap = (sum(weight[t] for t in shared) + top * len(named)) / \
             (sum(weight[t] for t in sa.subject | sb.subject) + top * len(named))
-        if overlap < settings.dream_supersede_overlap or _other_subjects(sa, sb, shared, weight):
+        if overlap < settings.dream_supersede_overlap or each_has_its_own(sa.subject, sb.subject, weight):
             continue
         if (a.first_person or b.first_person) and a.speakers != b.speakers:
             continue

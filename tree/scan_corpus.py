@@ -213,6 +213,21 @@ def content_terms(text: str, names: frozenset[str]) -> tuple[str, ...]:
     return tuple(t for t in analyze(text) if t not in CHAT_WORDS and t not in named)
 
 
+def each_has_its_own(a: frozenset[str], b: frozenset[str], weight: dict[str, float], *,
+                     strict: bool = True) -> bool:
+    """Each of two term sets has a term of its own rarer (heavier) than the commonest term they share:
+    "the production auth proxy listens on 5581" / "the preview auth proxy listens on 4767", "Tariq owns
+    the fraud rota" / "Tariq owns the refunds rota" are about two things. One may say more than the
+    other ("you can find the office at ..."). ``strict=False``: rarer than the shared terms' mean
+    weight, for two wordings of one fact ("FYI the proxy port is 5581" / "port 5581 is where the
+    proxy listens": "fyi" and "listens" are their own, but common)."""
+    shared = a & b
+    if not shared:
+        return True
+    bar = min(weight[t] for t in shared) if strict else sum(weight[t] for t in shared) / len(shared)
+    return any(weight[t] > bar for t in a - shared) and any(weight[t] > bar for t in b - shared)
+
+
 def importance_now(it: ScanItem) -> float:
     """The entry's importance as ranking sees it today: decayed since it last changed."""
     return decayed_importance(it.signal.importance, it.age_days)
