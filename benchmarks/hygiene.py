@@ -24,6 +24,10 @@ the truth:
 - ``archive``: no truth (the stream is curated today; nothing is old): the count, and the count
   when the scan looks 400 days ahead.
 
+``--locomo N`` (3 by default) also scans a memory of the first N LoCoMo conversations, where nothing
+is known to repeat or change: the candidates of each kind and a sample of each show what fires
+spuriously on real chats.
+
 Also: the entries, the time to curate and to scan, and (for the lead's after-dream comparison)
 the questions ``generate`` gives, asked before any dream: how often the current value is in the
 first hit for "current" questions, and the old value within the first five for "before" ones.
@@ -226,6 +230,40 @@ def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, A
     return out
 
 
+def run_locomo(n: int, engine: str, cfg: dict[str, Any], samples_per_kind: int = 3) -> dict[str, Any]:
+    """The scan on real chats, where nothing is known to repeat or change: the first ``n`` LoCoMo
+    conversations curated verbatim, the candidates of each kind and a sample of each (what fires
+    spuriously shows here)."""
+    import random
+
+    import locomo
+    from memgrove import Memory
+    from memgrove.tree.scan import scan
+
+    samples = locomo.load_samples(locomo.default_data())[:n]
+    out: dict[str, Any] = {"conversations": [s["sample_id"] for s in samples]}
+    with scratch_dir("memgrove-hygiene-locomo-", cfg, out) as tmp:
+        with Memory.open(tmp, create=True, durable=False, engine=engine) as mem:
+            for s in samples:
+                mem.ingest(conversation=locomo.to_conversation(s))
+            out["entries"] = mem.count()
+            t = time.perf_counter()
+            cands = scan(mem.tree)
+            out["scan_s"] = round(time.perf_counter() - t, 2)
+            out["found"] = {k: sum(c.kind == k for c in cands) for k in KINDS}
+            later = mem.tree._clock() + timedelta(days=400)
+            out["found"]["archive_400_days_on"] = len(scan(mem.tree, kinds="archive", now=later))
+            pick = random.Random(0)
+            out["samples"] = {}
+            for k in KINDS:
+                some = [c for c in cands if c.kind == k]
+                pick.shuffle(some)
+                out["samples"][k] = [{"confidence": c.confidence, "reason": c.reason,
+                                      "texts": [" ".join(mem.read(p).body.split())[:160] for p in c.paths]}
+                                     for c in some[:samples_per_kind]]
+    return out
+
+
 def render(report: dict[str, Any]) -> str:
     lines = ["# hygiene: the scan on a generated year of chats", "",
              f"seed {report['config']['seed']}, engine {report['config']['engine']}, "
@@ -244,6 +282,17 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", f"Before any dream: the current value is in the first hit for {b['current_first_hit']} of "
                   f"{b['current_questions']} \"current\" questions (an old value is, alone, for {b['old_value_first_hit']}); "
                   f"the old value is in the first five for {b['before_in_top5']} of {b['before_questions']} \"before\" questions.", ""]
+    lo = report.get("locomo")
+    if lo:
+        f = lo["found"]
+        lines += [f"## LoCoMo, {len(lo['conversations'])} conversations ({lo['entries']:,} entries), scanned in "
+                  f"{lo['scan_s']} s", "",
+                  "Found: " + ", ".join(f"{k} {f[k]}" for k in KINDS)
+                  + f" ({f['archive_400_days_on']} archive candidates looking 400 days on).", ""]
+        for k in KINDS:
+            for smp in lo["samples"][k]:
+                lines.append(f"- {k} ({smp['confidence']}): " + " / ".join(repr(t) for t in smp["texts"]))
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -254,10 +303,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--engine", default="whoosh", choices=["whoosh", "tantivy"])
     ap.add_argument("--out", type=Path, default=RESULTS / "hygiene.json")
     ap.add_argument("--keep", action="store_true", help="keep the built memories (their folders are in the report)")
+    ap.add_argument("--locomo", type=int, default=3, metavar="N",
+                    help="also scan the first N LoCoMo conversations (0: none; the data: benchmarks/locomo.py)")
     a = ap.parse_args(argv)
-    cfg = {"sizes": a.sizes, "seed": a.seed, "engine": a.engine, "keep": a.keep}
+    cfg = {"sizes": a.sizes, "seed": a.seed, "engine": a.engine, "keep": a.keep, "locomo": a.locomo}
     report: dict[str, Any] = {"config": cfg, "argv": list(argv if argv is not None else sys.argv[1:]),
                               "runs": [run_size(n, a.seed, a.engine, cfg) for n in a.sizes]}
+    if a.locomo:
+        report["locomo"] = run_locomo(a.locomo, a.engine, cfg)
     report["machine"] = machine_info(a.seed)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -27,7 +27,7 @@ from .findings import Candidate
 from .paths import natural_key
 from .scan_corpus import Corpus, ScanItem, each_has_its_own
 from .settings import TreeSettings
-from .statement_values import CHANGE_RAW, Statement, proper_words, replaced_values, statements
+from .statement_values import CHANGE_VERBS, Statement, proper_words, replaced_values, statements
 from .analysis import analyze
 
 KEYS = 4        # rarest subject words a statement is filed under
@@ -54,7 +54,7 @@ def episodic(s: Statement) -> bool:
 
 def _changes(s: Statement) -> bool:
     """The statement says its value changed ("now", "moved", "from ... to")."""
-    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_RAW) or bool(s.was)
+    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_VERBS) or bool(s.was)
 
 
 def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:

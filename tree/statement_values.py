@@ -32,6 +32,11 @@ used previously earlier old older latest still today yesterday week month year o
 upgrade downgraded moved no heads fyi reminder starting
 """
 CHANGE_RAW = frozenset(_CHANGE_TEXT.split())
+# the words that say a value changed ("since we talked" says nothing of the kind)
+CHANGE_VERBS = frozenset("""
+now moved changed switched updated upgraded downgraded migrated replaced renamed anymore instead longer
+""".split())
+_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
 # capitalized words that name nothing: interjections, small talk, words announcing a change ("Heads up", "FYI")
@@ -84,7 +89,7 @@ def proper_words(texts: Iterable[str]) -> frozenset[str]:
 def _kind(tok: str, first: bool, proper: frozenset[str]) -> str | None:
     if _DIGIT.search(tok):
         return "number"
-    if tok.lower() in MONTHS and (len(tok) > 3 or (tok[:1].isupper() and not first)):
+    if (tok.lower() in MONTHS and (len(tok) > 3 or (tok[:1].isupper() and not first))) or tok.lower() in _WEEKDAYS:
         return "date"
     if tok[:1].isupper() and not _no_name(tok) and (not first or tok in proper):
         return "name"
