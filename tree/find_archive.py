@@ -1,7 +1,8 @@
 """Archive candidates: entries nobody has needed for a long time.
 
 An entry is proposed for the archive when all of these hold: it has not changed for
-``archive_after_days``; it was never delivered as evidence (``access_count`` 0 in the signals);
+``archive_after_days``; it was never delivered as evidence (``access_count`` 0 in the signals) and
+is still a draft (never promoted by use);
 its importance, decayed since it last changed (``lifecycle.decayed_importance``), is below
 ``archive_importance``; and it is none of what must stay searchable: an entry the user marked
 ``keep: true``, a closed fact (``supersededBy``: history a question about the past needs), the
@@ -37,7 +38,7 @@ def find_archive(corpus: Corpus, settings: TreeSettings, busy: frozenset[str] = 
     for it in corpus.items:
         if it.keep or it.closed or it.path in successors or it.path in busy:
             continue
-        if it.age_days < settings.archive_after_days or it.signal.access_count > 0:
+        if it.age_days < settings.archive_after_days or it.signal.access_count > 0 or it.signal.maturity != "draft":
             continue
         importance = importance_now(it)
         if importance >= settings.archive_importance or _linked_from_elsewhere(it, corpus, linking):
