@@ -231,3 +231,33 @@ def test_the_scan_is_deterministic_and_writes_nothing(mem: Memory) -> None:
     # and a fresh process reading the same files finds the same
     with Memory.open(mem.home.parent, durable=False) as again:
         assert [c.to_dict() for c in scan(again.tree)] == first
+
+
+class TopicEncoder:
+    """A stand-in sentence encoder: texts about the orders database mean one thing, the rest another."""
+
+    name = "topics-1"
+    dim = 2
+
+    def encode(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        return np.array([[1.0, 0.0] if "orders" in t.lower() else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+
+def test_with_semantic_weight_the_same_meaning_in_other_words_is_a_near_duplicate(tmp_path: Path) -> None:
+    ops = [{"op": "ADD", "path": "db/choice/a.md", "title": "Orders database", "reason": "t",
+            "content": "The orders service database will be Postgres on the shared cluster, decided at the review."},
+           {"op": "ADD", "path": "db/choice/b.md", "title": "Orders database", "reason": "t",
+            "content": "For the orders service we picked Postgres as its database, running on the shared cluster."},
+           {"op": "ADD", "path": "food/lunch/c.md", "title": "Lunch", "reason": "t",
+            "content": "The team likes the ramen place on the corner."}]
+    with Memory.open(tmp_path, create=True, durable=False) as m:
+        m.curate(ops)
+        assert found(m, "near_duplicate") == []          # by the words alone: related, not the same
+        assert [c.paths for c in found(m, "link")] == [("db/choice/a.md", "db/choice/b.md")]
+    with Memory.open(tmp_path, durable=False, semantic_weight=0.5) as m:
+        m.tree.encoder = TopicEncoder()
+        [near] = found(m, "near_duplicate")
+        assert near.paths == ("db/choice/a.md", "db/choice/b.md") and near.confidence <= 0.95
+        assert found(m, "link") == []                     # one finding per pair

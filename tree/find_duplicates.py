@@ -125,10 +125,9 @@ def find_near(corpus: Corpus, settings: TreeSettings,
         # one restates after the other carries its value (a port, a name, a date)
         if a.speakers != b.speakers and not {v for v, _ in values_of(a)} & {v for v, _ in values_of(b)}:
             continue
-        if each_has_its_own(a.term_set, b.term_set, weight, strict=False):
-            continue
         sim = jaccard(a.term_set, b.term_set, weight)
-        if sim < settings.dream_near_similarity:
+        if sim < settings.dream_near_similarity or each_has_its_own(a.term_set, b.term_set, weight, strict=False):
+            # the words differ too much: the meaning may still be the same
             if cosine is None or sim < NEAR_FLOOR:
                 continue
             cos = cosine(a.path, b.path)
