@@ -19,8 +19,8 @@ the truth:
   merged into, is proposed as superseded by a later value);
 - ``link``: right when both entries are about the same fact, judged on the links that touch a fact
   (two filler messages sharing words may well be related: those are counted, not judged); recall is
-  over the entries of facts said in at least two entries that no other finding joins (found when
-  linked to one of them);
+  over the entries of facts said in at least two entries that no other finding joins, once
+  duplicates are merged (found when linked to one of them);
 - ``archive``: no truth (the stream is curated today; nothing is old): the count, and the count
   when the scan looks 400 days ahead.
 
@@ -171,10 +171,10 @@ def evaluate(cands: list[Any], stream: Stream, refs: dict[str, list[str]]) -> di
     for c in by_kind["link"]:
         linked[c.paths[0]].add(c.paths[1])
         linked[c.paths[1]].add(c.paths[0])
-    entries_of: dict[str, set[str]] = defaultdict(set)
+    entries_of: dict[str, set[str]] = defaultdict(set)   # a fact -> the entries saying it, once merged
     for p in refs:
         for t in fact(p):
-            entries_of[t["fact"]].add(p)
+            entries_of[t["fact"]].add(home(p))
     need = found = 0
     for f, ps in entries_of.items():
         for p in ps:

@@ -34,8 +34,9 @@ def _idf(corpus: Corpus) -> dict[str, float]:
 
 
 def find_links(corpus: Corpus, settings: TreeSettings,
-               exclude: frozenset[frozenset[str]] = frozenset()) -> list[Candidate]:
-    """``exclude``: pairs of paths another finding already covers (duplicates, superseded)."""
+               exclude: frozenset[frozenset[str]] = frozenset(), skip: frozenset[str] = frozenset()) -> list[Candidate]:
+    """``exclude``: pairs of paths another finding already covers (duplicates, superseded);
+    ``skip``: entries to leave out (exact duplicates merged into their group's kept entry)."""
     cap = settings.dream_links_per_entry
     if cap == 0:
         return []
@@ -45,7 +46,7 @@ def find_links(corpus: Corpus, settings: TreeSettings,
     rare = max(RARE_FLOOR, len(items) * RARE_SHARE)
 
     def takes_part(it: ScanItem) -> bool:
-        return not it.closed and len(it.term_set) >= settings.dream_min_terms
+        return not it.closed and it.path not in skip and len(it.term_set) >= settings.dream_min_terms
 
     scored: list[tuple[float, str, str, list[str]]] = []
     for i, j in blocked_pairs(items, corpus.df, k=6, keep=takes_part):

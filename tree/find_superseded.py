@@ -66,8 +66,9 @@ def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
     return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
 
 
-def find_superseded(corpus: Corpus, settings: TreeSettings) -> list[Candidate]:
-    items = [it for it in corpus.items if it.moment]
+def find_superseded(corpus: Corpus, settings: TreeSettings, skip: frozenset[str] = frozenset()) -> list[Candidate]:
+    """``skip``: entries to leave out (exact duplicates merged into their group's kept entry)."""
+    items = [it for it in corpus.items if it.moment and it.path not in skip]
     proper = proper_words(it.text for it in corpus.items)
     said: list[tuple[ScanItem, Statement]] = []
     for it in items:

@@ -7,7 +7,8 @@ queues for review.
 Every entry is read once (``scan_corpus``); each kind of finding is a plain function over what
 was read: ``find_duplicates`` (duplicate, near_duplicate), ``find_superseded``, ``find_links``,
 ``find_archive``. An entry in a duplicate or superseded candidate is not also proposed for a
-link with its partner nor for the archive: one finding per fact. Scanning writes nothing to the
+link with its partner nor for the archive: one finding per fact; an exact duplicate that its
+group's kept entry absorbs takes part in no other finding (dream merges it on its own). Scanning writes nothing to the
 tree or its journal (with ``semantic_weight`` on, entries' missing vectors are computed and kept
 in ``vectors.db``, as a search would). Candidates come sorted by kind, then paths: the same tree
 scanned twice gives the same list.
@@ -65,16 +66,18 @@ def scan(tree: Any, settings: TreeSettings | None = None, *, kinds: Iterable[str
     corpus = read_corpus(tree, now or tree._clock())
     cosine = _cosine(tree, corpus) if settings.semantic_weight > 0 and "near_duplicate" in wanted else None
     found: list[Candidate] = []
-    # duplicates and superseded pairs are found whenever a later kind must not repeat them
-    duplicates = frozenset({"duplicate", "near_duplicate"})
-    if wanted & (duplicates | {"link", "archive"}):
-        found += find_duplicates(corpus, settings, cosine, kinds=duplicates if wanted & {"link", "archive"}
-                                 else wanted & duplicates)
+    # exact duplicates are always found (cheap): every other finding is about the entry each group keeps,
+    # since dream merges the rest away on its own; near duplicates and superseded pairs are found
+    # whenever a later kind must not repeat them
+    found += find_duplicates(corpus, settings, cosine, kinds=frozenset({"duplicate"}))
+    merged_away = frozenset(p for c in found for p in c.paths[1:])
+    if wanted & {"near_duplicate", "link", "archive"}:
+        found += find_duplicates(corpus, settings, cosine, kinds=frozenset({"near_duplicate"}))
     if wanted & {"superseded", "link", "archive"}:
-        found += find_superseded(corpus, settings)
+        found += find_superseded(corpus, settings, skip=merged_away)
     covered = frozenset(frozenset((a, b)) for c in found for a in c.paths for b in c.paths if a != b)
     if "link" in wanted:
-        found += find_links(corpus, settings, exclude=covered)
+        found += find_links(corpus, settings, exclude=covered, skip=merged_away)
     if "archive" in wanted:
         busy = frozenset(p for c in found if c.kind != "link" for p in c.paths)
         found += find_archive(corpus, settings, busy=busy)
