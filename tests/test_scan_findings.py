@@ -261,3 +261,23 @@ def test_with_semantic_weight_the_same_meaning_in_other_words_is_a_near_duplicat
         [near] = found(m, "near_duplicate")
         assert near.paths == ("db/choice/a.md", "db/choice/b.md") and near.confidence <= 0.95
         assert found(m, "link") == []                     # one finding per pair
+
+
+def test_every_finding_names_the_entry_a_duplicate_group_keeps(mem: Memory) -> None:
+    said = "The staging database listens on port 5432."
+    for n, day in enumerate((0, 3, 6)):
+        mem.ingest(conversation=chat(f"c{n}", ("Ana", said), ("Ben", "The Grafana board for the payment gateway shows latency."),
+                                     start=T0 + timedelta(days=day)))
+    mem.ingest(conversation=chat("new", ("Ana", "The staging database now listens on port 6543."),
+                                 ("Ben", "Payment gateway latency again: the Grafana alerts fired."), start=T0 + timedelta(days=20)))
+    got = scan(mem.tree)
+    merged_away = {p for c in got if c.kind == "duplicate" for p in c.paths[1:]}
+    assert len(merged_away) == 4                       # two groups of three
+    assert not merged_away & {p for c in got if c.kind != "duplicate" for p in c.paths}
+    [sup] = [c for c in got if c.kind == "superseded"]
+    assert sup.paths[1] == entry_of(mem, "c0", "5432")
+    # what loses nothing applies one candidate after another: merges, then links
+    for c in got:
+        if c.action in ("MERGE", "LINK"):
+            mem.curate(list(c.ops))
+    assert [c.kind for c in scan(mem.tree)] == ["superseded"]
