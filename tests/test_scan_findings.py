@@ -281,3 +281,14 @@ def test_every_finding_names_the_entry_a_duplicate_group_keeps(mem: Memory) -> N
         if c.action in ("MERGE", "LINK"):
             mem.curate(list(c.ops))
     assert [c.kind for c in scan(mem.tree)] == ["superseded"]
+
+
+def test_an_empty_tree_and_an_unreadable_entry_are_no_error(mem: Memory) -> None:
+    assert scan(mem.tree) == []
+    bad = mem.home / "tree" / "notes" / "misc" / "broken.md"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("---\ntitle: [unclosed\n---\n# x\n", encoding="utf-8")
+    (bad.parent / "binary.md").write_bytes(b"\xff\xfe\x00garbage")
+    mem.curate([{"op": "ADD", "path": "notes/misc/fine.md", "title": "Fine", "reason": "t",
+                 "content": "The quarterly budget review happens every first Monday."}])
+    assert scan(mem.tree) == []
