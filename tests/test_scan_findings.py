@@ -260,7 +260,7 @@ def test_with_semantic_weight_the_same_meaning_in_other_words_is_a_near_duplicat
         m.tree.encoder = TopicEncoder()
         [near] = found(m, "near_duplicate")
         assert near.paths == ("db/choice/a.md", "db/choice/b.md") and near.confidence <= 0.95
-        assert found(m, "link") == []                     # one finding per pair
+        assert found(m, "link") == [] and found(m, "link", kinds="link") == []   # one finding per pair
 
 
 def test_every_finding_names_the_entry_a_duplicate_group_keeps(mem: Memory) -> None:

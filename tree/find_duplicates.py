@@ -31,6 +31,7 @@ from .scan_corpus import Corpus, ScanItem, blocked_pairs, each_has_its_own
 from .settings import TreeSettings
 from .statement_values import proper_words, replaced_values, statements
 
+Cosines = Callable[[list[tuple[str, str]]], list[float]]
 NEAR_FLOOR = 0.3   # words a semantic near duplicate must share at least (Jaccard)
 NEAR_SHARED = 4   # subject words near duplicates share at least: fewer is a shared phrase, not a shared fact
 NEAR_CONFIDENCE = 0.95   # the most a near duplicate is sure of: only the same text is certain
@@ -97,9 +98,9 @@ def _say_other_things(va: list[tuple[str, str]], vb: list[tuple[str, str]]) -> b
 
 
 def find_near(corpus: Corpus, settings: TreeSettings,
-              cosine: Callable[[str, str], float | None] | None = None) -> list[Candidate]:
-    """``cosine(path_a, path_b)``: how close two entries' meanings are (None: unknown), when
-    ``semantic_weight`` is on."""
+              cosines: Cosines | None = None) -> list[Candidate]:
+    """``cosines([(path_a, path_b), ...])``: how close each pair's meanings are, when
+    ``semantic_weight`` is on (asked once, for the pairs whose words alone do not decide)."""
     items = corpus.items
     # an exact duplicate that will be merged into its group's kept entry takes part through that entry
     merged_away = {it.path for g in exact_groups(corpus, settings) for it in sorted(g, key=_kept_order(corpus))[1:]}
@@ -114,6 +115,7 @@ def find_near(corpus: Corpus, settings: TreeSettings,
         return values[it.path]
 
     edges: dict[tuple[int, int], float] = {}
+    ask: list[tuple[int, int, float]] = []
     takes_part = lambda it: eligible(it, settings) and it.path not in merged_away  # noqa: E731
     for i, j in sorted(blocked_pairs(items, corpus.df, keep=takes_part)):
         a, b = items[i], items[j]
@@ -125,18 +127,19 @@ def find_near(corpus: Corpus, settings: TreeSettings,
         # one restates after the other carries its value (a port, a name, a date)
         if a.speakers != b.speakers and not {v for v, _ in values_of(a)} & {v for v, _ in values_of(b)}:
             continue
-        sim = jaccard(a.term_set, b.term_set, weight)
-        if sim < settings.dream_near_similarity or each_has_its_own(a.term_set, b.term_set, weight, strict=False):
-            # the words differ too much: the meaning may still be the same
-            if cosine is None or sim < NEAR_FLOOR:
-                continue
-            cos = cosine(a.path, b.path)
-            if cos is None or cos < settings.dream_semantic_similarity:
-                continue
-            sim = max(sim, cos)
         if _say_other_things(values_of(a), values_of(b)):
             continue
+        sim = jaccard(a.term_set, b.term_set, weight)
+        if sim < settings.dream_near_similarity or each_has_its_own(a.term_set, b.term_set, weight, strict=False):
+            # the words differ too much: the meaning may still be the same (asked below, all at once)
+            if cosines is not None and sim >= NEAR_FLOOR:
+                ask.append((i, j, sim))
+            continue
         edges[(i, j)] = sim
+    if ask and cosines is not None:
+        for (i, j, sim), cos in zip(ask, cosines([(items[i].path, items[j].path) for i, j, _ in ask])):
+            if cos >= settings.dream_semantic_similarity:
+                edges[(i, j)] = max(sim, cos)
     return _components(corpus, edges)
 
 
@@ -171,9 +174,9 @@ def _components(corpus: Corpus, edges: dict[tuple[int, int], float]) -> list[Can
 
 
 def find_duplicates(corpus: Corpus, settings: TreeSettings,
-                    cosine: Callable[[str, str], float | None] | None = None,
+                    cosines: Cosines | None = None,
                     kinds: frozenset[str] = frozenset({"duplicate", "near_duplicate"})) -> list[Candidate]:
     out = find_exact(corpus, settings) if "duplicate" in kinds else []
     if "near_duplicate" in kinds:
-        out += find_near(corpus, settings, cosine)
+        out += find_near(corpus, settings, cosines)
     return out

@@ -24,6 +24,7 @@ from .find_duplicates import find_duplicates
 from .find_links import find_links
 from .find_superseded import find_superseded
 from .findings import KINDS, Candidate
+from .meaning import MEANING_CHARS
 from .scan_corpus import Corpus, read_corpus
 from .settings import TreeSettings
 
@@ -38,20 +39,19 @@ def _kinds(kinds: Iterable[str] | str | None) -> frozenset[str]:
     return chosen
 
 
-def _cosine(tree: Any, corpus: Corpus) -> Callable[[str, str], float | None]:
-    """Two entries' closeness of meaning from their sentence embeddings (computed once each)."""
+def _cosines(tree: Any, corpus: Corpus) -> Callable[[list[tuple[str, str]]], list[float]]:
+    """Pairs' closeness of meaning from their entries' sentence embeddings: the vectors kept in
+    ``vectors.db`` (``memgrove reindex`` computes them ahead), the missing ones computed in one go."""
     from .vectors import vectors_of
 
-    encoder = tree.meaning_encoder()
-    cache: dict[str, Any] = {}
+    def cosines(pairs: list[tuple[str, str]]) -> list[float]:
+        paths = sorted({p for pair in pairs for p in pair})
+        texts = [(corpus.by_path[p].entry.title + "\n" + corpus.by_path[p].text)[:MEANING_CHARS] for p in paths]
+        rows = vectors_of(texts, tree.meaning_encoder(), tree.vectors)
+        at = {p: i for i, p in enumerate(paths)}
+        return [float(rows[at[a]] @ rows[at[b]]) for a, b in pairs]
 
-    def vector(path: str) -> Any:
-        if path not in cache:
-            it = corpus.by_path[path]
-            cache[path] = vectors_of([(it.entry.title + "\n" + it.text)[:4000]], encoder, tree.vectors)[0]
-        return cache[path]
-
-    return lambda a, b: float(vector(a) @ vector(b))
+    return cosines
 
 
 def scan(tree: Any, settings: TreeSettings | None = None, *, kinds: Iterable[str] | str | None = None,
@@ -64,15 +64,15 @@ def scan(tree: Any, settings: TreeSettings | None = None, *, kinds: Iterable[str
     settings = settings or tree.settings
     wanted = _kinds(kinds)
     corpus = read_corpus(tree, now or tree._clock())
-    cosine = _cosine(tree, corpus) if settings.semantic_weight > 0 and "near_duplicate" in wanted else None
+    cosines = _cosines(tree, corpus) if settings.semantic_weight > 0 and wanted - {"duplicate", "superseded"} else None
     found: list[Candidate] = []
     # exact duplicates are always found (cheap): every other finding is about the entry each group keeps,
     # since dream merges the rest away on its own; near duplicates and superseded pairs are found
     # whenever a later kind must not repeat them
-    found += find_duplicates(corpus, settings, cosine, kinds=frozenset({"duplicate"}))
+    found += find_duplicates(corpus, settings, cosines, kinds=frozenset({"duplicate"}))
     merged_away = frozenset(p for c in found for p in c.paths[1:])
     if wanted & {"near_duplicate", "link", "archive"}:
-        found += find_duplicates(corpus, settings, cosine, kinds=frozenset({"near_duplicate"}))
+        found += find_duplicates(corpus, settings, cosines, kinds=frozenset({"near_duplicate"}))
     if wanted & {"superseded", "link", "archive"}:
         found += find_superseded(corpus, settings, skip=merged_away)
     covered = frozenset(frozenset((a, b)) for c in found for a in c.paths for b in c.paths if a != b)
