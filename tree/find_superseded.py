@@ -128,7 +128,7 @@ def _candidate(a: ScanItem, b: ScanItem, sa: Statement, sb: Statement, shared: f
                kind: str, old_value: str, new_value: str) -> Candidate:
     words = subject_words(sb.sentence, shared)
     subject = " ".join(words)
-    reason = (f"{b.path} ({b.day}) gives {subject} the {kind} {new_value!r} where {a.path} ({a.day}) "
+    reason = (f"{b.path} ({b.day}) gives {subject} the {kind.split(':')[0]} {new_value!r} where {a.path} ({a.day}) "
               f"said {old_value!r}")
     op = {"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}
     if b.day:
@@ -136,6 +136,6 @@ def _candidate(a: ScanItem, b: ScanItem, sa: Statement, sb: Statement, shared: f
     confidence = min(1.0, 0.5 + 0.3 * overlap + (0.2 if _changes(sb) else 0.0))
     return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=(op,), reason=reason,
                      confidence=round(confidence, 3),
-                     evidence={"subject": words, "value_kind": kind, "old_value": old_value,
+                     evidence={"subject": words, "value_kind": kind.split(":")[0], "old_value": old_value,
                                "new_value": new_value, "old_date": a.moment, "new_date": b.moment,
                                "old_statement": sa.sentence[:300], "new_statement": sb.sentence[:300]})

@@ -96,6 +96,14 @@ def _kind(tok: str, first: bool, proper: frozenset[str]) -> str | None:
     return None
 
 
+def _unit(word: str) -> str:
+    """What a number counts, from the word after it ("606 minutes" -> ":minut"), so that "606 minutes"
+    and "819 music boxes" are not one value replaced by another; "" when no word says (a port's
+    number ends its sentence, "port 5432 now")."""
+    terms = [t for t in analyze(word) if t not in CHANGE_WORDS] if word[:1].islower() else []
+    return f":{terms[0]}" if terms else ""
+
+
 def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] = frozenset()) -> Statement:
     """The subject terms and values of one sentence; ``leave_out``: terms that are no subject
     (the speakers' names)."""
@@ -104,23 +112,34 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
     run: list[tuple[str, str]] = []
     plain: list[str] = []
 
-    def close() -> None:
-        if run:
-            kinds = {k for _, k in run}
-            kind = "date" if "date" in kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+    def close(after: str) -> None:
+        if not run:
+            return
+        kinds = {k for _, k in run}
+        if "date" in kinds:
+            # a date is its day, month and year: a name beside it ("Mark 22 November") is a value of its own
+            for t, k in run:
+                if k == "name":
+                    values.append((t.casefold(), "name"))
+            kept = [(t, k) for t, k in run if k != "name"]
+            values.append((" ".join(t for t, _ in kept).casefold(), "date"))
+        else:
+            kind = kinds.pop() if len(kinds) == 1 else "mixed"
+            if kind == "number":
+                kind += _unit(after)
             values.append((" ".join(t for t, _ in run).casefold(), kind))
-            run.clear()
+        run.clear()
 
     for i, tok in enumerate(toks):
         if tok[:1].isupper() and leave_out and set(analyze(tok)) <= leave_out:
             continue   # a speaker's name ("Caroline, glad you found ...") is neither subject nor value
         k = _kind(tok, i == 0, proper)
         if k is None:
-            close()
+            close(tok)
             plain.append(tok)
         else:
             run.append((tok, k))
-    close()
+    close("")
     subject = frozenset(t for t in analyze(" ".join(plain)) if t not in CHANGE_WORDS and t not in CHAT_WORDS)
     values = list(dict.fromkeys(values))
     m = _FROM_TO.search(sentence)
@@ -136,9 +155,12 @@ def statements(text: str, proper: frozenset[str], leave_out: frozenset[str] = fr
 def replaced_values(a: Iterable[tuple[str, str]], b: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
     """The values ``a`` gives that ``b`` replaces, as ``(kind, a's value, b's value)``, one per kind
     both give a value of that the other lacks: "on 5432" vs "on 6543" -> [("number", "5432", "6543")].
+    A number's kind carries what it counts ("number:minut"): 606 minutes do not replace 819 boxes.
     Two kinds replaced at once ("Drift launch on 12 May" / "Falcon launch on 3 June") are two facts."""
     a, b = list(a), list(b)
-    shared = {v for v, _ in a} & {v for v, _ in b}
+    # a value written inside another ("Elm Road" in "12 Elm Road") is that value
+    shared = {v for v, _ in a for w, _ in b if v == w or f" {v} " in f" {w} " or f" {w} " in f" {v} "}
+    shared |= {w for w, _ in b for v, _ in a if v == w or f" {v} " in f" {w} " or f" {w} " in f" {v} "}
     only_a = [(v, k) for v, k in a if v not in shared]
     only_b = [(v, k) for v, k in b if v not in shared]
     out = []
