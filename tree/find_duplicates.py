@@ -8,12 +8,13 @@ chat, each time about something else, and merging them would join unrelated thre
 merged entry's links while saving nothing worth a review.
 
 Near: most subject words shared (Jaccard of content terms, each weighed by its rarity, at least
-``dream_near_similarity``), or
-with ``semantic_weight`` on, the same meaning (cosine at least ``dream_semantic_similarity``)
+``dream_near_similarity``, and neither with a rarer word of its own than the shared words' mean),
+or with ``semantic_weight`` on, the same meaning (cosine at least ``dream_semantic_similarity``)
 and some words shared; at least ``NEAR_SHARED`` words in common; from two speakers, only with a
 value in common (a port, a name, a date: the same fact restated, not a phrase echoed back); never
-two statements giving one subject different values (that is a superseded fact, not a repeat). Pairs are only compared when they share a rare word
-(``scan_corpus.blocked_pairs``), so the work grows with the entries, not their square.
+two statements giving one subject different values (that is a superseded fact, not a repeat).
+Pairs are only compared when they share a rare word (``scan_corpus.blocked_pairs``), so the work
+grows with the entries, not their square.
 
 Each group of duplicates is one candidate: ``paths`` start with the entry kept (the oldest, then
 the most linked to), and each other entry is MERGEd into it (MERGE unions sources, tags, links).
@@ -167,7 +168,8 @@ def _components(corpus: Corpus, edges: dict[tuple[int, int], float]) -> list[Can
         group = [corpus.items[i] for i in ids]
         shared = frozenset.intersection(*(it.term_set for it in group))
         conf = round(min(min(sims), NEAR_CONFIDENCE), 3)
-        reason = f"{len(group)} entries say nearly the same (similarity {min(sims):.2f}; shared: {', '.join(sorted(shared)[:8])})"
+        reason = (f"{len(group)} entries say nearly the same (similarity {min(sims):.2f}; "
+                  f"shared: {', '.join(sorted(shared)[:8])})")
         out.append(_merge_candidate("near_duplicate", group, corpus, min(1.0, conf), reason,
                                     {"similarity": round(min(sims), 3), "shared_terms": sorted(shared)[:20]}))
     return out

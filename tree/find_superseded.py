@@ -1,20 +1,26 @@
 """Superseded facts: a later entry gives the same subject a different value.
 
 "The staging database listens on 5432" (March) then "the staging database now listens on 6543"
-(May): the statements share their subject words (Jaccard at least ``dream_supersede_overlap``,
-two words at least), and one value of one kind (a number, a version, a date, a name, a place)
-is replaced by another. Not superseded:
+(May): the statements share their subject words (two at least, a value both give counting as one:
+"the Onyx launch"; their overlap weighed by rarity at least ``dream_supersede_overlap``), and one
+value of one kind (a number counting the same thing, a version, a date, a name, a place) is
+replaced by another. Not superseded:
 
+- two subjects: each statement has a word of its own rarer than the commonest word they share
+  ("the production auth proxy ..." / "the preview auth proxy ...");
 - two values changed at once ("Alice's phone is 555-1234" / "Bob's phone is 555-9876"): two
   facts sharing a template, not one fact changed;
 - a first-person statement by another speaker ("my desk is on floor 3" / "my desk is on floor
   5"): each speaker's own fact;
-- a question ("is staging still on 5432?"), and statements without a time to order them by.
+- an episode ("I walked 142 steps today"), a question ("is staging still on 5432?"), and
+  statements without a time to order them by.
 
 "We moved staging from 5432 to 6543" replaces the value it names beside the new one. Each older
 entry is proposed once, superseded by the earliest later entry that changes it (a value changed
 twice is two candidates, old -> middle -> new); an entry already closed (``supersededBy``) is not
 proposed again. ``paths`` are (newer, older); the op closes the older from the newer's day.
+Known limit (no parts of speech here): a word only one statement adds may be a verb ("you can
+*find* the office at ...") or a new subject ("the *east* office"): both pass as the same subject.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from .findings import Candidate
 from .paths import natural_key
 from .scan_corpus import Corpus, ScanItem, each_has_its_own
 from .settings import TreeSettings
-from .statement_values import CHANGE_VERBS, Statement, proper_words, replaced_values, statements
 from .analysis import analyze
+from .statement_values import CHANGE_VERBS, Statement, proper_words, replaced_values, statements
 
 KEYS = 4        # rarest subject words a statement is filed under
 MOST = 80       # a subject word more statements share than this files nothing
@@ -40,8 +46,9 @@ def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[s
             if s.values and s.subject and not s.sentence.rstrip().endswith("?")]
 
 
-_EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|this (?:morning|afternoon|"
-                      r"evening)|last (?:night|weekend)|(?:this|last) (?:week|month)(?:end)?)\b", re.I)
+_EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|"
+                      r"this (?:morning|afternoon|evening)|last (?:night|weekend)|"
+                      r"(?:this|last) (?:week|month)(?:end)?)\b", re.I)
 _CHANGE_SINCE = re.compile(r"\b(?:from|since|as of|starting(?: from)?)\s+(?:today|tonight|yesterday|this|last)\b", re.I)
 
 

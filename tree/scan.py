@@ -8,10 +8,10 @@ Every entry is read once (``scan_corpus``); each kind of finding is a plain func
 was read: ``find_duplicates`` (duplicate, near_duplicate), ``find_superseded``, ``find_links``,
 ``find_archive``. An entry in a duplicate or superseded candidate is not also proposed for a
 link with its partner nor for the archive: one finding per fact; an exact duplicate that its
-group's kept entry absorbs takes part in no other finding (dream merges it on its own). Scanning writes nothing to the
-tree or its journal (with ``semantic_weight`` on, entries' missing vectors are computed and kept
-in ``vectors.db``, as a search would). Candidates come sorted by kind, then paths: the same tree
-scanned twice gives the same list.
+group's kept entry absorbs takes part in no other finding (dream merges it on its own).
+Scanning writes nothing to the tree or its journal (with ``semantic_weight`` on, entries' missing
+vectors are computed and kept in ``vectors.db``, as a search would). Candidates come sorted by
+kind, then paths: the same tree scanned twice gives the same list.
 """
 
 from __future__ import annotations
