@@ -53,6 +53,7 @@ from scale import machine_info, scratch_dir  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
+SURE = 0.7   # superseded candidates this sure said their value changed ("now", "moved", "from ... to")
 log = functools.partial(print, file=sys.stderr, flush=True)
 
 
@@ -143,12 +144,16 @@ def evaluate(cands: list[Any], stream: Stream, refs: dict[str, list[str]]) -> di
     out["near_duplicate"] = {"proposed": len(by_kind["near_duplicate"]), "pairs": len(pairs),
                              "precision": _ratio(right, len(pairs)), "recall": _ratio(found, need), "truth": need}
     # superseded
-    right = 0
+    right = sure = sure_right = 0
     closed_by: dict[str, list[str]] = defaultdict(list)
     for c in by_kind["superseded"]:
         new, old = c.paths
         closed_by[old].append(new)
-        right += any(tn["fact"] == to["fact"] and tn["step"] > to["step"] for tn in fact(new) for to in fact(old))
+        ok = any(tn["fact"] == to["fact"] and tn["step"] > to["step"] for tn in fact(new) for to in fact(old))
+        right += ok
+        if c.confidence >= SURE:
+            sure += 1
+            sure_right += ok
     last_step: dict[str, int] = defaultdict(int)
     for t in truth.values():
         if t["fact"] is not None:
@@ -161,7 +166,8 @@ def evaluate(cands: list[Any], stream: Stream, refs: dict[str, list[str]]) -> di
         p = home(path_of[ref])
         found += any(tn["fact"] == t["fact"] and tn["step"] > t["step"] for n in closed_by.get(p, ()) for tn in fact(n))
     out["superseded"] = {"proposed": len(by_kind["superseded"]), "precision": _ratio(right, len(by_kind["superseded"])),
-                         "recall": _ratio(found, need), "truth": need}
+                         "recall": _ratio(found, need), "truth": need,
+                         f"proposed_at_{SURE}": sure, f"precision_at_{SURE}": _ratio(sure_right, sure)}
     # links
     # two filler messages sharing words may well be related: only links touching a fact are judged
     judged = [c for c in by_kind["link"] if fact(c.paths[0]) or fact(c.paths[1])]
@@ -275,7 +281,9 @@ def render(report: dict[str, Any]) -> str:
         for k in KINDS:
             r = run["kinds"][k]
             extra = f" ({r['proposed_400_days_on']} looking 400 days on)" if "proposed_400_days_on" in r else \
-                f" ({r['judged']} touching a fact)" if "judged" in r else ""
+                f" ({r['judged']} touching a fact)" if "judged" in r else \
+                f" ({r[f'proposed_at_{SURE}']} at confidence >= {SURE}: precision {r[f'precision_at_{SURE}']})" \
+                if f"proposed_at_{SURE}" in r else ""
             lines.append(f"| {k} | {r['proposed']}{extra} | {r['precision'] if r['precision'] is not None else 'n/a'} | "
                          f"{r['recall'] if r['recall'] is not None else 'n/a'} | {r['truth'] if r['truth'] is not None else 'n/a'} |")
         b = run["before_dream"]

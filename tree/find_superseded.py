@@ -140,7 +140,9 @@ def _candidate(a: ScanItem, b: ScanItem, sa: Statement, sb: Statement, shared: f
     op = {"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}
     if b.day:
         op["since"] = b.day
-    confidence = min(1.0, 0.5 + 0.3 * overlap + (0.2 if _changes(sb) else 0.0))
+    # a statement saying its value changed ("now", "moved to", "from ... to") is the surer sign; without
+    # one, two statements with a name each may just tell two stories ("Laura wrote us" / "Cindy wrote it")
+    confidence = min(1.0, (0.7 if _changes(sb) else 0.4) + 0.3 * overlap)
     return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=(op,), reason=reason,
                      confidence=round(confidence, 3),
                      evidence={"subject": words, "value_kind": kind.split(":")[0], "old_value": old_value,
