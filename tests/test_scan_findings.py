@@ -292,3 +292,27 @@ def test_an_empty_tree_and_an_unreadable_entry_are_no_error(mem: Memory) -> None
     mem.curate([{"op": "ADD", "path": "notes/misc/fine.md", "title": "Fine", "reason": "t",
                  "content": "The quarterly budget review happens every first Monday."}])
     assert scan(mem.tree) == []
+
+
+@pytest.mark.parametrize("sentence, values, was", [
+    ("The staging database now listens on port 6543.", [("6543", "number")], []),
+    ("We moved the billing worker from port 6779 to port 4371.", [("4371", "number")], [("6779", "number")]),
+    ("The office moved to 12 Oak Road last week.", [("12 oak road", "mixed")], []),
+    ("Mark 22 November 2026 for the Glacier launch.", [("mark", "name"), ("22 november 2026", "date"),
+                                                       ("glacier", "name")], []),
+    ("The mechanic spent 612 minutes fixing a teapot.", [("612", "number:minut")], []),
+    ("Heads up: FYI the qa proxy is on 2408.", [("2408", "number")], []),
+])
+def test_what_a_sentence_states(sentence: str, values: list, was: list) -> None:
+    from memgrove.tree.statement_values import proper_words, statement
+
+    s = statement(sentence, proper_words([sentence, "We met Mark and the Glacier team."]))
+    assert list(s.values) == values and list(s.was) == was
+
+
+def test_a_speakers_name_is_no_value_where_written_as_a_name() -> None:
+    from memgrove.tree.analysis import analyze
+    from memgrove.tree.statement_values import statement
+
+    s = statement("Dev, the dev database listens on 5432.", frozenset(), frozenset(analyze("Dev")))
+    assert list(s.values) == [("5432", "number")] and "dev" in s.subject
