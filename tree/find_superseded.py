@@ -34,7 +34,7 @@ from .paths import natural_key
 from .scan_corpus import Corpus, ScanItem, each_has_its_own
 from .settings import TreeSettings
 from .analysis import analyze
-from .statement_values import CHANGE_VERBS, Statement, proper_words, replaced_values, statements
+from .statement_values import CHANGE_VERBS, CHANGE_WORDS, Statement, proper_words, replaced_values, statements
 
 KEYS = 4        # rarest subject words a statement is filed under
 MOST = 80       # a subject word more statements share than this files nothing
@@ -71,6 +71,27 @@ def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
     # "moved from 5432 to 6543" beside "listens on 5432": the new statement names the old value it replaces
     was = {v for v, _ in new.was}
     return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
+
+
+def _terms_in_order(sentence: str) -> list[str]:
+    """The sentence's words as terms, in order ("" for a stop word: it keeps its place)."""
+    return [(analyze(w) or [""])[0] for w in re.findall(r"[^\W_]+", sentence)]
+
+
+def _wedged(a: Statement, b: Statement, shared: frozenset[str]) -> bool:
+    """A word of one statement's own wedged between two shared words the other says side by side:
+    "the support *east* team office" against "the support team office" is another office (where "you
+    can find the office", a word said before the subject, is not)."""
+    def pairs(seq: list[str]) -> set[tuple[str, str]]:
+        return {(x, y) for x, y in zip(seq, seq[1:]) if x in shared and y in shared}
+
+    ta, tb = _terms_in_order(a.sentence), _terms_in_order(b.sentence)
+    for one, other in ((ta, tb), (tb, ta)):
+        side_by_side = pairs(other)
+        for x, w, y in zip(one, one[1:], one[2:]):
+            if (x, y) in side_by_side and w and w not in shared and w not in CHANGE_WORDS:
+                return True
+    return False
 
 
 def find_superseded(corpus: Corpus, settings: TreeSettings, skip: frozenset[str] = frozenset()) -> list[Candidate]:
@@ -110,7 +131,8 @@ def find_superseded(corpus: Corpus, settings: TreeSettings, skip: frozenset[str]
         top = max(weight.values())
         overlap = (sum(weight[t] for t in shared) + top * len(named)) / \
             (sum(weight[t] for t in sa.subject | sb.subject) + top * len(named))
-        if overlap < settings.dream_supersede_overlap or each_has_its_own(sa.subject, sb.subject, weight):
+        if overlap < settings.dream_supersede_overlap or each_has_its_own(sa.subject, sb.subject, weight) \
+                or _wedged(sa, sb, shared):
             continue
         if (a.first_person or b.first_person) and a.speakers != b.speakers:
             continue
