@@ -7,7 +7,9 @@ value of one kind (a number counting the same thing, a version, a date, a name, 
 replaced by another. Not superseded:
 
 - two subjects: each statement has a word of its own rarer than the commonest word they share
-  ("the production auth proxy ..." / "the preview auth proxy ...");
+  ("the production auth proxy ..." / "the preview auth proxy ..."), or one has a word of its own
+  wedged between two subject words the other says side by side ("the support *east* team
+  office" / "the support team office");
 - two values changed at once ("Alice's phone is 555-1234" / "Bob's phone is 555-9876"): two
   facts sharing a template, not one fact changed;
 - a first-person statement by another speaker ("my desk is on floor 3" / "my desk is on floor
@@ -19,8 +21,8 @@ replaced by another. Not superseded:
 entry is proposed once, superseded by the earliest later entry that changes it (a value changed
 twice is two candidates, old -> middle -> new); an entry already closed (``supersededBy``) is not
 proposed again. ``paths`` are (newer, older); the op closes the older from the newer's day.
-Known limit (no parts of speech here): a word only one statement adds may be a verb ("you can
-*find* the office at ...") or a new subject ("the *east* office"): both pass as the same subject.
+Known limit: a name is a value wherever it stands, so "the Comet launch" and "the Kestrel launch"
+planned for the same day differ only by a name, as an owner changed would.
 """
 
 from __future__ import annotations
