@@ -316,3 +316,14 @@ def test_a_speakers_name_is_no_value_where_written_as_a_name() -> None:
 
     s = statement("Dev, the dev database listens on 5432.", frozenset(), frozenset(analyze("Dev")))
     assert list(s.values) == [("5432", "number")] and "dev" in s.subject
+
+
+def test_a_word_wedged_into_the_subject_names_another_subject(mem: Memory) -> None:
+    mem.ingest(conversation=chat("a", ("Ana", "The support team office is at 63 Cedar Road.")))
+    mem.ingest(conversation=chat("b", ("Ana", "The support east team office is at 43 Elm Avenue."),
+                                 start=T0 + timedelta(days=5)))
+    assert found(mem, "superseded") == []
+    mem.ingest(conversation=chat("c", ("Ben", "You can find the support team office at 80 Garden Street now."),
+                                 start=T0 + timedelta(days=9)))
+    [sup] = found(mem, "superseded")        # saying more before the subject is still the same subject
+    assert sup.paths == (entry_of(mem, "c", "Garden"), entry_of(mem, "a", "Cedar"))
