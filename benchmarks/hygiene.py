@@ -233,6 +233,27 @@ def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, A
             out["kinds"]["archive"]["proposed_400_days_on"] = len(scan(mem.tree, kinds="archive", now=later))
             out["before_dream"] = ask(mem, stream)
             out["samples"] = {k: [c.to_dict() for c in cands if c.kind == k][:2] for k in KINDS}
+            out["after_dream"] = dream_and_approve(mem, stream)
+            log(f"  after dream + approve: {out['after_dream']}")
+    return out
+
+
+def dream_and_approve(mem: Any, stream: Stream) -> dict[str, Any]:
+    """``memgrove dream`` without a model (it applies exact duplicates and links, queues the rest),
+    then every queued change approved, as a user saying yes to all would; the questions again."""
+    t = time.perf_counter()
+    run = mem.dream(use_model=False)
+    dream_s = time.perf_counter() - t
+    queued = len(mem.review())
+    t = time.perf_counter()
+    approved = mem.review_approve(all=True)
+    approve_s = time.perf_counter() - t
+    out = {"dream_s": round(dream_s, 2), "applied_by_dream": sum(c["status"] == "applied" for c in run["candidates"]),
+           "queued": queued, "approve_s": round(approve_s, 2),
+           "approved": len(approved.get("applied", approved.get("items", []))),
+           "conflicts": len(approved.get("conflicts", [])), "left_in_queue": len(mem.review()),
+           "entries": mem.count()}
+    out.update(ask(mem, stream))
     return out
 
 
@@ -290,6 +311,13 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", f"Before any dream: the current value is in the first hit for {b['current_first_hit']} of "
                   f"{b['current_questions']} \"current\" questions (an old value is, alone, for {b['old_value_first_hit']}); "
                   f"the old value is in the first five for {b['before_in_top5']} of {b['before_questions']} \"before\" questions.", ""]
+        a = run.get("after_dream")
+        if a:
+            lines += [f"After `dream` (no model: {a['applied_by_dream']} applied, {a['queued']} queued, {a['dream_s']} s) "
+                      f"and approving the queue ({a['approved']} approved, {a['conflicts']} conflicts, {a['approve_s']} s): "
+                      f"{a['entries']:,} entries; the current value is in the first hit for {a['current_first_hit']} "
+                      f"(an old value alone for {a['old_value_first_hit']}); the old value is in the first five for "
+                      f"{a['before_in_top5']} of the \"before\" questions.", ""]
     lo = report.get("locomo")
     if lo:
         f = lo["found"]
