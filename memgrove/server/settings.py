@@ -24,6 +24,7 @@ class ServerSettings:
     body_timeout: float = 60.0               # seconds to send a request's body, once the route reads it
     keep_alive_timeout: float = 5.0          # seconds an idle kept-alive connection stays open
     max_connections: int = 256               # open connections; more are answered 503 and closed at once
+    dream_when_idle: bool = False            # run `memgrove dream` when the tree's idle gates open (tree/dream_state.py)
 
 
 def load_server_settings(home: Path | None, **overrides) -> ServerSettings:
