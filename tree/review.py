@@ -186,7 +186,7 @@ def queue(tree: "ContextTree", candidate: Candidate | dict[str, Any], *, propose
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         item = ReviewItem(id=key, candidate=c, proposed_by=proposed_by,
-                          created=utc_now_iso(now or datetime.now(timezone.utc)),
+                          created=_stamp(now),
                           before={p: digest(_read(tree, p)) for p in touched(c)}, run=run)
         atomic_write(path, json.dumps(item.to_dict(), ensure_ascii=False, indent=1), durable=tree.settings.durable)
     return item
@@ -252,6 +252,14 @@ def reject(tree: "ContextTree", item_id: str | None = None, *, all_items: bool =
                 durable=tree.settings.durable)
             _remove(tree, item.id)
     return items
+
+
+def _stamp(now: datetime | None) -> str:
+    # to the microsecond: the queue's order is the order items were proposed in
+    when = datetime.now(timezone.utc) if now is None else now.astimezone(timezone.utc)
+    if now is not None:
+        when = when.replace(microsecond=datetime.now(timezone.utc).microsecond)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _remove(tree: "ContextTree", item_id: str) -> None:
