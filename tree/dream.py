@@ -89,8 +89,11 @@ def needs_review(ops: Iterable[dict[str, Any]], confidence: float, settings: Any
 
 
 def _row(c: Candidate, status: str, **extra: Any) -> dict[str, Any]:
+    """A candidate's line of the report; ``ops`` are the operations proposed (what a calling agent
+    may apply through ``curate``), ``op_ids`` those applied."""
     return {"kind": c.kind, "paths": list(c.paths), "action": c.action, "reason": c.reason,
-            "confidence": round(c.confidence, 3), "status": status, "key": c.key, **extra}
+            "confidence": round(c.confidence, 3), "status": status, "key": c.key,
+            "ops": [dict(op) for op in c.ops], **extra}
 
 
 def _removes(ops: Iterable[dict[str, Any]]) -> list[str]:
@@ -159,12 +162,12 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
             for (i, _), outcome in zip(groups, outcomes):
                 c = candidates[i]
                 decided = rows[i].get("decided") if rows[i] else None
-                extra = {"action": decided.action, "reason": decided.reason,
+                extra = {"action": decided.action, "reason": decided.reason, "ops": list(decided.ops),
                          "confidence": round(decided.confidence, 3)} if decided else {}
                 if outcome.ok:
                     ids = [r.id for r in outcome.results if r.id]
                     applied += ids
-                    rows[i] = {**_row(c, "applied", ops=ids), **extra}
+                    rows[i] = {**_row(c, "applied", op_ids=ids), **extra}
                 else:
                     rows[i] = {**_row(c, "failed", error="; ".join(outcome.errors)), **extra}
         for i, cand, who in to_queue:
@@ -173,7 +176,7 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
             if item is None:
                 rows[i] = _row(c, "rejected", note="a person rejected this change before")
             else:
-                rows[i] = {**_row(c, "queued", review_id=item.id), "action": cand["action"],
+                rows[i] = {**_row(c, "queued", review_id=item.id), "action": cand["action"], "ops": cand["ops"],
                            "reason": cand["reason"], "confidence": round(float(cand["confidence"] or 0.0), 3)}
         report = DreamReport(run_id, rows, applied, seconds=clock() - started, budget_hit=budget_hit,
                              model_calls=calls)
