@@ -359,7 +359,8 @@ class Memory:
 
     # -- hygiene: dream and the review queue (tree/dream.py, tree/review.py) ----------------
     def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
-              model: Any = None, use_model: bool = True, candidates: Any = None) -> dict[str, Any]:
+              model: Any = None, use_model: bool = True, candidates: Any = None,
+              budget_s: float | None = None) -> dict[str, Any]:
         """One ``memgrove dream`` run: scan, apply exact duplicates and missing links, ask the model
         (``model``, the memory's, or ``MEMGROVE_MODEL``; none with ``use_model=False``) about the
         rest, queue what waits for review. ``dry_run`` only scans. ``undo``: revert a run instead
@@ -379,7 +380,8 @@ class Memory:
                 from memgrove.graphs.dream import model_decider
 
                 decide = model_decider(self.tree, chosen)
-        return dream_mod.dream(self.tree, dry_run=dry_run, decide=decide, candidates=candidates).to_dict()
+        return dream_mod.dream(self.tree, dry_run=dry_run, decide=decide, candidates=candidates,
+                               budget_s=budget_s).to_dict()
 
     def review(self) -> builtins.list[dict[str, Any]]:
         """The review queue: every pending change, oldest first."""
