@@ -167,6 +167,7 @@ HELP: dict[str, dict[str, str]] = {
         "max_connections": "open connections at most; more are answered 503 and closed",
         "dream_when_idle": "run `memgrove dream` when the tree's idle gates open (dream_idle_hours, "
                            "dream_min_curations in [tree]); off by default",
+        "dream_check_s": "seconds between two looks at those gates (with dream_when_idle)",
     },
 }
 
