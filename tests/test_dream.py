@@ -258,3 +258,22 @@ def test_needs_review_by_settings(tree):
     assert dream_mod.needs_review([{"op": "UPDATE"}], 0.5, s)
     assert not dream_mod.needs_review([{"op": "UPDATE"}], 0.8, s)
     assert not dream_mod.needs_review([{"op": "MERGE"}], 0.9, s.replace(review_ops="DELETE"))
+
+
+def test_the_dream_candidates_tool_lists_without_changing(seeded, monkeypatch, snapshot):
+    import json
+
+    from helpers.dream_scan import fake_scan
+    from memgrove.tools import dream_candidates_tool
+
+    fake_scan(monkeypatch, [duplicate("infra/db/staging_port.md", "chats/day1/staging_port_again.md"),
+                            near("infra/db/staging_backups.md", "infra/db/staging_backup.md")])
+    tool = dream_candidates_tool(seeded)
+    before = snapshot()
+    out = json.loads(tool.invoke({}))
+    assert [c["kind"] for c in out["candidates"]] == ["duplicate", "near_duplicate"]
+    assert out["candidates"][0]["ops"][0]["op"] == "MERGE"
+    assert [c["kind"] for c in json.loads(tool.invoke({"kinds": ["near_duplicate"]}))["candidates"]] == \
+        ["near_duplicate"]
+    assert tool.invoke({"kinds": ["nope"]}).startswith("Error: unknown kind")
+    assert snapshot() == before
