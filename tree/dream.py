@@ -18,6 +18,7 @@ the run's id in ``.memgrove/dream/runs/<run>.json``; ``undo_run`` reverts that b
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -172,7 +173,7 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
                     rows[i] = {**_row(c, "failed", error="; ".join(outcome.errors)), **extra}
         for i, cand, who in to_queue:
             c = candidates[i]
-            item = review.queue(tree, cand, proposed_by=who, run=run_id, now=when)
+            item = review.queue(tree, cand, proposed_by=who, run=run_id)
             if item is None:
                 rows[i] = _row(c, "rejected", note="a person rejected this change before")
             else:
@@ -212,8 +213,6 @@ def undo_run(tree: "ContextTree", run_id: str | None = None, *, force: bool = Fa
 
 
 def _id_of(line: bytes) -> str | None:
-    import json
-
     try:
         return str(json.loads(line)["id"])
     except (ValueError, KeyError, TypeError):

@@ -255,11 +255,8 @@ def reject(tree: "ContextTree", item_id: str | None = None, *, all_items: bool =
 
 
 def _stamp(now: datetime | None) -> str:
-    # to the microsecond: the queue's order is the order items were proposed in
-    when = datetime.now(timezone.utc) if now is None else now.astimezone(timezone.utc)
-    if now is not None:
-        when = when.replace(microsecond=datetime.now(timezone.utc).microsecond)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # to the microsecond: the queue lists items in the order they were proposed
+    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _remove(tree: "ContextTree", item_id: str) -> None:
