@@ -173,7 +173,7 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
                     rows[i] = {**_row(c, "failed", error="; ".join(outcome.errors)), **extra}
         for i, cand, who in to_queue:
             c = candidates[i]
-            item = review.queue(tree, cand, proposed_by=who, run=run_id)
+            item = review.queue(tree, cand, proposed_by=who, run=run_id, rejected=rejected)
             if item is None:
                 rows[i] = _row(c, "rejected", note="a person rejected this change before")
             else:

@@ -166,9 +166,10 @@ def pending_keys(tree: "ContextTree") -> set[str]:
 # -- writing ------------------------------------------------------------------------------
 
 def queue(tree: "ContextTree", candidate: Candidate | dict[str, Any], *, proposed_by: str,
-          run: str | None = None, now: datetime | None = None) -> ReviewItem | None:
+          run: str | None = None, now: datetime | None = None,
+          rejected: set[str] | None = None) -> ReviewItem | None:
     """Put a change in the queue; the item (the one already there for the same key), or None when
-    a person rejected this change before."""
+    a person rejected this change before (``rejected``: those keys, when the caller has read them)."""
     if proposed_by not in PROPOSERS:
         raise InvalidInput(f"proposed_by must be one of {', '.join(PROPOSERS)}, not {proposed_by!r}")
     c = candidate.to_dict() if isinstance(candidate, Candidate) else dict(candidate)
@@ -176,7 +177,7 @@ def queue(tree: "ContextTree", candidate: Candidate | dict[str, Any], *, propose
     c["key"] = key
     if not c.get("ops"):
         raise InvalidInput("a review item needs the operations that carry it out")
-    if key in rejected_keys(tree.home):
+    if key in (rejected_keys(tree.home) if rejected is None else rejected):
         return None
     with tree.lock.hold():
         path = _pending_dir(tree.home) / f"{key}.json"
