@@ -171,6 +171,10 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
                     rows[i] = {**_row(c, "applied", op_ids=ids), **extra}
                 else:
                     rows[i] = {**_row(c, "failed", error="; ".join(outcome.errors)), **extra}
+        record = {"run": run_id, "started": utc_now_iso(when), "status": "done", "applied": applied,
+                  "budget_hit": budget_hit, "model_calls": calls}
+        if applied:   # recorded before queueing: a failure there leaves the run undoable
+            dream_state.save_run(tree.home, {**record, "status": "queueing"}, durable=tree.settings.durable)
         for i, cand, who in to_queue:
             c = candidates[i]
             item = review.queue(tree, cand, proposed_by=who, run=run_id, rejected=rejected)
@@ -182,10 +186,9 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
         report = DreamReport(run_id, rows, applied, seconds=clock() - started, budget_hit=budget_hit,
                              model_calls=calls)
         last = tail_lines(tree.journal.file, 1)
-        dream_state.save_run(tree.home, {
-            "run": run_id, "started": utc_now_iso(when), "finished": utc_now_iso(datetime.now(timezone.utc)),
-            "status": "done", "applied": applied, "candidates": rows, "budget_hit": budget_hit,
-            "model_calls": calls, "last_op": _id_of(last[0]) if last else None}, durable=tree.settings.durable)
+        dream_state.save_run(tree.home, {**record, "finished": utc_now_iso(datetime.now(timezone.utc)),
+                                         "candidates": rows, "last_op": _id_of(last[0]) if last else None},
+                             durable=tree.settings.durable)
         return report
 
 
