@@ -298,3 +298,12 @@ def test_any_run_is_undone_byte_for_byte(tmp_path_factory, plan):
         if rep.applied:
             undo_run(mem.tree)
         assert entries(mem.home) == before
+
+
+def test_archive_candidates_always_wait_and_are_not_sent_to_the_model(seeded):
+    asked = []
+    archive = Candidate("archive", ("infra/db/staging_backup.md",), "ARCHIVE",
+                        ({"op": "ARCHIVE", "path": "infra/db/staging_backup.md", "reason": "never retrieved"},),
+                        "never retrieved, low importance, old", 0.9)
+    rep = dream(seeded.tree, decide=lambda c: asked.append(c), candidates=[archive])
+    assert not asked and [r["status"] for r in rep.candidates] == ["queued"] and not rep.budget_hit

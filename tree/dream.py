@@ -5,11 +5,12 @@ links, archive candidates), then for each candidate:
 
 - applies what loses nothing on its own: an exact duplicate merged into one entry holding
   every source, a missing link added both ways;
-- asks the model, when one is given (``decide``, graphs/dream.py), about the rest: its decision
-  is applied when its confidence reaches ``review_confidence`` and none of its operations is in
-  ``review_ops``, else queued for review;
-- without a model, or once the run's time budget (``dream_budget_s``) is spent, queues it
-  (``tree/review.py``); a change a person rejected before is left alone.
+- asks the model, when one is given (``decide``, graphs/dream.py), about near duplicates and
+  superseded facts: its decision is applied when its confidence reaches ``review_confidence``
+  and none of its operations is in ``review_ops``, else queued for review;
+- queues the rest (``tree/review.py``): archive candidates, and everything without a model or
+  once the run's time budget (``dream_budget_s``) is spent; a change a person rejected before
+  is left alone.
 
 Everything applied goes in one journaled batch (each candidate all or nothing), recorded with
 the run's id in ``.memgrove/dream/runs/<run>.json``; ``undo_run`` reverts that batch exactly
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .store import ContextTree
 
 LOSSLESS = ("duplicate", "link")      # kinds applied without asking: nothing is lost
+ASKED = ("near_duplicate", "superseded")   # kinds the model decides; the rest (archive) always waits
 STATUSES = ("found", "applied", "queued", "skipped", "rejected", "failed")
 
 
@@ -139,8 +141,8 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
             elif c.kind in LOSSLESS:
                 groups.append((i, [dict(op) for op in c.ops]))
                 gone.update((p, i) for p in _removes(c.ops))
-            elif decide is None or budget_hit or clock() - started > budget:
-                budget_hit = budget_hit or decide is not None
+            elif decide is None or c.kind not in ASKED or budget_hit or clock() - started > budget:
+                budget_hit = budget_hit or (decide is not None and c.kind in ASKED)
                 to_queue.append((i, c.to_dict(), "dream"))
             else:
                 calls += 1
