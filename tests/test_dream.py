@@ -307,3 +307,27 @@ def test_archive_candidates_always_wait_and_are_not_sent_to_the_model(seeded):
                         "never retrieved, low importance, old", 0.9)
     rep = dream(seeded.tree, decide=lambda c: asked.append(c), candidates=[archive])
     assert not asked and [r["status"] for r in rep.candidates] == ["queued"] and not rep.budget_hit
+
+
+def test_a_real_scan_end_to_end(mem):
+    """With tree/scan.py: chats said twice become one entry holding both sources, and undo restores them."""
+    pytest.importorskip("memgrove.tree.scan")
+    conv = {"id": "team", "messages": [
+        {"id": "m1", "speaker": "Ana", "time": "2026-03-02T09:15:00Z",
+         "text": "The staging database listens on port 6543 since March 2026."},
+        {"id": "m2", "speaker": "Ben", "time": "2026-03-02T09:16:00Z",
+         "text": "Backups of the staging database run nightly at 02:00 UTC."}]}
+    again = {"id": "team_export_2", "messages": [dict(m, time="2026-03-09T10:00:00Z") for m in conv["messages"]]}
+    mem.ingest(conversation=conv)
+    mem.ingest(conversation=again)
+    before = entries(mem.home)
+    out = mem.dream()
+    dups = [c for c in out["candidates"] if c["kind"] == "duplicate"]
+    assert len(dups) == 2 and {c["status"] for c in dups} == {"applied"}
+    for c in dups:
+        kept = mem.read(c["paths"][0])
+        assert {s["ref"].split("#")[0] for s in kept.sources} == {"team", "team_export_2"}
+        assert not mem.tree.exists(c["paths"][1])
+    assert not [c for c in mem.dream(dry_run=True)["candidates"] if c["kind"] == "duplicate"]
+    mem.dream(undo=True)
+    assert entries(mem.home) == before
