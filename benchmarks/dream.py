@@ -54,7 +54,8 @@ def build(root: Path, n: int, seed: int, dup_share: float, link_share: float) ->
     cands = []
     for j, i in enumerate(rng.sample(range(n_orig), n_dup)):
         p = f"chats/day_{j % 30}/copy_{j}.md"
-        ops.append({"op": "ADD", "path": p, "title": f"copy {j}", "content": texts[i], "reason": "generated"})
+        # the same title and text in another folder: a note saved twice (a note's title is part of what it says)
+        ops.append({"op": "ADD", "path": p, "title": f"note {i}", "content": texts[i], "reason": "generated"})
         cands.append(Candidate("duplicate", (paths[i], p), "MERGE",
                                ({"op": "MERGE", "path": p, "merge_into": paths[i], "reason": "the same text"},),
                                "the same text after normalization", 1.0))
