@@ -137,3 +137,36 @@ def test_the_real_client_against_a_local_server(mem, monkeypatch):
         assert [r["status"] for r in rep.candidates] == ["applied", "queued"]
         assert "Answer with JSON only" in srv.request_text(0) and "db-stage-1" in srv.request_text(0)
         assert errors and "HTTP 500" in errors[0]
+
+
+def _has(op: str) -> bool:
+    from memgrove.tree.operations import OPS
+
+    return op in OPS
+
+
+@pytest.mark.skipif(not _has("SUPERSEDE"), reason="SUPERSEDE arrives with the validity branch")
+def test_a_confident_temporal_update_closes_the_old_fact_and_undo_reopens_it(mem, monkeypatch):
+    fake_scan(monkeypatch, [superseded()])
+    before = {p: mem.tree.read_text(p) for p in (OLD, NEW)}
+    model = ScriptedChatModel(replies=['{"action": "TEMPORAL_UPDATE", "current": "%s", "since": "2026-03-01", '
+                                       '"confidence": 0.9, "reason": "the port changed"}' % NEW])
+    out = mem.dream(model=model)
+    assert [r["status"] for r in out["candidates"]] == ["applied"]
+    old = mem.read(OLD)
+    assert old.extra.get("supersededBy") == NEW and str(old.extra.get("validUntil", "")).startswith("2026-03-01")
+    assert OLD in (mem.read(NEW).extra.get("supersedes") or [])
+    mem.dream(undo=True)
+    assert {p: mem.tree.read_text(p) for p in (OLD, NEW)} == before
+
+
+@pytest.mark.skipif(not _has("ARCHIVE"), reason="ARCHIVE arrives with the validity branch")
+def test_an_archive_candidate_waits_and_approving_it_archives(mem, monkeypatch):
+    path = "ops/backups/nightly.md"
+    fake_scan(monkeypatch, [Candidate("archive", (path,), "ARCHIVE",
+                                      ({"op": "ARCHIVE", "path": path, "reason": "never retrieved"},),
+                                      "never retrieved, low importance, old", 0.9)])
+    out = mem.dream(model=ScriptedChatModel(replies=[]))        # never sent to the model
+    assert [r["status"] for r in out["candidates"]] == ["queued"] and mem.tree.exists(path)
+    mem.review_approve(all=True)
+    assert not mem.tree.exists(path) and (mem.home / "archive" / path).exists()
