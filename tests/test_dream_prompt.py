@@ -11,7 +11,6 @@ from hypothesis import given, settings, strategies as st
 from helpers.dream_scan import fake_scan
 from helpers.openai_server import serve, status, text
 from helpers.scripted_model import ScriptedChatModel
-from memgrove import Memory
 from memgrove.graphs.dream import dream_prompt, model_decider, neighbours, parse_decision
 from memgrove.graphs.llm import chat_model
 from memgrove.tree import review

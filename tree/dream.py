@@ -103,6 +103,18 @@ def _removes(ops: Iterable[dict[str, Any]]) -> list[str]:
     return [str(op["path"]) for op in ops if str(op.get("op", "")).upper() in ("MERGE", "DELETE", "ARCHIVE")]
 
 
+@dataclass
+class _Plan:
+    """What a run decided for its candidates, before anything is written."""
+
+    rows: list[dict[str, Any]]
+    groups: list[tuple[int, list[dict[str, Any]]]] = field(default_factory=list)   # to apply
+    decided: dict[int, Decision] = field(default_factory=dict)                    # the model's, applied
+    to_queue: list[tuple[int, dict[str, Any], str]] = field(default_factory=list)  # (i, candidate, proposed by)
+    calls: int = 0
+    budget_hit: bool = False
+
+
 def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None = None,
           candidates: list[Candidate] | None = None, budget_s: float | None = None,
           now: datetime | None = None, clock: Callable[[], float] = time.monotonic) -> DreamReport:
@@ -120,78 +132,90 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
             return DreamReport(None, [_row(c, "found") for c in candidates], dry_run=True, seconds=clock() - started)
         run_id = dream_state.new_run_id(when)
         rejected = review.rejected_keys(tree.home)
-        waiting = review.pending_keys(tree)
-        rows: list[dict[str, Any]] = [{} for _ in candidates]
-        groups: list[tuple[int, list[dict[str, Any]]]] = []
-        to_queue: list[tuple[int, dict[str, Any], str]] = []
-        gone: dict[str, int] = {}          # entry merged or archived by this run -> its candidate
-        calls, budget_hit = 0, False
-        # duplicates, then links, then the rest: what a merge takes away, later candidates leave alone
-        rank = {kind: n for n, kind in enumerate(LOSSLESS)}
-        order = sorted(range(len(candidates)), key=lambda i: rank.get(candidates[i].kind, len(LOSSLESS)))
-        for i in order:
-            c = candidates[i]
-            hit = next((p for p in c.paths if p in gone), None)
-            if c.key in rejected:
-                rows[i] = _row(c, "rejected", note="a person rejected this change before")
-            elif hit is not None:
-                rows[i] = _row(c, "skipped", note=f"{hit} was merged or archived by this run")
-            elif c.key in waiting:
-                rows[i] = _row(c, "queued", note="already waiting in the review queue", review_id=c.key)
-            elif c.kind in LOSSLESS:
-                groups.append((i, [dict(op) for op in c.ops]))
-                gone.update((p, i) for p in _removes(c.ops))
-            elif decide is None or c.kind not in ASKED or budget_hit or clock() - started > budget:
-                budget_hit = budget_hit or (decide is not None and c.kind in ASKED)
-                to_queue.append((i, c.to_dict(), "dream"))
-            else:
-                calls += 1
-                decision = decide(c)
-                if decision is None:
-                    to_queue.append((i, c.to_dict(), "dream"))
-                elif decision.action == "SKIP" or not decision.ops:
-                    rows[i] = _row(c, "skipped", note=f"the model: {decision.reason}",
-                                   confidence=round(decision.confidence, 3))
-                elif needs_review(decision.ops, decision.confidence, tree.settings):
-                    to_queue.append((i, {**c.to_dict(), "action": decision.action, "ops": list(decision.ops),
-                                         "reason": decision.reason, "confidence": decision.confidence}, "model"))
-                else:
-                    groups.append((i, list(decision.ops)))
-                    gone.update((p, i) for p in _removes(decision.ops))
-                    rows[i] = {"decided": decision}
-        applied: list[str] = []
-        if groups:
-            outcomes = tree.curate_groups([ops for _, ops in groups], actor=dream_state.ACTOR)
-            for (i, _), outcome in zip(groups, outcomes):
-                c = candidates[i]
-                decided = rows[i].get("decided") if rows[i] else None
-                extra = {"action": decided.action, "reason": decided.reason, "ops": list(decided.ops),
-                         "confidence": round(decided.confidence, 3)} if decided else {}
-                if outcome.ok:
-                    ids = [r.id for r in outcome.results if r.id]
-                    applied += ids
-                    rows[i] = {**_row(c, "applied", op_ids=ids), **extra}
-                else:
-                    rows[i] = {**_row(c, "failed", error="; ".join(outcome.errors)), **extra}
+        plan = _plan(tree, candidates, decide, rejected, lambda: clock() - started > budget)
+        applied = _apply(tree, candidates, plan)
         record = {"run": run_id, "started": utc_now_iso(when), "status": "done", "applied": applied,
-                  "budget_hit": budget_hit, "model_calls": calls}
+                  "budget_hit": plan.budget_hit, "model_calls": plan.calls}
         if applied:   # recorded before queueing: a failure there leaves the run undoable
             dream_state.save_run(tree.home, {**record, "status": "queueing"}, durable=tree.settings.durable)
-        for i, cand, who in to_queue:
-            c = candidates[i]
-            item = review.queue(tree, cand, proposed_by=who, run=run_id, rejected=rejected)
-            if item is None:
-                rows[i] = _row(c, "rejected", note="a person rejected this change before")
-            else:
-                rows[i] = {**_row(c, "queued", review_id=item.id), "action": cand["action"], "ops": cand["ops"],
-                           "reason": cand["reason"], "confidence": round(float(cand["confidence"] or 0.0), 3)}
-        report = DreamReport(run_id, rows, applied, seconds=clock() - started, budget_hit=budget_hit,
-                             model_calls=calls)
+        _queue(tree, candidates, plan, run_id, rejected)
         last = tail_lines(tree.journal.file, 1)
         dream_state.save_run(tree.home, {**record, "finished": utc_now_iso(datetime.now(timezone.utc)),
-                                         "candidates": rows, "last_op": _id_of(last[0]) if last else None},
+                                         "candidates": plan.rows, "last_op": _id_of(last[0]) if last else None},
                              durable=tree.settings.durable)
-        return report
+        return DreamReport(run_id, plan.rows, applied, seconds=clock() - started, budget_hit=plan.budget_hit,
+                           model_calls=plan.calls)
+
+
+def _plan(tree: "ContextTree", candidates: list[Candidate], decide: Decide | None, rejected: set[str],
+          out_of_time: Callable[[], bool]) -> _Plan:
+    """Each candidate's fate: applied (lossless, or the model's sure decision), queued, skipped."""
+    plan = _Plan(rows=[{} for _ in candidates])
+    waiting = review.pending_keys(tree)
+    gone: set[str] = set()          # entries this run merges or archives away
+    # duplicates, then links, then the rest: what a merge takes away, later candidates leave alone
+    rank = {kind: n for n, kind in enumerate(LOSSLESS)}
+    for i in sorted(range(len(candidates)), key=lambda i: rank.get(candidates[i].kind, len(LOSSLESS))):
+        c = candidates[i]
+        hit = next((p for p in c.paths if p in gone), None)
+        if c.key in rejected:
+            plan.rows[i] = _row(c, "rejected", note="a person rejected this change before")
+        elif hit is not None:
+            plan.rows[i] = _row(c, "skipped", note=f"{hit} was merged or archived by this run")
+        elif c.key in waiting:
+            plan.rows[i] = _row(c, "queued", note="already waiting in the review queue", review_id=c.key)
+        elif c.kind in LOSSLESS:
+            plan.groups.append((i, [dict(op) for op in c.ops]))
+            gone.update(_removes(c.ops))
+        elif decide is None or c.kind not in ASKED or plan.budget_hit or out_of_time():
+            plan.budget_hit = plan.budget_hit or (decide is not None and c.kind in ASKED)
+            plan.to_queue.append((i, c.to_dict(), "dream"))
+        else:
+            plan.calls += 1
+            decision = decide(c)
+            if decision is None:
+                plan.to_queue.append((i, c.to_dict(), "dream"))
+            elif decision.action == "SKIP" or not decision.ops:
+                plan.rows[i] = _row(c, "skipped", note=f"the model: {decision.reason}",
+                                    confidence=round(decision.confidence, 3))
+            elif needs_review(decision.ops, decision.confidence, tree.settings):
+                plan.to_queue.append((i, {**c.to_dict(), "action": decision.action, "ops": list(decision.ops),
+                                          "reason": decision.reason, "confidence": decision.confidence}, "model"))
+            else:
+                plan.groups.append((i, list(decision.ops)))
+                plan.decided[i] = decision
+                gone.update(_removes(decision.ops))
+    return plan
+
+
+def _apply(tree: "ContextTree", candidates: list[Candidate], plan: _Plan) -> list[str]:
+    """The planned groups as one journaled batch; the ids of the operations applied."""
+    if not plan.groups:
+        return []
+    applied: list[str] = []
+    outcomes = tree.curate_groups([ops for _, ops in plan.groups], actor=dream_state.ACTOR)
+    for (i, _), outcome in zip(plan.groups, outcomes):
+        d = plan.decided.get(i)
+        extra = {"action": d.action, "reason": d.reason, "ops": list(d.ops),
+                 "confidence": round(d.confidence, 3)} if d else {}
+        if outcome.ok:
+            ids = [r.id for r in outcome.results if r.id]
+            applied += ids
+            plan.rows[i] = {**_row(candidates[i], "applied", op_ids=ids), **extra}
+        else:
+            plan.rows[i] = {**_row(candidates[i], "failed", error="; ".join(outcome.errors)), **extra}
+    return applied
+
+
+def _queue(tree: "ContextTree", candidates: list[Candidate], plan: _Plan, run_id: str, rejected: set[str]) -> None:
+    for i, cand, who in plan.to_queue:
+        c = candidates[i]
+        item = review.queue(tree, cand, proposed_by=who, run=run_id, rejected=rejected)
+        if item is None:
+            plan.rows[i] = _row(c, "rejected", note="a person rejected this change before")
+        else:
+            plan.rows[i] = {**_row(c, "queued", review_id=item.id), "action": cand["action"], "ops": cand["ops"],
+                            "reason": cand["reason"], "confidence": round(float(cand["confidence"] or 0.0), 3)}
 
 
 def undo_run(tree: "ContextTree", run_id: str | None = None, *, force: bool = False) -> dict[str, Any]:
