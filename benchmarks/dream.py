@@ -12,9 +12,11 @@ side by side:
   as ``memgrove curate`` calls would, on a copy of the tree.
 
 ``--candidates generated`` gives the run the known candidates instead of scanning (the apply and
-undo paths alone); ``auto`` (default) scans when the scan exists.
+undo paths alone); ``auto`` (default) scans when the scan exists. ``--locomo N`` also runs on the
+first N LoCoMo conversations curated twice (a chat export imported again: every message repeated).
 
     .venv/bin/python benchmarks/dream.py --sizes 2000 10000
+    .venv/bin/python benchmarks/dream.py --sizes --locomo 3
 """
 
 from __future__ import annotations
@@ -128,20 +130,52 @@ def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
     return out
 
 
+def on_locomo(n: int, work: Path) -> dict:
+    """A run and its undo on the first ``n`` LoCoMo conversations, each curated twice."""
+    import locomo
+    from memgrove import Memory
+    from memgrove.tree.dream import dream, undo_run
+
+    root = work / "locomo"
+    with Memory.open(root, create=True, durable=False) as mem:
+        for again in ("", "_again"):
+            for s in locomo.load_samples(locomo.default_data())[:n]:
+                conv = locomo.to_conversation(s)
+                mem.ingest(conversation={**conv, "id": conv["id"] + again})
+    with Memory.open(root) as mem:
+        mem.tree.ensure_fresh()
+        out: dict = {"size": f"locomo x{n}, twice", "entries": mem.count(), "candidates_from": "scan"}
+        before = entries(mem.home)
+        t = time.perf_counter()
+        rep = dream(mem.tree)
+        out.update(dream_s=round(time.perf_counter() - t, 3), counts=rep.counts(), applied_ops=len(rep.applied),
+                   entries_after=mem.count())
+        t = time.perf_counter()
+        undone = undo_run(mem.tree, rep.run)
+        out.update(undo_s=round(time.perf_counter() - t, 3), undo_ops=len(undone["undo"]),
+                   undo_exact=entries(mem.home) == before)
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[2000, 10000])
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--dup-share", type=float, default=0.1)
     ap.add_argument("--link-share", type=float, default=0.05)
     ap.add_argument("--candidates", choices=("auto", "scan", "generated"), default="auto")
     ap.add_argument("--baseline-max", type=int, default=2000)
+    ap.add_argument("--locomo", type=int, default=0, metavar="N", help="also the first N LoCoMo chats, curated twice")
     ap.add_argument("--out", default=str(RESULTS / "dream"), help="results path without extension ('' = none)")
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="mg-dream-bench-") as tmp:
         for n in args.sizes:
             rows.append(one_size(n, args, Path(tmp)))
+            print(json.dumps(rows[-1]), file=sys.stderr)
+        if args.locomo:
+            sys.path.insert(0, str(Path(__file__).parent))
+            rows.append(on_locomo(args.locomo, Path(tmp)))
             print(json.dumps(rows[-1]), file=sys.stderr)
     from memgrove.tree.settings import TreeSettings
 
