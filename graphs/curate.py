@@ -31,6 +31,7 @@ from memgrove.tools.runtime import MemoryContext, MemoryRef
 from memgrove.tree import curator
 from memgrove.tree.chunks import Chunk, conversation_chunks, text_chunks
 from memgrove.tree.errors import InvalidInput
+from memgrove.tree.operations import OPS
 
 from .curate_report import CurateReport, as_results, summarize
 from .llm import describe_error, prompt, resolve_model
@@ -141,6 +142,11 @@ def _finish_on_curate():
     return finish_on_curate
 
 
+# what the LLM curator writes with: every operation but moving entries in and out of the archive,
+# which is the user's (or a reviewed dream's) call, never a side effect of reading a chunk
+CURATOR_OPS = tuple(op for op in OPS if op not in ("ARCHIVE", "RESTORE"))
+
+
 def curate_chunk(memory, model, chunk: Chunk, s: CurateSettings, now: str) -> ChunkOutcome:
     """Let the model curate one chunk with the memory tools. A model failure raises."""
     from langchain.agents import create_agent
@@ -152,7 +158,7 @@ def curate_chunk(memory, model, chunk: Chunk, s: CurateSettings, now: str) -> Ch
 
     # a model's MERGE and DELETE (setting review_ops) wait in the review queue; a user's curate never does
     tools = knowledge_tools(memory) + [curate_tool(memory, actor="llm-curator", max_ops=s.max_ops,
-                                                   default_sources=chunk.sources,
+                                                   default_sources=chunk.sources, allow=CURATOR_OPS,
                                                    review_ops=review_ops(tree.settings))]
     # finishing comes first: a chunk whose last allowed call wrote is done, not given up
     middleware = [_finish_on_curate()] if s.finish_on_curate else []

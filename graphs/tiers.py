@@ -23,6 +23,7 @@ from typing import Any
 from memgrove.tree.cache import QueryCache, normalize_query
 from memgrove.tree.fsio import append_line
 from memgrove.tree.search import Hit
+from memgrove.tree.validity import current_first
 
 from . import answer_pick
 from .answer import Answer, short_answer, tier_label  # noqa: F401 - their home before answer.py
@@ -137,11 +138,12 @@ def first_sentence_rule(hit: Hit) -> str:
 
 
 def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
-                said: list[str] = ()) -> str:
+                said: list[str] = (), labels: list[str] = ()) -> str:
     """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
     titles and paths) that answers ``question``. ``said``: per body, who said it and when
     (a conversation message's title, "Ana, 2 March 2026"), added after the sentence: the
-    answer to "when did Ana …" is often that day, not a word of what she said."""
+    answer to "when did Ana …" is often that day, not a word of what she said. ``labels``: per body,
+    a closed fact's "(until …; since then: …)" (tree/validity.py), added after the sentence."""
     terms = tree.engine.terms(question)
     try:
         idf = tree.engine.idf(terms) if terms else {}
@@ -153,7 +155,9 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
         return ""
     text = answer_pick.shown(found, answer_pick.candidates(clipped))
     who = said[found.rank] if found.rank < len(said) else ""
-    return f"{text} ({who})" if who and who not in text else text
+    text = f"{text} ({who})" if who and who not in text else text
+    closed = labels[found.rank] if found.rank < len(labels) else ""
+    return f"{text} {closed}" if closed else text
 
 
 def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
@@ -162,7 +166,8 @@ def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str,
     for h in chosen_hits(hits, s):
         full = _entry_text(tree, h.path) or h.excerpt
         refs = [str(src["ref"]) for src in h.sources if src.get("ref")]
-        evidence.append({"path": h.path, "title": h.title, "refs": refs, "text": _clip(full, s.direct_max_chars)})
+        text = _clip(full, s.direct_max_chars)
+        evidence.append({"path": h.path, "title": h.title, "refs": refs, "text": f"{h.label}\n{text}" if h.label else text})
         bodies.append(full)
     return evidence, bodies
 
@@ -197,7 +202,9 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     """The best entries, quoted, led by the sentence that answers: tier 2, and tiers 3–4 without
     an LLM. Returns ``(answer, text, sources, evidence)``."""
     evidence, bodies = evidence_of(tree, hits, s)
-    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said_of(hits, evidence)) or first_sentence_rule(chosen_hits(hits, s)[0])
+    labels = [h.label for h in chosen_hits(hits, s)]
+    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said_of(hits, evidence), labels) \
+        or first_sentence_rule(chosen_hits(hits, s)[0])
     details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
                + f"\n\n{e['text']}\n" for e in evidence]
     sources = [e["path"] for e in evidence]
@@ -205,7 +212,8 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
 
 
 def direct_answer(tree, question: str, hits: list[Hit], s: QuerySettings, started: float) -> Answer:
-    hits = sorted(hits, key=confidence, reverse=True)
+    # a fact a newer entry replaced stays below it, however well its words match (tree/validity.py)
+    hits = current_first(question, sorted(hits, key=confidence, reverse=True))
     answer, text, sources, evidence = evidence_answer(
         tree, question, hits, s, "Quoted from memory without an LLM; the entries above are the evidence as written.")
     return Answer(question=question, answer=answer, text=text, tier=2, sources=sources, evidence=evidence,

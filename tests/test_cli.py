@@ -88,12 +88,12 @@ def test_tree_json_lists_folders_and_entries(run):
 
 def test_history_and_undo(run):
     run("curate", "Ben adopted a dog named Pixel.")
-    records = json.loads(run("history", "--json").output)
+    records = json.loads(run("history", "--json").output)["operations"]
     assert records[0]["op"] == "UPSERT" and records[0]["reason"].startswith("verbatim curator")
     path = records[0]["path"]
     assert run("undo", records[0]["id"]).output.startswith("undid UPSERT")
     assert json.loads(run("search", "Pixel", "--json").output)["hits"] == []
-    assert json.loads(run("history", "--json", "--path", path).output)[0]["op"] == "UNDO"
+    assert json.loads(run("history", "--json", "--path", path).output)["operations"][0]["op"] == "UNDO"
 
 
 def test_reindex_and_doctor(run, tmp_path):
@@ -144,10 +144,10 @@ def test_bad_ops_file_writes_nothing(run, tmp_path):
     assert not (tmp_path.parent / "escape.md").exists()
 
 
-def test_binary_and_non_utf8_files_are_refused(run, tmp_path):
+def test_binary_files_are_skipped_and_non_utf8_files_refused(run, tmp_path):
     (tmp_path / "blob.md").write_bytes(b"\x89PNG\x00\x00binary")
     (tmp_path / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
-    assert "looks binary" in run("curate", "-f", "blob.md", ok=False).output
+    assert "skipped 1 binary file" in run("curate", "-f", "blob.md").output
     assert "not UTF-8" in run("curate", "-f", "latin1.md", ok=False).output
     assert not list((tmp_path / ".memgrove" / "tree").rglob("*.md"))
 

@@ -134,7 +134,7 @@ def test_show_accepts_tree_prefixed_and_absolute_paths(project, monkeypatch):
     monkeypatch.chdir(project)
     # tree-prefixed paths are accepted where a folder is asked for, too
     assert json.loads(cli_run("tree", ".memgrove/tree/team", "--json").stdout)["path"] == "team"
-    assert json.loads(cli_run("history", "--path", ".memgrove/tree/team/people/ana.md", "--json").stdout)
+    assert json.loads(cli_run("history", "--path", ".memgrove/tree/team/people/ana.md", "--json").stdout)["operations"]
 
 
 def test_show_refuses_paths_outside_the_tree(project, monkeypatch, tmp_path):
@@ -163,7 +163,7 @@ def test_history_says_how_many_more_and_how_to_see_them(project, elsewhere):
     for every in (("--all",), ("--limit", "0"), ("-n", "0")):
         full = cli_run("--root", str(project), "history", *every)
         assert full.exit_code == 0 and full.stdout.count("ADD ") == 46 and "more" not in full.stdout
-    assert len(json.loads(cli_run("--root", str(project), "history", "--all", "--json").stdout)) == 46
+    assert len(json.loads(cli_run("--root", str(project), "history", "--all", "--json").stdout)["operations"]) == 46
     none = cli_run("--root", str(project), "history", "-n", "45").stdout
     assert "… 1 more: use --limit 0 or --all" in none
 

@@ -30,34 +30,39 @@ OPENAI = [
 def test_a_bare_openai_message_list_is_curated_with_roles_and_generated_ids_and_times(mem) -> None:
     before = datetime.now(timezone.utc).replace(microsecond=0)
     results = mem.ingest(conversation=OPENAI)
-    assert [r.status for r in results] == ["added"] * 4
-    assert results.skipped == {"empty messages": 2}        # the tool call without text, the blank message
+    assert [r.status for r in results] == ["added"] * 3
+    # the tool call without text, the blank message; the system prompt is an instruction, not said
+    assert results.skipped == {"empty messages": 2, "system prompts": 1}
     read = [mem.read(r.path) for r in results]
     srcs = [e.sources[0] for e in read]
-    assert [s["role"] for s in srcs] == ["system", "user", "assistant", "tool"]
-    assert [e.tags for e in read] == [["system"], ["user"], ["assistant"], ["tool"]]
+    assert [s["role"] for s in srcs] == ["user", "assistant", "tool"]
+    assert [e.tags for e in read] == [["user"], ["assistant"], ["tool"]]
     cid = srcs[0]["ref"].split("#")[0]
     assert cid.startswith("chat-")
     # positional ids (the message's place in the list) with a digest of its words, marked as generated
-    assert [s["ref"].split("#")[1].split("-")[0] for s in srcs] == ["m1", "m2", "m3", "m5"]
+    assert [s["ref"].split("#")[1].split("-")[0] for s in srcs] == ["m2", "m3", "m5"]
     assert all(s["generated"] == "conversation id, id, time" for s in srcs)
     assert all(datetime.fromisoformat(s["at"].replace("Z", "+00:00")) >= before for s in srcs)
     # text parts kept, the image left out
-    assert read[2].sections["Narrative"] == "Noted: staging listens on 6543."
+    assert read[1].sections["Narrative"] == "Noted: staging listens on 6543."
+    # asked for, the system prompt is kept, and the conversation is the same one
+    kept = mem.ingest(conversation=OPENAI, system=True)
+    assert [r.status for r in kept] == ["added"] + ["unchanged"] * 3
+    assert mem.read(kept[0].path).sources[0]["role"] == "system"
     assert mem.search("staging port 6543")[0].path in {r.path for r in results}
 
 
 def test_the_same_list_again_changes_nothing_and_an_edited_message_overwrites_nothing(mem) -> None:
     first = mem.ingest(conversation=OPENAI)
     again = mem.ingest(conversation=OPENAI)
-    assert [r.status for r in again] == ["unchanged"] * 4
+    assert [r.status for r in again] == ["unchanged"] * 3
     assert [r.path for r in again] == [r.path for r in first]
     # the same chat with an id given, one message edited: the old words stay, the new ones are added
     chat = {"id": "support-42", "messages": OPENAI[:2]}
-    [system, old] = mem.ingest(conversation=chat)
+    [old] = mem.ingest(conversation=chat)
     edited = {"id": "support-42", "messages": [OPENAI[0], {"role": "user", "content": "Staging moved to 7000."}]}
-    [same, new] = mem.ingest(conversation=edited)
-    assert same.path == system.path and new.status == "added" and new.path != old.path
+    [new] = mem.ingest(conversation=edited)
+    assert new.status == "added" and new.path != old.path
     assert "6543" in mem.read(old.path).sections["Narrative"]
     assert "7000" in mem.read(new.path).sections["Narrative"]
 
@@ -85,11 +90,11 @@ def test_langchain_message_objects_skip_tool_calls_without_text(mem) -> None:
             ToolMessage("s3://backups/nightly", tool_call_id="t1"),
             AIMessage([{"type": "text", "text": "Nightly backups go to s3://backups/nightly."}])]
     results = mem.ingest(conversation={"id": "agent-run", "messages": msgs})
-    assert results.skipped == {"empty messages": 1}
+    assert results.skipped == {"empty messages": 1, "system prompts": 1}
     srcs = [mem.read(r.path).sources[0] for r in results]
-    assert [s["role"] for s in srcs] == ["system", "user", "tool", "assistant"]
-    assert srcs[1]["ref"] == "agent-run#h1"
-    assert mem.read(results[3].path).sections["Narrative"] == "Nightly backups go to s3://backups/nightly."
+    assert [s["role"] for s in srcs] == ["user", "tool", "assistant"]
+    assert srcs[0]["ref"] == "agent-run#h1"
+    assert mem.read(results[2].path).sections["Narrative"] == "Nightly backups go to s3://backups/nightly."
 
 
 def test_a_session_twice_is_curated_once_and_counted(mem) -> None:
@@ -125,7 +130,7 @@ def test_a_message_repeated_is_curated_once_but_an_id_with_other_words_is_refuse
     ([{"role": "user", "content": "a", "timestamp": "last Tuesday"}], "message 1 has a time that names no date"),
     ([{"role": "user", "content": ""}, {"type": "ai", "content": None}], "no message has any text (2 empty"),
     ([], "the conversation has no messages"),
-    ("not a conversation", "a conversation is an object"),
+    ("not a conversation", "a conversation is one of: an object"),
 ])
 def test_what_cannot_be_read_is_a_clear_error_naming_the_message(conv, message) -> None:
     with pytest.raises(InvalidInput) as info:
@@ -161,7 +166,7 @@ def test_memgroves_own_shape_reads_back_unchanged() -> None:
 def test_the_llm_curators_chunks_read_the_same_shapes() -> None:
     [chunk] = conversation_chunks(OPENAI, size=1200, overlap=0)
     assert "user: Our staging database moved to port 6543." in chunk.text
-    assert [s["role"] for s in chunk.sources] == ["system", "user", "assistant", "tool"]
+    assert [s["role"] for s in chunk.sources] == ["user", "assistant", "tool"]
     assert all("id" in s["generated"] for s in chunk.sources)
 
 
@@ -172,12 +177,12 @@ def test_cli_curates_an_openai_export_and_shows_what_it_skipped(tmp_path, monkey
     assert runner.invoke(cli, ["init"]).exit_code == 0
     out = runner.invoke(cli, ["curate", "--conversation", "chat.json"])
     assert out.exit_code == 0, out.output
-    assert "4 added" in out.output and "skipped 2 empty messages" in out.output
+    assert "3 added" in out.output and "skipped 2 empty messages, 1 system prompt" in out.output
     out = runner.invoke(cli, ["curate", "--conversation", "chat.json", "--json"])
     assert out.exit_code == 0
     report = json.loads(out.stdout)
-    assert [r["status"] for r in report["applied"]] == ["unchanged"] * 4
-    assert report["skipped"] == {"empty messages": 2}
+    assert [r["status"] for r in report["applied"]] == ["unchanged"] * 3
+    assert report["skipped"] == {"empty messages": 2, "system prompts": 1}
     (tmp_path / "bad.json").write_text(json.dumps([{"role": "user", "content": "x", "time": "yesterday"}]))
     out = runner.invoke(cli, ["curate", "--conversation", "bad.json"])
     assert out.exit_code != 0 and "message 1 has a time that names no date" in out.output

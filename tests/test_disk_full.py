@@ -95,7 +95,7 @@ def test_cli_reads_answer_on_a_full_disk(small_disk):
     assert "drain" in run("query", "How do I restart the ingest worker number 5?")["answer"]
     assert run("show", "ops/runbooks/r2.md")["title"] == "Runbook 2"
     assert run("tree")["folders"]
-    assert len(run("history")) == 8
+    assert len(run("history")["operations"]) == 8
     assert run("stats")["queries"] >= 1
     assert run("doctor")["ok"]
 

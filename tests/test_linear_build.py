@@ -67,6 +67,24 @@ def test_a_write_reads_no_other_entry_of_its_folder(tmp_path, monkeypatch):
         assert "[New one](new.md) — fresh" in listing and "[Entry 39](e39.md) — summary 39" in listing
 
 
+def test_a_large_folders_listing_names_the_first_entries_and_counts_the_rest(tmp_path, monkeypatch):
+    # the listing is rewritten after every batch into the folder: listing a flat folder whole made
+    # filling it O(N²) (one message of 37,500 parts); past LISTED_AT_MOST files it only counts
+    monkeypatch.setattr(contexts, "LISTED_AT_MOST", 5)
+    with Memory.open(tmp_path / "p", create=True, durable=False) as mem:
+        mem.curate([_add(f"work/flat/e{i}.md", f"Entry {i}", f"summary {i}") for i in range(12)])
+        folder = mem.tree.root / "work" / "flat"
+        looked: list[str] = []
+        real = contexts._title_summary
+        monkeypatch.setattr(contexts, "_title_summary", lambda child, listed: looked.append(child.name) or real(child, listed))
+        mem.curate([_add("work/flat/e12.md", "Entry 12", "summary 12")])
+        listing = mem.tree.read_text("work/flat/context.md")
+        assert [f"e{i}.md" for i in range(5)] == looked          # the unlisted files are counted, not read
+        assert "[Entry 4](e4.md) — summary 4" in listing and "e5.md" not in listing
+        assert "- … and 8 more files (`memgrove tree --all work/flat` shows them all)" in listing
+        assert mem.doctor().ok
+
+
 # -- fsync: one pass per batch ---------------------------------------------------------------
 
 def test_a_durable_batch_syncs_each_file_and_each_folder_once(tmp_path, monkeypatch):

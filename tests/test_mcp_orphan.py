@@ -45,13 +45,14 @@ def _call(proc: subprocess.Popen, tool: str, arguments: dict) -> None:
     _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 
 
-def _leave_once_writing(proc: subprocess.Popen, root: Path) -> tuple[WriterLock, str]:
-    """Close the client's end once the call holds the writer lock; wait for the process to go.
-    Returns the lock and what the process wrote to standard error."""
+def _leave_once_writing(proc: subprocess.Popen, root: Path, *, waiting: bool = False) -> tuple[WriterLock, str]:
+    """Close the client's end once the call holds the writer lock (or, ``waiting``, once it waits
+    for the lock the test holds); wait for the process to go. Returns the lock and what the
+    process wrote to standard error."""
     lock = WriterLock(root / ".memgrove" / "write.lock")
     deadline = time.monotonic() + 120
-    while not lock.inspect().held:
-        assert proc.poll() is None and time.monotonic() < deadline, "the call never took the writer lock"
+    while not (lock.waiting() >= 1 if waiting else lock.inspect().held):
+        assert proc.poll() is None and time.monotonic() < deadline, "the call never reached the writer lock"
         time.sleep(0.02)
     proc.stdin.close()
     try:
@@ -76,9 +77,12 @@ def root(tmp_path: Path) -> Path:
 def test_a_dead_clients_write_is_cancelled_and_the_process_exits(root: Path):
     proc = _start(root)
     ops = [{"op": "ADD", "path": f"work/notes/n{i}.md", "title": f"Note {i}", "content": f"body {i}",
-            "reason": "test"} for i in range(3000)]     # tens of seconds of planning under the lock
-    _call(proc, "memgrove_curate", {"operations": ops})
-    lock, err = _leave_once_writing(proc, root)
+            "reason": "test"} for i in range(300)]
+    # the test holds the writer lock, so the call waits under way for as long as the test wants
+    # (a batch planned while its client dies is cancelled the same way: tests/test_cancel.py)
+    with WriterLock(root / ".memgrove" / "write.lock", timeout=10).hold():
+        _call(proc, "memgrove_curate", {"operations": ops})
+        lock, err = _leave_once_writing(proc, root, waiting=True)
     assert proc.returncode == 0, err[-2000:]
     with lock.hold(timeout=0.0):       # free at once for a fresh writer
         pass

@@ -141,6 +141,8 @@ curate_step = st.one_of(
     st.tuples(st.sampled_from(["ADD", "UPDATE", "UPSERT"]), st.integers(0, 3), st.integers(0, 7), st.booleans()),
     st.tuples(st.just("MERGE"), st.integers(0, 3), st.integers(0, 3), st.booleans()),
     st.tuples(st.just("DELETE"), st.integers(0, 3), st.integers(0, 7), st.booleans()),
+    st.tuples(st.just("SUPERSEDE"), st.integers(0, 3), st.integers(0, 3), st.booleans()),
+    st.tuples(st.sampled_from(["ARCHIVE", "RESTORE"]), st.integers(0, 3), st.integers(0, 3), st.booleans()),
 )
 # a step is an undo, or a batch of one or two operations
 step = st.one_of(
@@ -161,6 +163,11 @@ def to_op(kind: str, i: int, j: int, flag: bool) -> dict:
     path = PATHS[i]
     if kind == "MERGE":
         return {"op": "MERGE", "path": path, "merge_into": PATHS[j], "reason": "prop"}
+    if kind == "SUPERSEDE":
+        return {"op": "SUPERSEDE", "path": path, "by": PATHS[j], "reason": "prop",
+                **({"since": "2026-03-02"} if flag else {})}
+    if kind in ("ARCHIVE", "RESTORE"):
+        return {"op": kind, "path": path, "reason": "prop"}
     if kind == "DELETE":
         if flag:   # a whole subtree
             return {"op": "DELETE", "path": path.rsplit("/", 2)[0], "reason": "prop"}
@@ -191,7 +198,19 @@ def check_agreement(mem: Memory) -> None:
                 continue
             assert replay.get(ch.path) == ch.before, (rec.op, ch.path)
             replay[ch.path] = ch.after
-    assert {p: t for p, t in replay.items() if t is not None} == entries
+    assert {p: t for p, t in replay.items() if t is not None and not p.startswith("@archive/")} == entries
+    archive = mem.home / "archive"
+    kept = {p: (archive / p).read_text() for p in scan(archive) if not p.endswith("context.md")} \
+        if archive.is_dir() else {}
+    assert {p[len("@archive/"):]: t for p, t in replay.items() if t is not None and p.startswith("@archive/")} == kept
+    # the validity keys name each other both ways while both entries are in the tree
+    for p, text in entries.items():
+        by = parse(text).extra.get("supersededBy")
+        if by in entries:
+            assert p in parse(entries[by]).extra.get("supersedes", []), (p, by)
+        for older in parse(text).extra.get("supersedes", []):
+            if older in entries:
+                assert parse(entries[older]).extra.get("supersededBy") == p, (older, p)
     # links in the catalog are those in the files
     for p, text in entries.items():
         assert mem.tree.links(p)[0] == sorted(parse(text).links())

@@ -38,7 +38,7 @@ def test_memory_tools_lists_the_four_tools_with_schemas_a_model_can_follow(mem):
     assert sorted(by_name(memory_tools(mem, read_only=True))) == ["list_tree", "read_entry", "search_knowledge"]
     schema = tools["curate"].tool_call_schema.model_json_schema()
     op = schema["$defs"]["Operation"]["properties"]
-    assert op["op"]["enum"] == ["ADD", "UPDATE", "UPSERT", "MERGE", "DELETE"]
+    assert op["op"]["enum"] == ["ADD", "UPDATE", "UPSERT", "MERGE", "DELETE", "SUPERSEDE", "ARCHIVE", "RESTORE"]
     assert "reason" in op and "Required" in op["reason"]["description"]
     # the injected runtime is not shown to the model
     for t in tools.values():

@@ -1,4 +1,5 @@
-"""The ``curate`` tool: a batch of ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason.
+"""The ``curate`` tool: a batch of ADD/UPDATE/UPSERT/MERGE/DELETE/SUPERSEDE/ARCHIVE/RESTORE operations,
+each with a reason.
 
 The batch is all or nothing (``ContextTree.curate``). When the tree rejects it
 (an escaping path, a missing reason, ADD on an existing entry) the model gets
@@ -42,6 +43,9 @@ _OP_FIELDS: dict[str, Any] = {
     "keywords": (Optional[list[str]], Field(default=None, description="Words someone would search for.")),
     "related": (Optional[list[str]], Field(default=None, description="Paths of related entries.")),
     "merge_into": (Optional[str], Field(default=None, description="MERGE only: the entry that absorbs 'path'.")),
+    "by": (Optional[str], Field(default=None, description="SUPERSEDE only: the newer entry that replaces 'path'.")),
+    "since": (Optional[str], Field(default=None, description="SUPERSEDE only: ISO date from which 'by' holds "
+                                                             "(default: the newer entry's date).")),
     "sources": (Optional[list[Source]], Field(default=None, description="Provenance of this knowledge.")),
     "context": (Optional[dict[str, str]], Field(
         default=None, description="Overview text for a new folder: {'domain': ..., 'topic': ..., 'subtopic': ...}.")),
@@ -52,8 +56,13 @@ _OP_FIELDS: dict[str, Any] = {
 def _schema(allow: tuple[str, ...]) -> type[BaseModel]:
     # the op enum lists only what this tool may do, so the model is not invited to try the rest
     op_type = Literal[allow]  # type: ignore[valid-type]
-    op_doc = ("ADD creates (fails if it exists); UPDATE changes an existing entry; UPSERT adds or updates "
-              "(preferred); MERGE folds 'path' into 'merge_into' and deletes 'path'; DELETE removes.")
+    doc = {"ADD": "ADD creates (fails if it exists)", "UPDATE": "UPDATE changes an existing entry",
+           "UPSERT": "UPSERT adds or updates (preferred)",
+           "MERGE": "MERGE folds 'path' into 'merge_into' and deletes 'path'", "DELETE": "DELETE removes",
+           "SUPERSEDE": "SUPERSEDE closes the fact at 'path' because the entry 'by' replaces it (a value changed: "
+                        "write the new entry, then SUPERSEDE the old one; the old stays as history)",
+           "ARCHIVE": "ARCHIVE moves an entry out of search", "RESTORE": "RESTORE brings an archived entry back"}
+    op_doc = "; ".join(doc[a] for a in allow) + "."
     operation: Any = create_model("Operation", op=(op_type, Field(description=op_doc)), **_OP_FIELDS)
     return create_model("CurateArgs", operations=(list[operation], Field(
         min_length=1, description="The operations, applied together: all of them or none.")))

@@ -4,12 +4,28 @@ Both engines index exactly these tokens (Whoosh through a thin Tokenizer over
 ``analyze``, tantivy as pre-analyzed whitespace-separated text), so a query
 matches the same documents, counts the same terms and weighs the same idf on
 either. The word-form tables live in word_forms.py and are read here.
+
+Every script is searchable (an ASCII text skips all of this, so English terms are unchanged):
+
+- **Folding** (``fold``): Unicode NFC (a decomposed "é" is the composed one); Cyrillic ё/Ё as
+  е/Е (Russian writes both for one letter); Greek without accents or diaeresis, final ς as σ
+  (Lucene's GreekLowerCaseFilter); full-width ASCII forms ("ＡＢＣ１２") and the ideographic space
+  as ASCII, half-width katakana ("ﾃﾞｰﾀ") as the full-width kana. That is a selected part of
+  compatibility folding, not NFKC: NFKC also turns "x²" into "x2", "½" into "1⁄2" and "ﬁ" into
+  "fi", which would make words match that do not, and exact ones no longer match.
+- **CJK** (``words``): Chinese, Japanese and Korean do not put spaces between words, so a run of
+  Han, Hiragana, Katakana or Hangul is indexed as its overlapping bigrams ("データベース" ->
+  "デー" "ータ" "タベ" "ベー" "ース"), as Lucene's CJKAnalyzer does; a character alone in its run stays a
+  unigram. A word then matches inside a sentence ("佐藤" in "佐藤さんの..."), and a longer word as
+  all its bigrams. Letters and digits beside a CJK run ("Python3で") are words of their own.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
+from typing import Iterator
 
 from whoosh.lang.porter2 import stem as _porter2
 
@@ -51,6 +67,38 @@ MAX_EXPANDED_TERMS = 16  # terms of a query expanded (each walks a field's term 
 SHORT_FIELDS = ("title", "path_text", "tags")
 
 
+# Han (with extensions and compatibility ideographs), Hiragana, Katakana (with its phonetic
+# extensions and the prolonged sound mark), Hangul syllables and jamo, and 々〆〇
+_CJK = ("\u1100-\u11ff\u3005-\u3007\u3041-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff"
+        "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff"
+        "\U00020000-\U0003134f")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HALF_KANA = re.compile("[\uff61-\uff9f]+")
+_GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]+")
+# full-width ASCII (U+FF01-FF5E) as ASCII, the ideographic space as a space, ё as е
+_FOLD = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20, ord("ё"): ord("е"), ord("Ё"): ord("Е")}
+
+
+def _greek(m: re.Match) -> str:
+    plain = "".join(c for c in unicodedata.normalize("NFD", m.group()) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", plain).replace("ς", "σ")
+
+
+def fold(text: str) -> str:
+    """``text`` as it is indexed and searched (module docstring): NFC, ё as е, Greek without
+    accents, full-width forms and half-width katakana as their usual forms. ASCII is returned
+    as it is. ``fold("Ёжик")`` -> ``"Ежик"``; ``fold("ＤＢ")`` -> ``"DB"``."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFC", text).translate(_FOLD)
+    text = _HALF_KANA.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    return _GREEK.sub(_greek, text)
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
 @lru_cache(maxsize=50_000)
 def _term(word: str) -> str | None:
     """A lowercased word as its indexed term, or None for a stop word."""
@@ -66,15 +114,33 @@ def _term(word: str) -> str | None:
 
 
 def words(text: str) -> list[str]:
-    """The words of ``text`` before stop words and stemming: each match, then the parts of a dotted
-    name ("Bunny.net", "main.py") that hold a letter; a number ("3.50", "2.4.0") stays whole."""
-    out: list[str] = []
-    for m in WORD.finditer(text):
+    """The words of ``text`` (folded) before stop words and stemming: each match, then the parts of
+    a dotted name ("Bunny.net", "main.py") that hold a letter; a number ("3.50", "2.4.0") stays
+    whole. A run of CJK characters gives its bigrams (module docstring)."""
+    return [w for w, _ in _pieces(text)]
+
+
+def _pieces(text: str) -> Iterator[tuple[str, bool]]:
+    """``(word, is CJK)`` for each word of ``text``, in order."""
+    for m in WORD.finditer(fold(text)):
         w = m.group()
-        out.append(w)
-        if "." in w:
-            out.extend(p for p in w.split(".") if p and not p.isdigit() and any(c.isalpha() for c in p))
-    return out
+        if w.isascii() or not _CJK_RUN.search(w):
+            yield from _word(w)
+            continue
+        at = 0          # CJK runs as bigrams, the letters and digits between them as words
+        for run in _CJK_RUN.finditer(w):
+            for rest in WORD.findall(w[at:run.start()]):
+                yield from _word(rest)
+            yield from ((b, True) for b in _bigrams(run.group()))
+            at = run.end()
+        for rest in WORD.findall(w[at:]):
+            yield from _word(rest)
+
+
+def _word(w: str) -> Iterator[tuple[str, bool]]:
+    yield w, False
+    if "." in w:
+        yield from ((p, False) for p in w.split(".") if p and not p.isdigit() and any(c.isalpha() for c in p))
 
 
 def analyze(text: str) -> list[str]:
@@ -82,19 +148,30 @@ def analyze(text: str) -> list[str]:
     dropped, word forms mapped to one form (word_forms.py), stemmed with Porter2 but for the
     families word_forms.STEMS keeps apart."""
     out = []
-    for w in words(text):
+    for w, cjk in _pieces(text):
+        if cjk:         # a CJK bigram or lone character: no case, stop word or stem
+            out.append(w)
+            continue
         t = _term(w.lower())
         if t is not None:
             out.append(t)
     return out
 
 
+# A pair of hiragana is mostly grammar in a Japanese question ("です", "ます", "して"): the question's
+# stop words, which matched any Japanese note ("明日の天気はどうですか" found one about an office)
+_KANA_PAIR = re.compile("[\u3041-\u309f]{1,2}")
+
+
 def terms(text: str) -> list[str]:
     """The distinct terms of a query, in order; at most ``MAX_QUERY_TERMS`` of its first
-    ``MAX_QUERY_CHARS`` characters."""
+    ``MAX_QUERY_CHARS`` characters. Pairs of hiragana are left out of a question that has other
+    terms (a question only in hiragana keeps them); documents index them all."""
     out: dict[str, None] = {}
     for t in analyze(text[:MAX_QUERY_CHARS]):
         out[t] = None
-        if len(out) == MAX_QUERY_TERMS:
-            break
-    return list(out)
+    if not text.isascii():
+        kept = [t for t in out if not _KANA_PAIR.fullmatch(t)]
+        if kept:
+            out = dict.fromkeys(kept)
+    return list(out)[:MAX_QUERY_TERMS]

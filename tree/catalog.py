@@ -7,7 +7,8 @@ scan of the tree tells exactly which files were edited by hand since;
 holds what search weighs besides the words: the day each entry is about,
 whether its text says when (for a question that names a date or asks "when")
 whether it mostly asks (a question holds no answer) and whose words it holds (the role of
-its messages' speaker: "assistant", "user" or "" for none, mixed or not a conversation).
+its messages' speaker: "assistant", "user" or "" for none, mixed or not a conversation), and
+whether a newer entry replaced it (``supersededBy``, ``validUntil``: tree/validity.py).
 
 The digest is an order-independent sum of per-file hashes, so a writer can
 update it for the files it changed without rescanning the tree.
@@ -40,7 +41,7 @@ CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
 CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT,
-                                   source TEXT, standing INTEGER);
+                                   source TEXT, standing INTEGER, superseded_by TEXT, valid_until TEXT);
 CREATE INDEX IF NOT EXISTS traits_rules ON traits(day) WHERE standing = 2;
 CREATE INDEX IF NOT EXISTS traits_assistant ON traits(path) WHERE role = 'assistant';
 """
@@ -65,6 +66,8 @@ class Upsert(NamedTuple):
     summary: str = ""         # its summary (with the title: its line in its folder's context.md)
     source: str = ""          # its one source as kind:ref ("conversation:chat#12"; a message's parts share it), else ""
     standing: int = 0         # 2: the user's standing rule, 1: a preference, 0: neither (tree/standing.py)
+    superseded_by: str = ""   # the entry that replaced it (tree/validity.py), else ""
+    valid_until: date | None = None   # the day it stopped holding, when closed
 
 
 class Listed(NamedTuple):
@@ -85,6 +88,8 @@ class Traits(NamedTuple):
     role: str = ""            # whose words: "assistant", "user" or ""
     source: str = ""          # the one source it holds, else ""
     standing: int = 0         # 2: a standing rule of the user's, 1: a preference, 0: neither
+    superseded_by: str = ""   # the entry that replaced it, else "" (tree/validity.py)
+    valid_until: date | None = None   # the day it stopped holding, when closed
 
 
 def item_hash(path: str, stat: Stat) -> int:
@@ -243,7 +248,8 @@ class Catalog:
                 db.execute("SELECT src, dst FROM links LIMIT 1")
                 db.execute("SELECT key, value FROM meta LIMIT 1")
                 db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
-                db.execute("SELECT path, day, timely, asks, role, source, standing FROM traits LIMIT 1")
+                db.execute("SELECT path, day, timely, asks, role, source, standing, superseded_by, valid_until "
+                           "FROM traits LIMIT 1")
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     for table in ("files", "links", "meta", "doc_hashes", "traits"):
@@ -339,9 +345,13 @@ class Catalog:
     def traits_of(self, paths: list[str]) -> dict[str, Traits]:
         """``{path: Traits}`` for the indexed paths among ``paths``."""
         return {p: Traits(date.fromisoformat(day) if day else None, bool(timely), bool(asks), role or "", source or "",
-                          int(standing or 0))
-                for p, day, timely, asks, role, source, standing
-                in self._rows_of("day, timely, asks, role, source, standing", "traits", paths)}
+                          int(standing or 0), by or "", date.fromisoformat(until) if until else None)
+                for p, day, timely, asks, role, source, standing, by, until
+                in self._rows_of("day, timely, asks, role, source, standing, superseded_by, valid_until", "traits", paths)}
+
+    def closed_by(self, paths: list[str]) -> dict[str, str]:
+        """``{path: the entry that replaced it}`` for the closed entries among ``paths``."""
+        return {p: by for p, by in self._rows_of("superseded_by", "traits", paths) if by}
 
     def holds_assistant(self) -> bool:
         """Whether any entry is an AI assistant's (a chat with roles has been recorded)."""
@@ -368,12 +378,14 @@ class Catalog:
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
                 db.execute("DELETE FROM traits WHERE path=?", (p,))
-            for p, kind, (m, s), title, links, doc_hash, day, timely, asks, role, summary, source, standing in upserts:
+            for (p, kind, (m, s), title, links, doc_hash, day, timely, asks, role, summary, source, standing, by,
+                 until) in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?)",
                            (p, kind, m, s, title, summary, p.rpartition("/")[0]))
                 db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
-                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?,?,?)",
-                           (p, day.isoformat() if day else None, int(timely), int(asks), role, source, int(standing)))
+                db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?,?,?,?,?)",
+                           (p, day.isoformat() if day else None, int(timely), int(asks), role, source, int(standing),
+                            by or None, until.isoformat() if until else None))
                 db.execute("DELETE FROM links WHERE src=?", (p,))
                 db.executemany("INSERT OR IGNORE INTO links VALUES (?,?)", [(p, d) for d in links])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (str(digest),))

@@ -13,9 +13,14 @@ Also read, message by message (a list may mix them):
 
 The conversation may be a bare list of messages. What is absent is generated and marked as
 generated (``Message.generated``, and the entry's sources say so): a conversation id from a
-digest of its words (the same list curated again lands in the same place; a different one never
-in the same place), a message id from its position and a digest of its words (``m3-1a2b3c``: an
-edited message is a new entry, never an overwrite of the old one).
+digest of how it begins (``identity``: its first messages other than system prompts, until
+``IDENTITY_CHARS`` characters of words), so the same list curated again after it grew lands in
+the same place and adds only its new messages; a message id from its position and a digest of its
+words (``m3-1a2b3c``: an edited message is a new entry, never an overwrite of the old one).
+Exports of whole chat histories (ChatGPT, Claude) are read by ``chat_exports``.
+
+System prompts (role ``system``) are instructions to a model, not what was said: they are
+skipped and counted (``skipped_system``) unless ``normalize(..., system=True)``.
 
 A real export is curated, not refused whole: a message with no text (empty, only whitespace,
 a tool call without text) is skipped and counted; a session that appears twice with the same
@@ -34,8 +39,13 @@ from typing import Any
 from .dates import readable_time
 from .errors import InvalidInput
 
-SHAPE = ('a conversation is an object {"id": ..., "messages": [...]} or a list of messages '
-         '({"id", "speaker", "text", "time"}, {"role", "content"} or LangChain messages)')
+SHAPE = ('a conversation is one of: an object {"id": ..., "title"?: ..., "messages": [...]}; a list of '
+         'messages, each {"speaker", "text", "id"?, "time"?, "session"?}, {"role", "content"} (OpenAI) '
+         'or a LangChain message ({"type", "content"} or {"type", "data"}); a list of such conversation '
+         'objects; a ChatGPT export (conversations.json: a list of {"title", "mapping", "current_node"}); '
+         'or a Claude export (a list of {"uuid", "name", "chat_messages"})')
+# characters of words (after the first message, which is always taken) that decide a bare list's identity
+IDENTITY_CHARS = 64
 
 # LangChain message types -> the OpenAI role vocabulary, so that one word names a role whatever the input
 LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool",
@@ -46,6 +56,10 @@ _TEXT_PARTS = {"text", "input_text", "output_text"}
 _TIME_KEYS = ("time", "timestamp", "created_at", "create_time")
 
 
+class NoText(InvalidInput):
+    """A conversation none of whose messages has any text (an export may hold such chats)."""
+
+
 @dataclass(frozen=True)
 class Conversation:
     """A conversation in memgrove's shape, and what reading it left out."""
@@ -54,14 +68,21 @@ class Conversation:
     messages: list[dict[str, Any]]       # {"id", "speaker", "text"} + "time", "session", "role", "generated"
     id_generated: bool = False
     skipped_empty: list[int] = field(default_factory=list)       # 1-based positions in the input
+    skipped_system: list[int] = field(default_factory=list)      # system prompts, when not asked for
     repeated_messages: list[int] = field(default_factory=list)   # same id, same words as an earlier one
     repeated_sessions: list[str] = field(default_factory=list)   # same session id, same messages
+    title: str = ""                      # an export's title of the conversation
+    started: str = ""                    # when it began and was last written, as the input says
+    updated: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """memgrove's shape, read back by ``normalize`` to the same messages and marks."""
         out: dict[str, Any] = {"id": self.id, "messages": [dict(m) for m in self.messages]}
         if self.id_generated:
             out["id_generated"] = True
+        for key in ("title", "started", "updated"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
         return out
 
 
@@ -69,12 +90,29 @@ def digest(text: str, n: int = 6) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:n]
 
 
-def normalize(conv: Any) -> Conversation:
-    """Any accepted shape -> a ``Conversation``; an ``InvalidInput`` naming the message otherwise."""
+def identity(messages: list[dict[str, Any]]) -> str:
+    """A bare list's conversation id: a digest of its first message's speaker and words and of the
+    next ones until ``IDENTITY_CHARS`` characters of words are taken. Two chats that both open
+    with "hi" are told apart by what follows; a list that grew keeps its id."""
+    taken, size = [], 0
+    for m in messages:
+        if taken and size >= IDENTITY_CHARS:
+            break
+        taken.append(f"{m.get('speaker')}\x1f{m['text']}")
+        size += len(m["text"])
+    return f"chat-{digest(chr(10).join(taken), 10)}"
+
+
+def normalize(conv: Any, *, system: bool = False) -> Conversation:
+    """Any accepted shape -> a ``Conversation``; an ``InvalidInput`` naming the message otherwise.
+    ``system``: keep system prompts (skipped and counted by default)."""
     if isinstance(conv, Conversation):
         return conv
     given_id: Any = None
+    meta: dict[str, str] = {}
     if isinstance(conv, Mapping):
+        meta = {k: " ".join(conv[k].split()) for k in ("title", "started", "updated")
+                if isinstance(conv.get(k), str) and conv[k].strip()}
         given_id = conv.get("id")
         raw = conv.get("messages")
         label = f"conversation {given_id}" if given_id is not None else "the conversation"
@@ -82,6 +120,9 @@ def normalize(conv: Any) -> Conversation:
                                      or not any(ch.isalnum() for ch in str(given_id))):
             # letters of any script: an id in Cyrillic or Han gets a digest-named folder (placement.py)
             raise InvalidInput("the conversation needs an 'id' with letters or digits")
+        if "messages" not in conv and given_id is None:
+            raise InvalidInput(f"{label} has no 'messages' (keys: {', '.join(repr(k) for k in list(conv)[:6])}); "
+                               + SHAPE)
         if not isinstance(raw, list) or not raw:
             raise InvalidInput(f"{label}: 'messages' must be a non-empty list")
     elif isinstance(conv, (list, tuple)):
@@ -93,19 +134,27 @@ def normalize(conv: Any) -> Conversation:
 
     read: list[tuple[int, dict[str, Any]]] = []
     empty: list[int] = []
+    prompts: list[int] = []
+    said: list[dict[str, Any]] = []          # what the identity is read from: never a system prompt
     for i, m in enumerate(raw, 1):
         msg = read_message(m, i, label)
         if msg is None:
             empty.append(i)
+            continue
+        if msg.get("role") == "system":
+            if not system:
+                prompts.append(i)
+                continue
         else:
-            read.append((i, msg))
+            said.append(msg)
+        read.append((i, msg))
     if not read:
-        raise InvalidInput(f"{label}: no message has any text ({len(empty)} empty message(s))")
+        raise NoText(f"{label}: no message has any text ({len(empty)} empty message(s)"
+                           + (f", {len(prompts)} system prompt(s) skipped" if prompts else "") + ")")
 
     if given_id is None or (isinstance(conv, Mapping) and conv.get("id_generated") is True):
         given_id = None
-        words = "\n".join(f"{m.get('speaker')}\x1f{m['text']}" for _, m in read)
-        cid, id_generated = f"chat-{digest(words, 10)}", True
+        cid, id_generated = identity(said or [m for _, m in read]), True
     else:
         cid, id_generated = str(given_id), False
     label = f"conversation {cid}"
@@ -128,7 +177,7 @@ def normalize(conv: Any) -> Conversation:
                                "different words; give each message its own id")
         first_at[key] = (i, m)
         messages.append(m)
-    return Conversation(cid, messages, id_generated, empty, repeated, repeated_sessions)
+    return Conversation(cid, messages, id_generated, empty, prompts, repeated, repeated_sessions, **meta)
 
 
 def read_message(m: Any, i: int, label: str) -> dict[str, Any] | None:
@@ -136,8 +185,11 @@ def read_message(m: Any, i: int, label: str) -> dict[str, Any] | None:
     if isinstance(m, Mapping):
         if isinstance(m.get("data"), Mapping) and "type" in m and "speaker" not in m:
             return _langchain(dict(m["data"], type=m["type"]), i, label)
-        if "speaker" in m or ("role" not in m and "type" not in m):
+        if "speaker" in m or ("role" not in m and "type" not in m and "text" in m):
             return _memgrove(m, i, label)
+        if "role" not in m and "type" not in m:
+            raise InvalidInput(f"{label}: message {i} is in no shape memgrove reads (it has "
+                               f"{', '.join(repr(k) for k in list(m)[:6]) or 'no keys'}); {SHAPE}")
         if "role" in m:
             return _openai(m, i, label)
         return _langchain(m, i, label)
@@ -146,7 +198,7 @@ def read_message(m: Any, i: int, label: str) -> dict[str, Any] | None:
         kwargs = getattr(m, "additional_kwargs", None) or {}
         fields.update({k: kwargs[k] for k in _TIME_KEYS if k in kwargs})
         return _langchain(fields, i, label)
-    raise InvalidInput(f"{label}: message {i} is not an object")
+    raise InvalidInput(f"{label}: message {i} is not an object; {SHAPE}")
 
 
 def _memgrove(m: Mapping[str, Any], i: int, label: str) -> dict[str, Any] | None:

@@ -302,6 +302,14 @@ def when_label(msg: dict[str, Any]) -> str:
     return day_of(when) or when
 
 
+def _span(started: str, updated: str) -> str:
+    """", from 8 May 2023 to 2 June 2023" for an export's dates, "" without them."""
+    a, b = (day_of(started) or started if started else ""), (day_of(updated) or updated if updated else "")
+    if a and b and a != b:
+        return f", from {a} to {b}"
+    return f", {a or b}" if a or b else ""
+
+
 def check_conversation(conv: Any) -> tuple[str, list[dict[str, Any]]]:
     """The id and messages of a conversation in any shape ``conversation_formats`` reads."""
     c = conversation_formats.normalize(conv)
@@ -430,6 +438,11 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
         first_id = str(first["id"])
         owner = Owner("conversation", tuple(f"{cid}#{m['id']}" for m in group))
         name = snake_case(first_id) or f"message_{_digest(first_id)}"
+        # the speaker, even when it is only a role ("user, 8 May 2023"): a title of the message's
+        # first 8 words ("user: Our staging database moved to port...") repeats them in the boosted
+        # title field; measured in one run on BEAM 100K (3 chats, 54 questions), R@10 / R@200w /
+        # R@500w / R@1000w fell 65.6 / 40.3 / 62.5 / 71.9 -> 63.1 / 37.3 / 56.2 / 69.0. The words are
+        # the entry's summary, which listings and search results show
         title = " and ".join(who) + (f", {when_label(first)}" if first.get("time") else "")
         sources = [message_source(cid, m, now=now, id_generated=read.id_generated) for m in group]
         parts: list[dict[str, Any]] = []
@@ -461,7 +474,8 @@ def ops_from_conversation(conv: Any, *, window: int = 1, placer: Placer | None =
             seen_sessions.add(session)
             op["context"] = {
                 "domain": "Conversations curated verbatim, one folder per conversation and session.",
-                "topic": f"Conversation {cid} between {', '.join(speakers)}.",
+                "topic": (f"{read.title} (conversation {cid})" if read.title else f"Conversation {cid}")
+                         + f" between {', '.join(speakers)}" + _span(read.started, read.updated) + ".",
                 "subtopic": f"{session.replace('_', ' ').capitalize()} of conversation {cid}"
                             + (f", starting {first['time']}." if first.get("time") else "."),
             }

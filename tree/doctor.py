@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import entry as entry_mod
+from .archive import archive_root
 from .cache import QueryCache
 from .catalog import digest_of, scan
 from .errors import InvalidEntry, InvalidPath, MemgroveError
@@ -118,7 +119,8 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         except InvalidPath:
             rep.warnings.append(f"{src}: link {dst!r} ignored: it resolves outside the tree (symlink?)")
             continue
-        if not target.is_file():
+        if not target.is_file() and not (archive_root(tree.home) / dst).is_file():
+            # a link to an archived entry stays: RESTORE brings the entry back where it points
             rep.warnings.append(f"{src}: dangling link to {dst}")
     # journal and write-ahead state
     if tree.journal.pending_file.exists():

@@ -231,7 +231,7 @@ def serialize(entry: Entry) -> str:
 def reader_text(entry: Entry) -> str:
     """An entry as a reader answering from it needs it: the title, where it came from and
     when (to resolve "yesterday" and to cite), when it was last updated (to prefer the newer
-    of two facts), the summary if the body does not already hold it, and the body. Left out:
+    of two facts), whether a newer entry superseded it, the summary if the body does not already hold it, and the body. Left out:
     what serves search and the tree (tags, keywords, related paths, createdAt), which made up
     most of a short entry's file."""
     lines = [f"# {' '.join(entry.title.split()) or 'Untitled'}"]
@@ -241,6 +241,12 @@ def reader_text(entry: Entry) -> str:
         lines.append(f"Sources: {sources}")
     if entry.updated_at:
         lines.append(f"Updated: {entry.updated_at}")
+    closed_by = entry.extra.get("supersededBy")
+    if isinstance(closed_by, str) and closed_by.strip():
+        # a fact a newer entry replaced (tree/validity.py): the reader must not take it for the current one
+        until = entry.extra.get("validUntil")
+        lines.append(f"Superseded: true until {until}, replaced by {closed_by.strip()}" if until
+                     else f"Superseded: replaced by {closed_by.strip()}")
     body = entry.body.strip("\n")
     summary = " ".join(entry.summary.split())
     if summary and summary not in " ".join(body.split()):

@@ -14,7 +14,7 @@ import sqlite3
 import time
 from typing import Callable, Iterable
 
-from . import contexts, dates, entry as entry_mod, questions, roles, standing
+from . import contexts, dates, entry as entry_mod, questions, roles, standing, validity
 from .catalog import Stat, Upsert, digest_of, item_hash, scan
 from .engine import IndexBroken, IndexDoc
 from .errors import InvalidEntry
@@ -29,7 +29,7 @@ from .watch import TreeWatcher
 _MASK = (1 << 64) - 1
 # Bump when what is indexed changes (fields, analyzer, document text): older indexes are rebuilt.
 # The catalog records it after the engine's name ("whoosh-14"): switching engines rebuilds once.
-INDEX_FORMAT = "14"
+INDEX_FORMAT = "15"
 
 
 def indexed_body(e: entry_mod.Entry, kind: str) -> str:
@@ -68,7 +68,8 @@ class IndexSync:
         role = roles.role_of(e.sources)
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
                            questions.mostly_asks(body), role, e.summary, roles.source_of(e.sources),
-                           standing.standing_kind(body, role) if kind == "entry" else standing.NONE)
+                           standing.standing_kind(body, role) if kind == "entry" else standing.NONE,
+                           validity.superseded_by(e), validity.valid_until(e))
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""

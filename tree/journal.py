@@ -66,6 +66,11 @@ class JournalRecord:
             "also": [{"path": c.path, "before": c.before, "after": c.after} for c in self.also],
         }
 
+    def to_listing(self) -> dict[str, Any]:
+        """One operation as ``history --json`` and ``GET /api/history`` list it (``{"operations":
+        [...]}``): the record and the entry files it changed (``files``)."""
+        return self.to_json() | {"files": [c.path for c in self.changes()]}
+
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "JournalRecord":
         return cls(

@@ -29,12 +29,21 @@ class Hit:
     relevance: float = 0.0               # s/(1+s) of the raw BM25 score, before the ranking profile
     matched: tuple[str, ...] = ()        # analyzed query terms this entry matched
     coverage: float = 0.0                # IDF-weighted share of the query's terms it matched, 0..1
+    label: str = ""                      # a closed entry's "(until 2026-03-02; since then: …)" (tree/validity.py)
+    superseded_by: str = ""              # a closed entry's replacement (frontmatter supersededBy)
+    valid_until: str = ""                # the day it stopped holding (frontmatter validUntil)
+    archived: bool = False               # found in .memgrove/archive/ (search with include_archived)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "title": self.title, "score": round(self.score, 4), "bm25": round(self.bm25, 4),
-                "relevance": round(self.relevance, 4), "matched": list(self.matched),
-                "coverage": round(self.coverage, 4),
-                "kind": self.kind, "summary": self.summary, "excerpt": self.excerpt, "sources": self.sources}
+        d = {"path": self.path, "title": self.title, "score": round(self.score, 4), "bm25": round(self.bm25, 4),
+             "relevance": round(self.relevance, 4), "matched": list(self.matched),
+             "coverage": round(self.coverage, 4),
+             "kind": self.kind, "summary": self.summary, "excerpt": self.excerpt, "sources": self.sources}
+        if self.label:
+            d.update(label=self.label, superseded_by=self.superseded_by, valid_until=self.valid_until)
+        if self.archived:
+            d["archived"] = True
+        return d
 
 
 def hit_from_dict(d: dict[str, Any]) -> Hit:

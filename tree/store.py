@@ -2,7 +2,7 @@
 
 It owns the layout of ``.memgrove/`` and ties the parts together, each in its own module:
 
-- ``write_path.WritePath``: the five operations (planned in ``operations``) applied under the
+- ``write_path.WritePath``: the curate operations (planned in ``operations``) applied under the
   writer lock with a write-ahead journal, context files, crash recovery;
 - ``index_sync.IndexSync``: the full-text index and catalog kept in step with the files,
   incrementally by every write and by a scan (or watcher) before every search, so hand edits
@@ -21,8 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import contexts, entry as entry_mod
+from . import contexts, entry as entry_mod, validity
 from .analysis import analyze
+from .archive import archive_root, in_tree, is_archived, search_archive, archived_paths
 from .catalog import Catalog, scan
 from .engines import open_engine
 from .entry import Entry
@@ -108,13 +109,18 @@ class ContextTree(WritePath, IndexSync, Meaning):
 
     # -- reading entries ----------------------------------------------------
     def _abs(self, rel: str) -> Path:
-        return resolve_inside(self.root, rel)
+        return resolve_inside(*self._base(rel))
+
+    def _base(self, rel: str) -> tuple[Path, str]:
+        """The folder a journaled path lives under, and its path there: the tree, or for an
+        archived copy (``@archive/<path>``, tree/archive.py) ``.memgrove/archive/``."""
+        return (archive_root(self.home), in_tree(rel)) if is_archived(rel) else (self.root, rel)
 
     def _read_disk(self, rel: str) -> str | None:
         p = self._abs(rel)
         try:
             if p.is_symlink():
-                resolve_inside(self.root, rel)
+                resolve_inside(*self._base(rel))
             return p.read_text(encoding="utf-8")
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
@@ -127,7 +133,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
                                                     else normalize_folder(folder_of(path)) + "/" + CONTEXT_FILE)
         text = self._read_disk(rel)
         if text is None:
-            raise EntryNotFound(f"no entry at {rel}")
+            kept = (archive_root(self.home) / rel).is_file() if not is_archived(rel) else False
+            raise EntryNotFound(f"no entry at {rel}" + (" (it is archived: `memgrove restore` brings it back)"
+                                                        if kept else ""))
         return text
 
     def read(self, path: str) -> Entry:
@@ -238,6 +246,14 @@ class ContextTree(WritePath, IndexSync, Meaning):
                 self._apply(planned)
         return [p.result for p in planned]
 
+    def restore(self, path: str, *, reason: str = "restored from the archive", actor: str = "user") -> OpResult:
+        """Bring an archived entry back to its path in the tree (a journaled RESTORE)."""
+        return self.curate([{"op": "RESTORE", "path": path, "reason": reason}], actor=actor)[0]
+
+    def archived(self) -> list[str]:
+        """The paths of the archived entries (``.memgrove/archive/``)."""
+        return archived_paths(self.home)
+
     def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
         """Journal records, newest first; ``path`` keeps those touching that entry or folder."""
         rel = normalize_any(path) if path else None
@@ -250,11 +266,13 @@ class ContextTree(WritePath, IndexSync, Meaning):
 
     # -- search -------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
-               record_access: bool = False, check: bool = True) -> list[Hit]:
+               record_access: bool = False, check: bool = True, include_archived: bool = False) -> list[Hit]:
         """BM25F search, normalized, gap-filtered and ranked by the profile.
 
         ``check=False`` skips the freshness check, for a caller that has just
         made it (the query pipeline takes the fingerprint first).
+        ``include_archived``: the archived entries are searched too (tree/archive.py), placed by
+        their score among the others and marked ``archived``.
         ``record_access``: count the hits as delivered (+3 importance each, in a
         profile with an access bonus); callers that know which entries an answer
         used call ``record_delivery`` with those instead.
@@ -292,17 +310,52 @@ class ContextTree(WritePath, IndexSync, Meaning):
             if got is None:
                 continue
             e, kind = got
-            text_for_excerpt = e.sections.get("Narrative") or e.body
-            prose = "\n".join(ln for ln in text_for_excerpt.split("\n") if not ln.startswith("#"))
-            hits.append(Hit(path=p, title=e.title, score=s, excerpt=excerpt(prose, terms, self.settings.excerpt_chars),
+            shown = self._excerpt(e, terms)
+            closed = self._closed_label(e, read)
+            hits.append(Hit(path=p, title=e.title, score=s, excerpt=f"{closed} {shown}" if closed else shown,
                             sources=e.sources, kind=kind, bm25=raw_by_path[p][0], summary=e.summary,
                             relevance=normalize(own_score.get(p, 0.0)), matched=tuple(sorted(raw_by_path[p][1])),
-                            coverage=coverage(raw_by_path[p][1], idf)))
+                            coverage=coverage(raw_by_path[p][1], idf), label=closed, **self._closing(e)))
             if len(hits) >= limit:
                 break
+        if include_archived:
+            hits = self._with_archived(query, hits, idf, limit)
         if record_access:
             self.record_delivery([h.path for h in hits if h.kind == "entry"], profile=profile)
         return hits
+
+    def _excerpt(self, e: Entry, terms: list[str]) -> str:
+        text = e.sections.get("Narrative") or e.body
+        prose = "\n".join(ln for ln in text.split("\n") if not ln.startswith("#"))
+        return excerpt(prose, terms, self.settings.excerpt_chars)
+
+    def _closed_label(self, e: Entry, read: dict[str, tuple[Entry, str] | None]) -> str:
+        """``(until 2026-03-02; since then: <newer title>)`` for an entry a newer one replaced, else ``""``."""
+        by = validity.superseded_by(e)
+        if not by:
+            return ""
+        newer = self._readable([by], read).get(by)
+        return validity.label(validity.valid_until(e), newer[0].title if newer and newer[0].title else by)
+
+    @staticmethod
+    def _closing(e: Entry) -> dict[str, str]:
+        until = validity.valid_until(e)
+        return {"superseded_by": validity.superseded_by(e), "valid_until": until.isoformat() if until else ""}
+
+    def _with_archived(self, query: str, hits: list[Hit], idf: dict[str, float], limit: int) -> list[Hit]:
+        """``hits`` and the archived entries that match, by score (an archived one's is its BM25 over
+        the archive, normalized like the others'), at most ``limit``."""
+        terms = self.engine.terms(query)
+        found = []
+        for p, bm25, e in search_archive(self.home, query, idf, limit):
+            rel = normalize(bm25)
+            closed = self._closed_label(e, {})
+            found.append(Hit(path=p, title=e.title, score=rel, excerpt=" ".join(
+                x for x in ("(archived)", closed, self._excerpt(e, terms)) if x), sources=e.sources, bm25=bm25,
+                summary=e.summary, relevance=rel, archived=True, label=closed, **self._closing(e)))
+        if not found:
+            return hits
+        return sorted(hits + found, key=lambda h: -h.score)[:limit]
 
     def _readable(self, paths: list[str], read: dict[str, tuple[Entry, str] | None] | None = None,
                   ) -> dict[str, tuple[Entry, str]]:

@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 
 from . import contexts
 from .cancel import checkpoint
+from .archive import archive_root, is_archived
 from .catalog import Listed
 from .engine import IndexBroken
 from .errors import MemgroveError, NotWritable
@@ -47,8 +48,11 @@ class WritePath:
                 return
             if durable and later is not None:
                 later.removed(target)
+            if is_archived(rel):
+                self._prune_archive(target.parent)
         else:
-            resolve_inside(self.root, str(Path(rel).parent))
+            base, inside = self._base(rel)
+            resolve_inside(base, str(Path(inside).parent))
             if later is None:
                 atomic_write(target, text, durable=durable)
                 return
@@ -58,6 +62,16 @@ class WritePath:
                     later.folders[target.parent] = None
                 else:
                     later.wrote(target)
+
+    def _prune_archive(self, folder: Path) -> None:
+        """Remove the archive's folders a RESTORE left empty (the archive has no context files)."""
+        top = archive_root(self.home)
+        while folder != top and top in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -161,6 +175,7 @@ class WritePath:
     def _after_write(self, touched: list[str], overrides: dict[str, str]) -> None:
         """Regenerate context files of touched folders, update the index, bump the generation."""
         folders = set(overrides)
+        touched = [rel for rel in touched if not is_archived(rel)]   # the archive is neither indexed nor listed
         for rel in touched:
             folders.update(parent_folders(rel))
         if self._watcher is not None:

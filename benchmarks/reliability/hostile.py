@@ -665,8 +665,9 @@ def run_section(work: Path, *, seed: int, limit: int, case_timeout: float, slow:
                      f"less {cli_slow - slow:.1f} s: twice the interpreter's start (`memgrove --version`, "
                      f"{starts[1]:.2f} s here), at least 1 s. A case may take {slow:g} s plus {ENTRY_MARGIN:g} x "
                      f"{per_entry * 1000:.1f} ms for each entry it wrote: the median time per entry of curating "
-                     f"a file of {CALIBRATION_ENTRIES} one-line sections, measured at the start of this run "
-                     "(benchmarks/reliability/pace.py: a 5,000-section file is 5,000 entries, linear, not slow).")
+                     f"a file of {CALIBRATION_ENTRIES} one-line sections or a message of as many parts, whichever "
+                     "is dearer, measured at the start of this run (benchmarks/reliability/pace.py: a 5,000-section "
+                     "file is 5,000 entries, linear, not slow).")
     return res
 
 

@@ -37,8 +37,8 @@ def query(mem: Any, question: Any) -> dict[str, Any]:
     return mem.query(_text(question, "query")).to_dict()
 
 
-def search(mem: Any, text: Any, limit: Any = None) -> dict[str, Any]:
-    hits = mem.search(_text(text, "query"), limit=_limit(limit, 10))
+def search(mem: Any, text: Any, limit: Any = None, include_archived: Any = False) -> dict[str, Any]:
+    hits = mem.search(_text(text, "query"), limit=_limit(limit, 10), include_archived=bool(include_archived))
     return {"query": text, "hits": [h.to_dict() for h in hits]}
 
 

@@ -9,7 +9,7 @@ an entry and a directory a folder of the tree:
 
 A file's text is the entry without its YAML frontmatter: ``# title``, then the body. The
 frontmatter (summary, tags, links, sources, dates) is memgrove's and survives every edit.
-Writes go through the five curate operations, so each is validated, atomic and journaled
+Writes go through the curate operations, so each is validated, atomic and journaled
 with the command as its reason (``memory tool: str_replace /memories/...``); a rename is
 an ADD of the new path and a MERGE of the old one into it, which rewrites links to it.
 Paths are untrusted: one that leaves ``/memories``, is too shallow or deep, or is not in

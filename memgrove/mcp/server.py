@@ -138,10 +138,12 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
         return await run(ctx, project, lambda m: calls.query(m, query), _answer_text)
 
     @server.tool(annotations=_read_only("Search the memory"), structured_output=False)
-    async def memgrove_search(query: str, limit: int = 10, project: str | None = None,
+    async def memgrove_search(query: str, limit: int = 10, include_archived: bool = False, project: str | None = None,
                               ctx: Context = None) -> CallToolResult:
-        """Full-text search (BM25F, no model): entry paths, titles, scores and excerpts, best first."""
-        return await run(ctx, project, lambda m: calls.search(m, query, limit))
+        """Full-text search (BM25F, no model): entry paths, titles, scores and excerpts, best first. A fact a
+        newer entry replaced is labelled "(until <date>; since then: <newer>)"; include_archived searches the
+        archived entries too (marked archived)."""
+        return await run(ctx, project, lambda m: calls.search(m, query, limit, include_archived))
 
     @server.tool(annotations=_read_only("Read an entry"), structured_output=False)
     async def memgrove_read(path: str, project: str | None = None, ctx: Context = None) -> CallToolResult:
@@ -159,8 +161,10 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
     async def memgrove_curate(operations: list[dict[str, Any]], project: str | None = None,
                               ctx: Context = None) -> CallToolResult:
         """Apply curate operations, all or nothing. Each is {op, path, reason, ...}: op ADD (new entry),
-        UPDATE (change one), UPSERT (add or update; preferred), MERGE (fold 'path' into 'merge_into') or
-        DELETE (an entry, or a folder and everything in it); path 'domain/topic[/subtopic]/name.md' in
+        UPDATE (change one), UPSERT (add or update; preferred), MERGE (fold 'path' into 'merge_into'),
+        DELETE (an entry, or a folder and everything in it), SUPERSEDE (close the fact at 'path': the entry
+        'by' replaces it, optional 'since' date; send it with the UPSERT of the new fact), ARCHIVE (move out of
+        search) or RESTORE (bring an archived entry back); path 'domain/topic[/subtopic]/name.md' in
         snake_case; fields title, summary, content (markdown), tags, keywords, related, sources. An ADD
         onto an existing entry writes nothing and returns that entry's text. Search first; every write
         can be undone (memgrove_undo)."""

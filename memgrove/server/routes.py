@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from pydantic import BaseModel, Field
 
+from .ingest_paths import inside_project
 from .projects import Projects
 from .served import Served, caller_of
 
@@ -39,7 +40,8 @@ Proj = Annotated[Served, Depends(project)]
 
 class CurateBody(BaseModel):
     # items are the library's to check: one that is not an object gets its message, as in the CLI
-    operations: list[Any] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE operations, each with a reason; "
+    operations: list[Any] = Field(description="ADD/UPDATE/UPSERT/MERGE/DELETE/SUPERSEDE/ARCHIVE/RESTORE operations, "
+                                              "each with a reason; "
                                                          "applied all or nothing")
     actor: str = "api"
 
@@ -51,8 +53,14 @@ class Document(BaseModel):
 
 class IngestBody(BaseModel):
     text: str | None = None
-    files: list[Document] = Field(default_factory=list, description="files' contents")
-    conversation: dict[str, Any] | None = Field(None, description='{"id", "messages": [...]}')
+    files: list[Document] = Field(default_factory=list, description="files' contents (an empty one is skipped)")
+    paths: list[str] = Field(default_factory=list,
+                             description="files and folders inside the project, read as `curate -f` reads them")
+    exclude: list[str] = Field(default_factory=list, description="gitignore-style patterns left out of folders")
+    # any shape the CLI and Memory.ingest take: an object, a list of messages, an export
+    conversation: dict[str, Any] | list[Any] | None = Field(
+        None, description='{"id", "messages": [...]}, a list of messages, a ChatGPT or Claude export')
+    system: bool = Field(False, description="keep system prompts (skipped and counted by default)")
     window: int = Field(1, ge=1, le=100)
 
 
@@ -78,7 +86,10 @@ class ReviewDecision(BaseModel):
 
 
 def _results(results: list) -> dict[str, Any]:
-    return {"results": [dataclasses.asdict(r) for r in results]}
+    out: dict[str, Any] = {"results": [dataclasses.asdict(r) for r in results]}
+    if getattr(results, "skipped", None):
+        out["skipped"] = results.skipped          # Memory.ingest's IngestResult: what was left out
+    return out
 
 
 router = APIRouter(prefix="/api", tags=["memory"])
@@ -108,9 +119,10 @@ async def read_entry(p: P, proj: Proj, path: str) -> dict[str, Any]:
 
 @router.get("/search")
 async def search(p: P, proj: Proj, q: Annotated[str, Query()],
-                 limit: Annotated[int, Query(ge=1, le=200)] = 10) -> dict[str, Any]:
-    """BM25F search (no LLM)."""
-    hits = await p.read(proj, lambda m: m.search(q, limit=limit))
+                 limit: Annotated[int, Query(ge=1, le=200)] = 10,
+                 include_archived: Annotated[bool, Query()] = False) -> dict[str, Any]:
+    """BM25F search (no LLM); ``include_archived`` searches the archived entries too."""
+    hits = await p.read(proj, lambda m: m.search(q, limit=limit, include_archived=include_archived))
     return {"query": q, "hits": [h.to_dict() for h in hits]}
 
 
@@ -132,8 +144,10 @@ async def curate(p: P, proj: Proj, body: CurateBody, request: Request) -> dict[s
 async def ingest(p: P, proj: Proj, body: IngestBody, request: Request) -> dict[str, Any]:
     """Curate text, files' contents and/or a conversation with the verbatim curator (no LLM)."""
     docs = [(d.name, d.text) for d in body.files]
+    paths = [inside_project(proj.folder, p) for p in body.paths]
     return _results(await p.write(proj, lambda m: m.ingest(text=body.text, conversation=body.conversation,
-                                                            window=body.window, documents=docs),
+                                                            window=body.window, documents=docs, files=paths,
+                                                            exclude=body.exclude, system=body.system),
                                   gone=request.is_disconnected))
 
 
@@ -142,7 +156,7 @@ async def history(p: P, proj: Proj, limit: Annotated[int, Query(ge=0)] = 50,
                   path: str | None = None) -> dict[str, Any]:
     """Curate operations, newest first (``limit=0``: all)."""
     records = await p.read(proj, lambda m: m.history(limit=limit or None, path=path))
-    return {"operations": [r.to_json() for r in records]}
+    return {"operations": [r.to_listing() for r in records]}     # `memgrove history --json`'s shape
 
 
 @router.post("/undo")
