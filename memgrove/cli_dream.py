@@ -145,7 +145,9 @@ def review_approve(state: _State, item_id: str | None, all_items: bool, as_json:
         echo(f"conflict: {c['message']}")
     for f in out["failed"]:
         echo(f"not applied {f['id']}: {'; '.join(f['errors'])}")
-    if not (out["applied"] or out["conflicts"] or out["failed"]):
+    for o in out.get("obsolete", []):
+        echo(f"dropped {o['id']}: {o['message']}")
+    if not (out["applied"] or out["conflicts"] or out["failed"] or out.get("obsolete")):
         echo("nothing waits for review")
 
 

@@ -125,3 +125,16 @@ def test_both_engines_see_an_approved_merge(queued):
     review.approve(mem.tree, a.id)
     hits = mem.search("backups 02:00")
     assert [h.path for h in hits if h.kind == "entry"] == ["ops/backups/every_night.md"]
+
+
+def test_approving_all_drops_an_item_whose_entry_another_item_merged_away(queued):
+    """Two waiting changes about one entry: the first merges it away, so the second cannot apply as
+    proposed. It leaves the queue as obsolete (dream proposes it again over the merged entry)."""
+    mem, a, b = queued
+    link = review.queue(mem.tree, review.proposal([
+        {"op": "UPDATE", "path": "ops/backups/nightly.md", "related": ["ops/deploys/friday.md"],
+         "reason": "related"}], kind="link"), proposed_by="dream")
+    rep = review.approve(mem.tree, all_items=True)
+    assert [x["id"] for x in rep.applied] == [a.id, b.id]
+    assert [x["id"] for x in rep.obsolete] == [link.id] and "left the tree" in rep.obsolete[0]["message"]
+    assert not review.pending(mem.tree) and not rep.failed

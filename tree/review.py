@@ -84,9 +84,11 @@ class ApproveReport:
     applied: list[dict[str, Any]] = field(default_factory=list)     # {"id", "results": [OpResult dicts]}
     conflicts: list[dict[str, Any]] = field(default_factory=list)   # {"id", "message"}
     failed: list[dict[str, Any]] = field(default_factory=list)      # {"id", "errors": [...]}
+    obsolete: list[dict[str, Any]] = field(default_factory=list)    # {"id", "message"}: left the queue
 
     def to_dict(self) -> dict[str, Any]:
-        return {"applied": self.applied, "conflicts": self.conflicts, "failed": self.failed}
+        return {"applied": self.applied, "conflicts": self.conflicts, "failed": self.failed,
+                "obsolete": self.obsolete}
 
 
 def touched(candidate: dict[str, Any]) -> list[str]:
@@ -225,8 +227,15 @@ def approve(tree: "ContextTree", item_id: str | None = None, *, all_items: bool 
             return report
         outcomes = tree.curate_groups([item.ops for item in ready], actor=ACTOR)
         for item, outcome in zip(ready, outcomes):
+            gone = [p for p, d in item.before.items() if d is not None and _read(tree, p) is None]
             if outcome.ok:
                 report.applied.append({"id": item.id, "results": [r.to_dict() for r in outcome.results]})
+                _remove(tree, item.id)
+            elif gone and all_items:
+                # an entry it needs was merged or archived by another item of this batch: it cannot
+                # apply as proposed any more; dream proposes it again over what the tree holds now
+                report.obsolete.append({"id": item.id, "message": f"{', '.join(gone)} left the tree in this "
+                                        "batch (merged or archived by another item); run `memgrove dream` again"})
                 _remove(tree, item.id)
             else:
                 report.failed.append({"id": item.id, "errors": list(outcome.errors)})
