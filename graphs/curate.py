@@ -154,8 +154,12 @@ def curate_chunk(memory, model, chunk: Chunk, s: CurateSettings, now: str) -> Ch
     from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 
     tree = getattr(memory, "tree", memory)
+    from memgrove.tree.dream import review_ops
+
+    # a model's MERGE and DELETE (setting review_ops) wait in the review queue; a user's curate never does
     tools = knowledge_tools(memory) + [curate_tool(memory, actor="llm-curator", max_ops=s.max_ops,
-                                                   default_sources=chunk.sources, allow=CURATOR_OPS)]
+                                                   default_sources=chunk.sources, allow=CURATOR_OPS,
+                                                   review_ops=review_ops(tree.settings))]
     # finishing comes first: a chunk whose last allowed call wrote is done, not given up
     middleware = [_finish_on_curate()] if s.finish_on_curate else []
     middleware.append(ModelCallLimitMiddleware(run_limit=s.max_steps, exit_behavior="error"))

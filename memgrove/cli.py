@@ -709,6 +709,9 @@ def serve(state: _State, port: int | None, host: str | None, no_auth: bool, proj
         raise click.exceptions.Exit(code)
 
 
+from memgrove import cli_dream  # noqa: E402,F401 - registers `dream` and `review` on the group above
+
+
 def main() -> None:
     try:
         cli(prog_name="memgrove")

@@ -280,6 +280,31 @@ class ServerMemory:
 
         return OpResult.from_dict(data)
 
+    # -- hygiene ---------------------------------------------------------------------------
+    def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
+              **kwargs: Any) -> dict[str, Any]:
+        if kwargs:
+            return self._local().dream(dry_run=dry_run, undo=undo, force=force, **kwargs)
+        undo_id = None if undo is None or undo is False else ("" if undo is True else str(undo))
+        data = self._write("/api/dream", {"dry_run": dry_run, "undo": undo_id, "force": force})
+        return self._local().dream(dry_run=dry_run, undo=undo, force=force) if data is None else data
+
+    def review(self) -> list[dict[str, Any]]:
+        data = self._read("/api/review")
+        return self._local().review() if data is None else data["items"]
+
+    def review_show(self, item_id: str) -> dict[str, Any]:
+        data = self._read("/api/review/" + quote(item_id, safe=""))
+        return self._local().review_show(item_id) if data is None else data
+
+    def review_approve(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
+        data = self._write("/api/review/approve", {"id": item_id, "all": all})
+        return self._local().review_approve(item_id, all=all) if data is None else data
+
+    def review_reject(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
+        data = self._write("/api/review/reject", {"id": item_id, "all": all})
+        return self._local().review_reject(item_id, all=all) if data is None else data
+
 
 def _results(data: dict[str, Any]) -> "list[OpResult]":
     from memgrove.tree.operations import OpResult

@@ -112,6 +112,15 @@ HELP: dict[str, dict[str, str]] = {
         "dream_links_per_entry": "links proposed per entry, at most",
         "archive_after_days": "archive candidates: entries unchanged this many days and never retrieved ...",
         "archive_importance": "... whose importance, decayed since, is below this; never one marked keep: true",
+        "review_ops": "comma-separated operations that wait in the review queue when a model or "
+                      "`memgrove dream` decides them (an explicit curate never waits; exact duplicates "
+                      "and missing links are applied)",
+        "review_confidence": "a model's dream decision below this confidence waits for review, "
+                             "whatever its operations (0..1)",
+        "dream_budget_s": "seconds one dream run may spend asking the model; what is left is queued",
+        "dream_idle_hours": "idle dream runs (server setting dream_when_idle): at least this many "
+                            "hours since the last run",
+        "dream_min_curations": "... and at least this many curations since it",
     },
     "query": {
         "fuzzy_threshold": "tier 1: a cached question answers when the Jaccard similarity of "
@@ -168,6 +177,9 @@ HELP: dict[str, dict[str, str]] = {
         "body_timeout": "seconds a request has to send its body once read (408 and closed)",
         "keep_alive_timeout": "seconds an idle kept-alive connection stays open",
         "max_connections": "open connections at most; more are answered 503 and closed",
+        "dream_when_idle": "run `memgrove dream` when the tree's idle gates open (dream_idle_hours, "
+                           "dream_min_curations in [tree]); off by default",
+        "dream_check_s": "seconds between two looks at those gates (with dream_when_idle)",
     },
 }
 

@@ -65,7 +65,12 @@ def test_curator_turns_a_conversation_into_entries_across_domains_and_merges_a_d
         ("ADD", "people/ana/role.md", "added"), ("ADD", "projects/tally/release_v2_4_0.md", "added"),
         ("ADD", "people/ben/move_to_lisbon.md", "added"), ("ADD", "projects/tally/v2_4_0_date.md", "added"),
         ("UPSERT", "projects/tally/release_v2_4_0.md", "updated"),
-        ("MERGE", "projects/tally/v2_4_0_date.md", "merged")]
+        ("MERGE", "projects/tally/v2_4_0_date.md", "queued")]
+    # a model's MERGE waits in the review queue (setting review_ops); approving applies it
+    assert (mem.home / "tree" / "projects/tally/v2_4_0_date.md").exists()
+    [item] = mem.review()
+    assert item["proposed_by"] == "model" and item["candidate"]["ops"][0]["op"] == "MERGE"
+    mem.review_approve(item["id"])
     merged = mem.read("projects/tally/release_v2_4_0.md")
     body = mem.tree.read_text("projects/tally/release_v2_4_0.md")
     assert "2026-03-13" in body and "2026-03-20" in body
@@ -75,10 +80,34 @@ def test_curator_turns_a_conversation_into_entries_across_domains_and_merges_a_d
     assert sorted(f["path"] for f in mem.list("")["folders"]) == ["people", "projects"]
     assert mem.list("people")["overview"] == "People the user talks with."          # context filled on first use
     assert mem.list("people/ana")["overview"] == "Ana, payments lead at Tally."
-    assert {r.actor for r in mem.history()} == {"llm-curator"}
+    assert {r.actor for r in mem.history()} == {"llm-curator", "review"}
     assert report.summary.startswith("curated by the LLM curator: 2 chunk(s), 3 model call(s)")
-    assert "4 added, 1 updated, 1 merged" in report.summary
-    assert "- merged projects/tally/v2_4_0_date.md" in report.summary
+    assert "4 added, 1 updated, 1 queued" in report.summary
+    assert "- queued projects/tally/v2_4_0_date.md" in report.summary
+
+
+def test_a_models_merge_and_delete_wait_but_a_users_curate_never_does(mem):
+    """Issue 31: MERGE and DELETE proposed by a model in the LLM curator are queued; the same
+    operations from the user (Memory.curate, the CLI's --ops) are applied at once."""
+    mem.curate([dict(RELEASE), dict(RELEASE_DUP), dict(BEN_MOVE)])
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[
+        dict(SLIP, sources=[{"kind": "conversation", "ref": "D1:1"}]), MERGE_DUP,
+        {"op": "DELETE", "path": "people/ben/move_to_lisbon.md", "reason": "not needed"}])])
+    report = mem.learn(text="v2.4.0 slipped to March 20.", model=model, settings=SMALL)
+    assert [(a.op, a.status) for a in report.applied] == [("UPSERT", "updated"), ("MERGE", "queued"),
+                                                         ("DELETE", "queued")]
+    assert mem.tree.exists("projects/tally/v2_4_0_date.md") and mem.tree.exists("people/ben/move_to_lisbon.md")
+    assert len(mem.review()) == 1        # one item: the batch's held operations together
+    mem.review_reject(all=True)
+    # the user's own MERGE and DELETE: applied
+    done = mem.curate([MERGE_DUP, {"op": "DELETE", "path": "people/ben/move_to_lisbon.md", "reason": "mine"}])
+    assert [r.status for r in done] == ["merged", "deleted"] and not mem.review()
+    # with review_ops emptied, the model's are applied too
+    mem.tree.settings = mem.tree.settings.replace(review_ops="")
+    mem.curate([dict(RELEASE_DUP)])
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[MERGE_DUP])])
+    report = mem.learn(text="v2.4.0 again.", model=model, settings=SMALL)
+    assert [a.status for a in report.applied] == ["merged"]
 
 
 def test_with_finish_on_curate_off_the_model_closes_each_chunk_itself(mem):

@@ -24,7 +24,7 @@ from helpers.openai_server import serve, text
 from memgrove import Memory
 
 TOOLS = {"memgrove_query", "memgrove_search", "memgrove_read", "memgrove_list", "memgrove_curate",
-         "memgrove_history", "memgrove_undo", "memory"}
+         "memgrove_history", "memgrove_undo", "memgrove_dream", "memgrove_review", "memory"}
 READ_ONLY = {"memgrove_query", "memgrove_search", "memgrove_read", "memgrove_list", "memgrove_history"}
 
 

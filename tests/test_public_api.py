@@ -56,8 +56,8 @@ def test_graphs_and_tools_all_are_pinned() -> None:
 
     assert memgrove.graphs.__all__ == ["build_query_graph", "build_curate_graph", "build_memory_agent",
                                        "recall_node", "remember_node"]
-    assert sorted(memgrove.tools.__all__) == ["NoMemory", "curate_tool", "knowledge_tools", "memory_from_context",
-                                              "memory_tools", "open_memory"]
+    assert sorted(memgrove.tools.__all__) == ["NoMemory", "curate_tool", "dream_candidates_tool", "knowledge_tools",
+                                              "memory_from_context", "memory_tools", "open_memory"]
     for name in memgrove.graphs.__all__ + memgrove.tools.__all__:
         assert getattr(memgrove.graphs, name, None) or getattr(memgrove.tools, name, None)
 

@@ -4,6 +4,7 @@
     tools = memory_tools(memory)                       # search_knowledge, read_entry, list_tree, curate
     tools = memory_tools(memory, allow=("UPSERT",))    # a curate tool that may only upsert
     tools = memory_tools()                             # memory from the run's context (one graph, many projects)
+    tools.append(dream_candidates_tool(memory))        # what `memgrove dream` would do, for the agent to judge
 """
 
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from memgrove.tree.operations import OPS
 
 from .curate import curate_tool
+from .dream import dream_candidates_tool
 from .knowledge import knowledge_tools
 from .runtime import NoMemory, memory_from_context, open_memory
 
@@ -24,4 +26,4 @@ def memory_tools(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS
     return tools
 
 
-__all__ = ["memory_tools", "knowledge_tools", "curate_tool", "memory_from_context", "open_memory", "NoMemory"]
+__all__ = ["memory_tools", "knowledge_tools", "curate_tool", "dream_candidates_tool", "memory_from_context", "open_memory", "NoMemory"]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, create_model
 
 from memgrove.tree.errors import BatchRejected, MemgroveError
 from memgrove.tree.nesting import MAX_DEPTH, too_deep
-from memgrove.tree.operations import OPS, check_batch_size
+from memgrove.tree.operations import OPS, OpResult, check_batch_size
 
 from .runtime import NO_RUNTIME, MemoryRef
 
@@ -106,15 +106,35 @@ def _with_known_sources(given: list[dict] | None, known: list[dict[str, str]]) -
     return [dict(by_id[str(s.get("ref"))]) if str(s.get("ref")) in by_id else s for s in given]
 
 
+def _queued(mem: Any, held: list[dict[str, Any]]) -> list[OpResult]:
+    """Put a model's operations that wait for a person in the review queue, as results saying so."""
+    if not held:
+        return []
+    from memgrove.tree import review
+
+    bad = [d for d in held if not str(d.get("reason") or "").strip()]
+    if bad:
+        raise BatchRejected([f"{d.get('op')} {d.get('path')}: every operation needs a 'reason'" for d in bad])
+    item = review.queue(getattr(mem, "tree", mem), review.proposal(held), proposed_by="model")
+    note = (f"waiting for review (memgrove review show {item.id})" if item is not None
+            else "not applied: a person rejected this change before")
+    return [OpResult(str(d.get("op", "")).upper(), str(d.get("path", "")), "queued" if item else "rejected", note)
+            for d in held]
+
+
 def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS, actor: str = "agent",
                 max_ops: int = 50, default_sources: list[dict[str, str]] | None = None,
-                name: str = "curate") -> BaseTool:
+                name: str = "curate", review_ops: tuple[str, ...] | list[str] | set[str] = ()) -> BaseTool:
     """A tool that applies a batch of curate operations to ``memory``.
 
     ``allow``: which operations the model may use. ``default_sources``: provenance
     given to ADD/UPDATE/UPSERT operations that name none (the LLM curator passes
-    the chunk's message ids). With no ``memory``, it comes from the run's context.
+    the chunk's message ids). ``review_ops``: operations that are not applied but put
+    in the review queue (tree/review.py) for a person to approve (the LLM curator
+    passes the ``review_ops`` setting: a model's MERGE and DELETE wait). With no
+    ``memory``, it comes from the run's context.
     """
+    waiting = {str(o).upper() for o in review_ops}
     allow = tuple(str(a).upper() for a in allow)
     bad = [a for a in allow if a not in OPS]
     if bad or not allow:
@@ -135,7 +155,10 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
                 for d in ops:
                     if d.get("op") in ("ADD", "UPDATE", "UPSERT"):
                         d["sources"] = _with_known_sources(d.get("sources"), default_sources)
-            results = mem.curate(ops, actor=actor, allowed=allow)
+            held = [d for d in ops if isinstance(d, dict) and str(d.get("op", "")).upper() in waiting]
+            rest = [d for d in ops if not (isinstance(d, dict) and str(d.get("op", "")).upper() in waiting)]
+            results = mem.curate(rest, actor=actor, allowed=allow) if rest else []
+            results += _queued(mem, held)
         except BatchRejected as exc:
             lines = "\n".join(f"- {e}" for e in exc.errors)
             return ("Error: nothing was written. Fix these operations and call curate again with the whole "

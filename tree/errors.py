@@ -13,8 +13,11 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     ├── BatchRejected       a curate batch failed validation; nothing was written
     │                       (``.errors`` holds one message per invalid op)
     ├── OperationConflict   undo refused: the entry changed after the operation
+    │   └── ReviewConflict  a queued change's files changed since it was proposed
     ├── JournalError        an unreadable journal, nothing to undo
     │   └── OperationNotFound  an unknown operation id
+    │       └── ItemNotFound   an unknown review item or dream run
+    ├── DreamRunning        another ``memgrove dream`` is running on this tree
     ├── LockTimeout         another writer held the tree's lock for too long
     ├── NotWritable         the disk is full, or the tree is read-only; nothing was written
     └── Cancelled           a write was cancelled (time limit, client gone) before its commit
@@ -88,6 +91,10 @@ class OperationConflict(MemgroveError):
     code = "operation_conflict"
 
 
+class ReviewConflict(OperationConflict):
+    """Approving a queued change whose files changed since it was proposed (never a blind overwrite)."""
+
+
 class JournalError(MemgroveError):
     """An operation id is unknown, or the journal cannot be read."""
 
@@ -96,6 +103,16 @@ class JournalError(MemgroveError):
 
 class OperationNotFound(JournalError):
     """No operation with that id in the journal (the code stays ``journal_error``; the server answers 404)."""
+
+
+class ItemNotFound(OperationNotFound):
+    """No pending review item, or no dream run, with that id (the server answers 404)."""
+
+
+class DreamRunning(MemgroveError):
+    """Another dream run holds the tree's dream lock: runs never overlap."""
+
+    code = "dream_running"
 
 
 class LockTimeout(MemgroveError):

@@ -66,6 +66,12 @@ class TreeSettings:
     dream_links_per_entry: int = 3   # links proposed per entry, at most
     archive_after_days: float = 180.0    # archive candidates: unchanged this long, never retrieved ...
     archive_importance: float = 25.0     # ... and their importance, decayed since, below this
+    # hygiene: `memgrove dream` and the review queue (tree/dream.py, tree/review.py)
+    review_ops: str = "MERGE,DELETE,ARCHIVE"   # operations a model or dream decides that wait for approval
+    review_confidence: float = 0.8   # a model's decision below this waits for approval whatever its operations
+    dream_budget_s: float = 300.0    # seconds a dream run may spend asking the model; the rest is queued
+    dream_idle_hours: float = 12.0   # idle runs (the server's dream_when_idle): at least this long since the last run
+    dream_min_curations: int = 3     # ... and at least this many curations since it
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
@@ -79,7 +85,9 @@ class TreeSettings:
 # what a search's results do not depend on: how the tree is written, watched and locked, and which engine
 # holds the index (Whoosh and tantivy rank alike by contract, tests/test_engine_contract.py)
 NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "watch_after", "scan_interval", "index_procs",
-                         "max_input_bytes", "engine", "dream_min_terms", "dream_near_similarity",
+                         "max_input_bytes", "engine", "review_ops", "review_confidence", "dream_budget_s",
+                         "dream_idle_hours", "dream_min_curations",
+                         "dream_min_terms", "dream_near_similarity",
                          "dream_semantic_similarity", "dream_supersede_overlap", "dream_link_similarity",
                          "dream_links_per_entry", "archive_after_days", "archive_importance"})
 
@@ -137,6 +145,13 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"archive_after_days must not be negative, not {s.archive_after_days}")
     if not 0 <= s.archive_importance <= 100:
         raise MemgroveError(f"archive_importance must be between 0 and 100, not {s.archive_importance}")
+    if not 0 <= s.review_confidence <= 1:
+        raise MemgroveError(f"review_confidence must be between 0 and 1, not {s.review_confidence}")
+    for name in ("dream_budget_s", "dream_idle_hours"):
+        if getattr(s, name) < 0:
+            raise MemgroveError(f"{name} must not be negative, not {getattr(s, name)}")
+    if s.dream_min_curations < 0:
+        raise MemgroveError(f"dream_min_curations must not be negative, not {s.dream_min_curations}")
     if not 0 <= s.gap_ratio <= 1:
         raise MemgroveError(f"gap_ratio must be between 0 and 1, not {s.gap_ratio}")
     return s

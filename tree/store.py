@@ -19,7 +19,7 @@ import os
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import contexts, entry as entry_mod, validity
 from .analysis import analyze
@@ -27,7 +27,7 @@ from .archive import archive_root, in_tree, is_archived, search_archive, archive
 from .catalog import Catalog, scan
 from .engines import open_engine
 from .entry import Entry
-from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError
+from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
 from .fsio import TEMP_PREFIX
 from .embedding import Encoder
@@ -41,12 +41,15 @@ from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, nat
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings
-from .undo import find_with_later, plan_undo
+from .undo import find_with_later, plan_undo, plan_undo_all
 from .signals import Signals
 from .vectors import Vectors
 from .watch import TreeWatcher
 from .write_path import WritePath
 from .writer_lock import WriterLock
+
+if TYPE_CHECKING:
+    from .group_batch import GroupOutcome
 
 
 class ContextTree(WritePath, IndexSync, Meaning):
@@ -207,6 +210,41 @@ class ContextTree(WritePath, IndexSync, Meaning):
             if planned.result.status != "unchanged":
                 self._apply([planned])
         return planned.result
+
+    def curate_groups(self, groups: list[list[dict[str, Any]]], *, actor: str = "user",
+                      allowed: tuple[str, ...] = OPS) -> list["GroupOutcome"]:
+        """Apply groups of operations as one batch, each group all or nothing on its own (a
+        group that is invalid is left out with its errors; the others are applied)."""
+        from .group_batch import plan_groups
+
+        with self._writing():
+            self._sync_before_write()
+            overlay = Overlay(self._read_disk, self.entries_under, self.catalog.backlinks)
+            planned, outcomes = plan_groups(groups, overlay, self._clock(), actor=actor, allowed=allowed,
+                                            max_bytes=self.settings.max_input_bytes)
+            if any(p.result.status != "unchanged" for p in planned):
+                self._apply(planned)
+        return outcomes
+
+    def undo_all(self, op_ids: list[str], *, force: bool = False, actor: str = "user") -> list[OpResult]:
+        """Undo these operations, newest first, as one batch: every file they wrote is brought back
+        to what it held before the first of them (refused, saying why, if one changed since)."""
+        wanted = set(op_ids)
+        with self._writing():
+            recs, later = [], []
+            for r in self.journal.records():
+                if r.id in wanted:
+                    recs.append(r)
+                elif recs:
+                    later.append(r)
+            missing = wanted - {r.id for r in recs}
+            if missing:
+                raise OperationNotFound(f"no operation with id {sorted(missing)[0]!r} in the journal "
+                                        "(see `memgrove history`)")
+            planned = plan_undo_all(recs, later, self._read_disk, self._clock(), force=force, actor=actor)
+            if any(p.result.status != "unchanged" for p in planned):
+                self._apply(planned)
+        return [p.result for p in planned]
 
     def restore(self, path: str, *, reason: str = "restored from the archive", actor: str = "user") -> OpResult:
         """Bring an archived entry back to its path in the tree (a journaled RESTORE)."""

@@ -73,3 +73,23 @@ def _conflict_message(op_id: str, changed: list[str], later: list[JournalRecord]
                 f"(newest first), or use --force to undo anyway (what it overwrites is kept in the journal)")
     return (f"cannot undo {op_id}: {where} was edited by hand since; use --force to undo anyway "
             "(the hand edit is kept in the journal, so undoing the undo brings it back)")
+
+
+def plan_undo_all(recs: list[JournalRecord], later: list[JournalRecord], read_disk: Callable[[str], str | None],
+                  now: datetime, *, force: bool = False, actor: str = "user") -> list[Planned]:
+    """The UNDOs of ``recs`` (journal order), newest first, as one batch: each sees the files as the
+    UNDOs before it leave them, so the batch brings every file back to what it held before the
+    first of them. ``later``: the records journaled after the first that are not in ``recs``
+    (what a refusal names)."""
+    overlay: dict[str, str | None] = {}
+
+    def read(path: str) -> str | None:
+        return overlay[path] if path in overlay else read_disk(path)
+
+    out: list[Planned] = []
+    for rec in reversed(recs):
+        planned = plan_undo(rec, later, read, now, force=force, actor=actor)
+        for ch in planned.record.also if planned.result.status != "unchanged" else ():
+            overlay[ch.path] = ch.after
+        out.append(planned)
+    return out

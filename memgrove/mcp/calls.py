@@ -111,3 +111,32 @@ def history(mem: Any, limit: Any = None, path: Any = None) -> dict[str, Any]:
 def undo(mem: Any, op_id: Any, force: Any = False) -> dict[str, Any]:
     result = mem.undo(_text(op_id, "op_id").strip(), force=bool(force))
     return dataclasses.asdict(result)
+
+
+def dream(mem: Any, apply: Any = False, undo: Any = None, force: Any = False) -> dict[str, Any]:
+    """Without ``apply``: the candidates a scan finds, each with the operations that would carry
+    it out, for the caller to judge and apply through curate; nothing changes. With ``apply``: a
+    dream run (duplicates and links applied, the rest queued for review). ``undo``: revert a run
+    ("" or "last": the last one)."""
+    if undo is not None:
+        if not isinstance(undo, str):
+            raise InvalidInput("'undo' must be a dream run's id, or \"last\"")
+        return mem.dream(undo=True if undo.strip() in ("", "last") else undo.strip(), force=bool(force))
+    return mem.dream(dry_run=not bool(apply))
+
+
+REVIEW_ACTIONS = ("list", "show", "approve", "reject")
+
+
+def review(mem: Any, action: Any = "list", item_id: Any = None, all_items: Any = False) -> dict[str, Any]:
+    """The review queue: list it, show one item, approve or reject one item or all of them."""
+    if action not in REVIEW_ACTIONS:
+        raise InvalidInput(f"'action' must be one of {', '.join(REVIEW_ACTIONS)}")
+    if action == "list":
+        return {"items": mem.review()}
+    if action == "show":
+        return mem.review_show(_text(item_id, "id").strip())
+    if bool(item_id) == bool(all_items):
+        raise InvalidInput(f"give one review item's 'id' to {action}, or all=true")
+    fn = mem.review_approve if action == "approve" else mem.review_reject
+    return fn(str(item_id).strip() if item_id else None, all=bool(all_items))

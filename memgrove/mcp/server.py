@@ -184,6 +184,25 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
         since, unless force; the undo is journaled too, so it can itself be undone."""
         return await run(ctx, project, lambda m: calls.undo(m, op_id, force))
 
+    @server.tool(annotations=_writing("Clean the memory", destructive=True), structured_output=False)
+    async def memgrove_dream(apply: bool = False, undo: str | None = None, force: bool = False,
+                             project: str | None = None, ctx: Context = None) -> CallToolResult:
+        """Find what needs cleaning: exact and near duplicates, superseded facts, missing links, archive
+        candidates. By default nothing changes: each candidate comes with its kind, paths, reason,
+        confidence and the operations that would carry it out; judge each yourself and apply the ones
+        you agree with through memgrove_curate (or leave them). apply=true runs a dream instead (exact
+        duplicates and links applied, the rest queued for memgrove_review); undo=<run id> or "last"
+        reverts a run."""
+        return await run(ctx, project, lambda m: calls.dream(m, apply, undo, force))
+
+    @server.tool(annotations=_writing("Review queued changes", destructive=True), structured_output=False)
+    async def memgrove_review(action: Literal["list", "show", "approve", "reject"] = "list", id: str | None = None,
+                              all: bool = False, project: str | None = None, ctx: Context = None) -> CallToolResult:
+        """The review queue of changes dream or a model proposed: list, show one (id), approve or reject
+        one (id) or all (all=true). Approving re-checks that the files are as when proposed (a conflict
+        otherwise) and applies it as one journaled batch; a rejected change is not proposed again."""
+        return await run(ctx, project, lambda m: calls.review(m, action, id, all))
+
     @server.tool(annotations=_writing("Memory files", destructive=True), structured_output=False)
     async def memory(command: Literal["view", "create", "str_replace", "insert", "delete", "rename"],
                      path: str | None = None, file_text: str | None = None, old_str: str | None = None,

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from typing import Any
@@ -73,9 +74,16 @@ def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSett
             mcp_server = getattr(app.state, "mcp", None)
             if mcp_server is not None:       # streamable HTTP needs its session manager running
                 await stack.enter_async_context(mcp_server.session_manager.run())
+            idle = None
+            if settings.dream_when_idle:
+                from .idle import dream_when_idle
+
+                idle = asyncio.ensure_future(dream_when_idle(projects, settings.dream_check_s))
             try:
                 yield
             finally:
+                if idle is not None:
+                    idle.cancel()
                 await projects.drain()       # every write that started is finished before exit
                 await projects.aclose()
 

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memgrove.tree.errors import (
     BatchRejected,
     Cancelled,
+    DreamRunning,
     EntryNotFound,
     InvalidEntry,
     InvalidInput,
@@ -89,6 +90,7 @@ STATUS: list[tuple[type[BaseException], int]] = [
     (BatchRejected, 400),
     (InvalidEntry, 422),
     (OperationConflict, 409),
+    (DreamRunning, 409),
     (AlreadyServed, 409),
     (JournalError, 409),
     (LockTimeout, 503),

@@ -74,6 +74,17 @@ class UndoBody(BaseModel):
     force: bool = False
 
 
+class DreamBody(BaseModel):
+    dry_run: bool = Field(False, description="only scan: the candidates, nothing changed")
+    undo: str | None = Field(None, description='revert a run instead: its id, or "" for the last one')
+    force: bool = Field(False, description="with undo: revert even if files changed since")
+
+
+class ReviewDecision(BaseModel):
+    id: str | None = Field(None, description="the review item (or 4+ characters of its id)")
+    all: bool = Field(False, description="every pending item instead")
+
+
 def _results(results: list) -> dict[str, Any]:
     out: dict[str, Any] = {"results": [dataclasses.asdict(r) for r in results]}
     if getattr(results, "skipped", None):
@@ -171,3 +182,39 @@ async def doctor(p: P, proj: Proj) -> dict[str, Any]:
 async def doctor_fix(p: P, proj: Proj, request: Request) -> dict[str, Any]:
     """Repair what is derived (index, context files, temp files); a write, queued like curations."""
     return (await p.write(proj, lambda m: m.doctor(fix=True), gone=request.is_disconnected)).to_dict()
+
+
+@router.post("/dream")
+async def dream(p: P, proj: Proj, body: DreamBody, request: Request) -> dict[str, Any]:
+    """One dream run (``Memory.dream``): duplicates and links applied, the rest decided by the
+    server's model or queued; ``dry_run`` only scans, ``undo`` reverts a run. The model's time is
+    kept within half the request's (``request_timeout``); what it had no time for is queued."""
+    if body.undo is not None:
+        return await p.write(proj, lambda m: m.dream(undo=body.undo or True, force=body.force),
+                             gone=request.is_disconnected)
+    return await p.write(proj, lambda m: m.dream(dry_run=body.dry_run, budget_s=min(
+        m.tree.settings.dream_budget_s, p.timeout / 2)), gone=request.is_disconnected)
+
+
+@router.get("/review")
+async def review(p: P, proj: Proj) -> dict[str, Any]:
+    """The review queue: every pending change, oldest first."""
+    return {"items": await p.read(proj, lambda m: m.review())}
+
+
+@router.get("/review/{item_id}")
+async def review_show(p: P, proj: Proj, item_id: str) -> dict[str, Any]:
+    """One pending change."""
+    return await p.read(proj, lambda m: m.review_show(item_id))
+
+
+@router.post("/review/approve")
+async def review_approve(p: P, proj: Proj, body: ReviewDecision, request: Request) -> dict[str, Any]:
+    """Apply a pending change (or ``all``) as one journaled batch; 409 if its files changed since."""
+    return await p.write(proj, lambda m: m.review_approve(body.id, all=body.all), gone=request.is_disconnected)
+
+
+@router.post("/review/reject")
+async def review_reject(p: P, proj: Proj, body: ReviewDecision, request: Request) -> dict[str, Any]:
+    """Drop a pending change (or ``all``); dream does not propose it again."""
+    return await p.write(proj, lambda m: m.review_reject(body.id, all=body.all), gone=request.is_disconnected)

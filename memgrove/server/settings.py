@@ -24,6 +24,8 @@ class ServerSettings:
     body_timeout: float = 60.0               # seconds to send a request's body, once the route reads it
     keep_alive_timeout: float = 5.0          # seconds an idle kept-alive connection stays open
     max_connections: int = 256               # open connections; more are answered 503 and closed at once
+    dream_when_idle: bool = False            # run `memgrove dream` when the tree's idle gates open (tree/dream_state.py)
+    dream_check_s: float = 300.0             # seconds between two looks at those gates
 
 
 def load_server_settings(home: Path | None, **overrides) -> ServerSettings:
@@ -35,6 +37,8 @@ def load_server_settings(home: Path | None, **overrides) -> ServerSettings:
         raise MemgroveError("max_body_bytes and request_timeout must be positive")
     if min(s.header_timeout, s.body_timeout, s.keep_alive_timeout) <= 0:
         raise MemgroveError("header_timeout, body_timeout and keep_alive_timeout must be positive")
+    if s.dream_check_s <= 0:
+        raise MemgroveError(f"dream_check_s must be positive, not {s.dream_check_s}")
     if s.max_connections < 1 or s.max_open_projects < 1:
         raise MemgroveError("max_connections and max_open_projects must be at least 1")
     return s

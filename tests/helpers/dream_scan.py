@@ -1,0 +1,52 @@
+"""A stand-in for ``memgrove.tree.scan`` in tests: ``memgrove dream`` finds the candidates given.
+
+>>> fake_scan(monkeypatch, [candidate, ...])                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from memgrove.tree.findings import Candidate
+
+
+def fake_scan(monkeypatch: Any, candidates: list[Candidate]) -> list[Any]:
+    """Every dream in this process scans to ``candidates`` (those whose paths all exist); the
+    calls are recorded in the list returned."""
+    calls: list[Any] = []
+
+    def scan(tree: Any, settings: Any = None, *, kinds: Any = None, now: Any = None) -> list[Candidate]:
+        calls.append(now)
+        return [c for c in candidates if all(tree.exists(p) for p in c.paths)]
+
+    mod = types.ModuleType("memgrove.tree.scan")
+    mod.scan = scan  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "memgrove.tree.scan", mod)
+    return calls
+
+
+VARIABLE = "MEMGROVE_TEST_SCAN"
+SITE = __import__("pathlib").Path(__file__).parent / "dream_site"
+
+
+def install(candidates: list[Candidate]) -> None:
+    """Make ``memgrove.tree.scan`` in this process the stand-in (a started process: see ``site_env``)."""
+    def scan(tree: Any, settings: Any = None, *, kinds: Any = None, now: Any = None) -> list[Candidate]:
+        return [c for c in candidates if all(tree.exists(p) for p in c.paths)]
+
+    mod = types.ModuleType("memgrove.tree.scan")
+    mod.scan = scan  # type: ignore[attr-defined]
+    sys.modules["memgrove.tree.scan"] = mod
+
+
+def site_env(tmp: Any, candidates: list[Candidate]) -> dict[str, str]:
+    """Environment variables for a started process whose dream scans to ``candidates``."""
+    import json
+    import os
+
+    spec = tmp / "scan.json"
+    spec.write_text(json.dumps([c.to_dict() for c in candidates]), encoding="utf-8")
+    paths = [str(SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {VARIABLE: str(spec), "PYTHONPATH": os.pathsep.join(paths)}

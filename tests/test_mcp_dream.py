@@ -1,0 +1,106 @@
+"""Dream candidates resolved by an agent through MCP: a real ``mcp.ClientSession`` over stdio with
+``memgrove mcp`` in its own process. The agent lists the candidates (nothing changes), applies the
+one it agrees with through ``memgrove_curate``, and works the review queue with ``memgrove_review``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from helpers.dream_scan import site_env
+from memgrove import Memory
+from memgrove.tree.findings import Candidate
+
+TEXT = "The staging database listens on port 6543 since March 2026."
+KEPT, DUP = "infra/db/staging_port.md", "chats/day1/staging_port_again.md"
+
+
+def candidates() -> list[Candidate]:
+    return [Candidate("duplicate", (KEPT, DUP), "MERGE",
+                      ({"op": "MERGE", "path": DUP, "merge_into": KEPT, "reason": "the same text"},),
+                      "the same text after normalization", 1.0),
+            Candidate("near_duplicate", ("ops/backups/every_night.md", "ops/backups/nightly.md"), "MERGE",
+                      ({"op": "MERGE", "path": "ops/backups/nightly.md", "merge_into": "ops/backups/every_night.md",
+                        "reason": "nearly the same"},), "high lexical overlap", 0.75)]
+
+
+def session_on(root: Path, tmp: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    env = {k: v for k, v in os.environ.items() if k != "MEMGROVE_HOME"}
+    env.update(site_env(tmp, candidates()), PYTHONWARNINGS="error")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memgrove", "mcp", "--root", str(root)],
+                                   env=env, cwd=str(root))
+
+    async def main() -> Any:
+        with anyio.fail_after(60), open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+
+    return anyio.run(main)
+
+
+def seed(root: Path) -> None:
+    with Memory.open(root, create=True) as mem:
+        for path, text in ((KEPT, TEXT), (DUP, TEXT), ("ops/backups/nightly.md", "Backups run nightly at 02:00."),
+                           ("ops/backups/every_night.md", "Backups run every night at 02:00 UTC.")):
+            mem.curate([{"op": "ADD", "path": path, "title": path.rsplit("/", 1)[1][:-3], "content": text,
+                         "reason": "seed"}])
+
+
+def test_an_agent_lists_candidates_and_resolves_one_through_curate(tmp_path):
+    root = tmp_path / "project"
+    seed(root)
+
+    async def agent(s: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        listed = await s.call_tool("memgrove_dream", {})
+        out["listed"] = listed.structuredContent
+        # the agent judges with its own model; here it agrees with the duplicate and applies its operations
+        chosen = next(c for c in listed.structuredContent["candidates"] if c["kind"] == "duplicate")
+        out["curate"] = await s.call_tool("memgrove_curate", {"operations": chosen["ops"]})
+        out["again"] = (await s.call_tool("memgrove_dream", {})).structuredContent
+        return out
+
+    out = session_on(root, tmp_path, agent)
+    listed = out["listed"]
+    assert listed["run"] is None and {c["status"] for c in listed["candidates"]} == {"found"}
+    assert {c["kind"] for c in listed["candidates"]} == {"duplicate", "near_duplicate"}
+    assert out["curate"].isError is False and out["curate"].structuredContent["written"] is True
+    assert [c["kind"] for c in out["again"]["candidates"]] == ["near_duplicate"]
+    with Memory.open(root) as mem:
+        assert not mem.tree.exists(DUP)
+        assert [r.actor for r in mem.history(limit=1)] == ["mcp"]
+
+
+def test_an_agent_runs_dream_and_works_the_review_queue(tmp_path):
+    root = tmp_path / "project"
+    seed(root)
+
+    async def agent(s: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["run"] = (await s.call_tool("memgrove_dream", {"apply": True})).structuredContent
+        out["queue"] = (await s.call_tool("memgrove_review", {})).structuredContent
+        item = out["queue"]["items"][0]["id"]
+        out["show"] = (await s.call_tool("memgrove_review", {"action": "show", "id": item})).structuredContent
+        out["bad"] = await s.call_tool("memgrove_review", {"action": "approve"})
+        out["approve"] = (await s.call_tool("memgrove_review", {"action": "approve", "id": item})).structuredContent
+        out["undo"] = await s.call_tool("memgrove_dream", {"undo": "last"})
+        return out
+
+    out = session_on(root, tmp_path, agent)
+    assert [(c["kind"], c["status"]) for c in out["run"]["candidates"]] == [
+        ("duplicate", "applied"), ("near_duplicate", "queued")]
+    assert out["show"]["candidate"]["kind"] == "near_duplicate"
+    assert out["bad"].isError and "all=true" in out["bad"].content[0].text
+    assert [a["id"] for a in out["approve"]["applied"]] == [out["show"]["id"]]
+    assert out["undo"].isError is False and out["undo"].structuredContent["status"] == "undone"
+    with Memory.open(root) as mem:
+        assert mem.tree.exists(DUP)                               # the run undone
+        assert not mem.tree.exists("ops/backups/nightly.md")      # the approved merge stays
