@@ -96,3 +96,19 @@ def test_asks_when(question, asks):
 ])
 def test_mentions_time(text, says):
     assert dates.mentions_time(text) is says
+
+
+@pytest.mark.parametrize("question, asked, bounds", [
+    # a bound: the day itself is not what is asked about (no date lift for it)
+    ("Which port did the dev log shipper listen on before 24 April 2026?", [], [("before", date(2026, 4, 24))]),
+    ("What changed since 2026-03-02?", [], [("after", date(2026, 3, 2))]),
+    ("Where was the office until the 3rd of May 2024?", [], [("before", date(2024, 5, 3))]),
+    # a time unit anchors the question at the day (LoCoMo asks so): days near it are asked about
+    ("What did John do the week before August 3, 2023?", [("day", date(2023, 8, 3))], []),
+    ("What did Andrew do on the Monday before July 24, 2023?", [("day", date(2023, 7, 24))], []),
+    ("What did Maria do last weekend before April 10, 2023?", [("day", date(2023, 4, 10))], []),
+    ("What happened on 8 May 2023?", [("day", date(2023, 5, 8))], []),
+])
+def test_a_date_after_before_or_since_is_a_bound(question, asked, bounds):
+    assert dates.dates_asked(question) == asked
+    assert dates.bounds_asked(question) == bounds

@@ -104,14 +104,43 @@ _MONTH_ALONE = re.compile(r"\b(" + "|".join(calendar.month_name[1:]) + r")\b(?!\
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
+# a date after "before", "until", "after", "since" is a bound, not the day asked about ("which port
+# did staging use before 24 April 2026?"), unless a time unit anchors the question at it: "the
+# week before August 3, 2023", "two weeks before", "the Monday before" ask about days near it
+_UNITS = frozenset("day days week weeks weekend weekends month months year years night morning evening afternoon "
+                   "monday tuesday wednesday thursday friday saturday sunday".split())
+_BOUND = re.compile(r"(?:(\w+)\s+)?\b(before|until|till|prior to|after|since)\s+(?:the\s+)?$", re.I)
+
+
+def bounds_asked(question: str) -> list[tuple[str, date]]:
+    """The whole dates a question names as bounds: ``("before", d)`` after "before", "until",
+    "prior to"; ``("after", d)`` after "after", "since" (``_BOUND``)."""
+    out = []
+    for m in _dated_spans(question):
+        b = _BOUND.search(question[:m[0]])
+        if b and (b.group(1) or "").lower() not in _UNITS:
+            out.append(("after" if b.group(2).lower() in ("after", "since") else "before", m[1]))
+    return out
+
+
+def _dated_spans(text: str) -> list[tuple[int, date]]:
+    found = [(m.start(), _day(int(m.group(1)), int(m.group(2)), int(m.group(3)))) for m in _ISO_DAY.finditer(text)]
+    found += [(m.start(), _day(int(m.group(3)), MONTHS[m.group(2).lower()], int(m.group(1))))
+              for m in _DAY_MONTH_YEAR.finditer(text)]
+    found += [(m.start(), _day(int(m.group(3)), MONTHS[m.group(1).lower()], int(m.group(2))))
+              for m in _MONTH_DAY_YEAR.finditer(text)]
+    return sorted((i, d) for i, d in found if d is not None)
+
+
 def dates_asked(question: str) -> list[tuple[str, date]]:
-    """The dates a question names: ``("day", d)`` for whole dates; if it names none,
-    ``("month", first of the month)`` for each month and year ("in May 2023"), and for each
-    month named alone when the question names one year: English says the shared year once
-    ("from March to August 2024", "between April and June 2023")."""
+    """The dates a question names: ``("day", d)`` for whole dates (a bound, ``bounds_asked``, left
+    out); if it names none, ``("month", first of the month)`` for each month and year ("in May
+    2023"), and for each month named alone when the question names one year: English says the
+    shared year once ("from March to August 2024", "between April and June 2023")."""
     days = days_named(question)
     if days:
-        return [("day", d) for d in days]
+        bound = {d for _, d in bounds_asked(question)}
+        return [("day", d) for d in days if d not in bound]
     months = [(m.start(), date(int(m.group(2)), MONTHS[m.group(1).lower()], 1)) for m in _MONTH_YEAR.finditer(question)]
     years = set(_YEAR.findall(question))
     if months and len(years) == 1:

@@ -16,7 +16,7 @@ goes first among its chain (``past_first``). A closed entry is quoted with a lab
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Callable, Mapping
 
 from . import dates
@@ -109,7 +109,9 @@ def with_validity(question: str, order: list[tuple[str, float]], closed: Mapping
     (``past_first``). An order without a closed entry is returned as it is."""
     if not any(p in closed for p, _ in order):
         return order
-    asked = dates.dates_asked(question)
+    # "before 24 April" asks about the day before it; "since"/"after" a day, about what holds now
+    asked = dates.dates_asked(question) + [("day", d - timedelta(days=1)) for kind, d in dates.bounds_asked(question)
+                                           if kind == "before"]
     if asks_about_past(question) or asked:
         past = past_first(order, closed, closed_by, asked, undated=asks_about_past(question))
         if past is not None:
