@@ -409,7 +409,7 @@ def run(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
         mg = locomo.memgrove_system(to_conversation(chat.id, chat.messages), window=variant.window,
                                     curator=variant.curator, prefetch_limit=prefetch_limit,
                                     query_overrides=variant.query, tree_overrides=variant.tree,
-                                    fresh_signals=variant.fresh_signals)
+                                    fresh_signals=variant.fresh_signals, dream=variant.dream)
         systems: dict[str, Callable[[str], locomo.Retrieved]] = {
             "memgrove": mg, "bm25-turns": bm25_turns(chat.messages),
             "bm25-user-turns": bm25_turns(chat.messages, ("user",)), "bm25-sessions": bm25_sessions(chat.messages)}
@@ -530,7 +530,7 @@ def compare(chats: list[Chat], *, variant: locomo.Variant, prefetch_limit: int,
         mg = locomo.memgrove_system(to_conversation(chat.id, chat.messages), window=variant.window,
                                     curator=variant.curator, prefetch_limit=prefetch_limit,
                                     query_overrides=variant.query, tree_overrides=variant.tree,
-                                    fresh_signals=variant.fresh_signals)
+                                    fresh_signals=variant.fresh_signals, dream=variant.dream)
         tree = mg.mem.tree
         base = tree.settings
         refs = {"bm25-user-turns": bm25_turns(chat.messages, ("user",)), "bm25-turns": bm25_turns(chat.messages)}

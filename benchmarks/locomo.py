@@ -328,6 +328,7 @@ class Variant:
     query: dict[str, Any] = field(default_factory=dict)   # QuerySettings overrides (besides prefetch_limit)
     tree: dict[str, Any] = field(default_factory=dict)    # TreeSettings overrides (Memory.open)
     fresh_signals: bool = False                     # forget the signals each question's retrieval recorded
+    dream: bool = False                             # memgrove dream (no model) + approve the queue after curating
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
@@ -342,6 +343,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "forgets the importance signals that question's retrieval recorded (`mem.tree.signals.forget`), so "
             "every question is ranked as the first one was: the product ranking without its drift",
             fresh_signals=True),
+    Variant("verbatim-w1-dream", "verbatim-w1, then `memgrove dream` without a model and every queued change "
+            "approved (duplicates merged, links added, superseded facts closed): is any evidence lost?", dream=True),
     Variant("verbatim-w3-fresh-signals", "verbatim-w3 with fresh signals per question (see verbatim-w1-fresh-signals)",
             window=3, fresh_signals=True),
 )}
@@ -422,7 +425,8 @@ def with_tree_overrides(variant: Variant, pairs: Sequence[str]) -> Variant:
 def memgrove_system(conv: dict[str, Any], *, window: int = 1, curator: str = "verbatim",
                     prefetch_limit: int = DEFAULT_PREFETCH, query_overrides: dict[str, Any] | None = None,
                     tree_overrides: dict[str, Any] | None = None, model: Any = None,
-                    workdir: Path | None = None, fresh_signals: bool = False) -> MemgroveRetriever:
+                    workdir: Path | None = None, fresh_signals: bool = False,
+                    dream: bool = False) -> MemgroveRetriever:
     """Curate ``conv`` (memgrove conversation format) into a fresh temp memory and return its retriever.
 
     ``curator``: "verbatim" = ``Memory.ingest(conversation=conv, window=window)``; "llm" = ``Memory.learn``
@@ -430,6 +434,7 @@ def memgrove_system(conv: dict[str, Any], *, window: int = 1, curator: str = "ve
     (``load_query_settings``); no model (tiers 3-4 answer extractively). ``tree_overrides`` go to
     ``Memory.open`` (the harness always passes ``durable=False``: no fsync per write). ``fresh_signals``:
     after each question, forget the importance signals its retrieval recorded (a diagnostic, see VARIANTS).
+    ``dream``: after curating, ``Memory.dream`` without a model and the whole review queue approved.
     """
     from memgrove import Memory
     from memgrove.graphs.settings import load_query_settings
@@ -451,6 +456,13 @@ def memgrove_system(conv: dict[str, Any], *, window: int = 1, curator: str = "ve
         else:
             raise ValueError(f"unknown curator {curator!r}")
         seconds = time.perf_counter() - t0
+        if dream:
+            entries_before = mem.tree.entry_count()
+            run = mem.dream(use_model=False)
+            approved = mem.review_approve(all=True)
+            extra["dream"] = {"entries_before": entries_before, "applied": sum(c["status"] == "applied"
+                                                                              for c in run["candidates"]),
+                              "queued_then_approved": len(approved.get("applied", []))}
         settings = load_query_settings(mem.tree.home, prefetch_limit=prefetch_limit, **(query_overrides or {}))
         graph = mem.graph("query", model=None, settings=settings)
     except BaseException:
@@ -666,7 +678,7 @@ def run(samples: list[dict[str, Any]], *, variant: Variant, prefetch_limit: int,
         log(f"{cid}: {len(turns)} turns, {len(qs)} questions; curating ({variant.name}) ...")
         mg = memgrove_system(conv, window=variant.window, curator=variant.curator, prefetch_limit=prefetch_limit,
                              query_overrides=variant.query, tree_overrides=variant.tree, model=model,
-                             fresh_signals=variant.fresh_signals)
+                             fresh_signals=variant.fresh_signals, dream=variant.dream)
         curation.append({"conv": cid, **mg.curation})
         context_entries = mg.settings.direct_max_entries
         systems: dict[str, Callable[[str], Retrieved]] = {"memgrove": mg, "bm25-turns": bm25_turns(turns),

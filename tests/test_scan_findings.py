@@ -147,10 +147,24 @@ def test_related_entries_that_do_not_link_are_linked_both_ways(mem: Memory) -> N
     [link] = found(mem, "link")
     a, b = entry_of(mem, "a", "Grafana"), entry_of(mem, "b", "Grafana")
     assert link.paths == tuple(sorted((a, b))) and link.action == "LINK"
-    assert [(o["op"], o["path"], o["related"]) for o in link.ops] == [
-        ("UPDATE", link.paths[0], [link.paths[1]]), ("UPDATE", link.paths[1], [link.paths[0]])]
+    assert [(o["op"], o["path"], o["extra"]) for o in link.ops] == [
+        ("UPDATE", link.paths[0], {"seeAlso": [link.paths[1]]}), ("UPDATE", link.paths[1], {"seeAlso": [link.paths[0]]})]
     mem.curate(list(link.ops))
     assert found(mem, "link") == []           # linked now
+    # for readers to follow, not for ranking: the search's links (``related``) are unchanged
+    assert mem.read(a).related == [] and mem.read(a).extra["seeAlso"] == [b]
+    assert mem.read(b).extra["seeAlso"] == [a]
+
+
+def test_see_also_is_unioned_by_update_and_merge(mem: Memory) -> None:
+    add = lambda p, text: {"op": "ADD", "path": p, "content": text, "reason": "t"}  # noqa: E731
+    mem.curate([add("a/b/one.md", "one"), add("a/b/two.md", "two"), add("a/b/three.md", "three"),
+                add("a/b/four.md", "four")])
+    also = lambda p, q: {"op": "UPDATE", "path": p, "extra": {"seeAlso": [q]}, "reason": "t"}  # noqa: E731
+    mem.curate([also("a/b/one.md", "a/b/two.md"), also("a/b/one.md", "a/b/three.md"), also("a/b/four.md", "a/b/two.md")])
+    assert mem.read("a/b/one.md").extra["seeAlso"] == ["a/b/two.md", "a/b/three.md"]
+    mem.curate([{"op": "MERGE", "path": "a/b/four.md", "merge_into": "a/b/one.md", "reason": "t"}])
+    assert mem.read("a/b/one.md").extra["seeAlso"] == ["a/b/two.md", "a/b/three.md"]
 
 
 def test_names_and_small_talk_link_nothing(mem: Memory) -> None:

@@ -29,6 +29,9 @@ SECTION_ORDER = ("Raw Concept", "Narrative", "Facts")
 RAW_CONCEPT_KEYS = ("task", "changes", "files", "flow", "timestamp", "author")
 NARRATIVE_KEYS = ("structure", "dependencies", "highlights", "rules", "examples", "diagrams")
 
+# ``seeAlso``: links found by the words two entries share (``memgrove dream``), for readers and
+# agents to follow; the search does not lend score through them as it does through ``related``
+SEE_ALSO = "seeAlso"
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LEGACY_LINK = re.compile(r"@([a-z0-9_]+(?:/[a-z0-9_]+){1,3}\.md)")
 
@@ -324,3 +327,10 @@ def sections_from_content(content: Any) -> dict[str, str]:
     ordered = {k: out[k] for k in SECTION_ORDER if k in out}
     ordered.update({k: v for k, v in out.items() if k not in ordered})
     return ordered
+
+
+def see_also(entry: Entry) -> list[str]:
+    """The paths an entry's ``seeAlso`` names."""
+    value = entry.extra.get(SEE_ALSO)
+    value = [value] if isinstance(value, str) else value
+    return [str(v).strip() for v in value or [] if str(v).strip()] if isinstance(value, (list, tuple)) else []

@@ -10,7 +10,12 @@ left to those findings; entries already linked either way, parts of one message,
 (superseded) facts are left alone. Each entry gets at most ``dream_links_per_entry`` proposals,
 the closest first.
 
-A candidate links both ways: one UPDATE per direction (UPDATE unions ``related``).
+A candidate links both ways: one UPDATE per direction, adding to ``seeAlso`` (UPDATE unions it).
+``seeAlso``, not ``related``: a link found by the words two entries share is for a reader or an
+agent to follow, while the search lends a hit's score through ``related`` (``link_weight``, the
+neighbourhood), and lending it through such a link counts the shared words twice: on two LoCoMo
+conversations, dream's links in ``related`` cost R@200w 72.3 -> 69.8 and R@500w 83.2 -> 81.6;
+in ``seeAlso`` both are unchanged (R@5 73.2 -> 73.6).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from .entry import SEE_ALSO
 from .findings import Candidate
 from .scan_corpus import Corpus, ScanItem, blocked_pairs
 from .settings import TreeSettings
@@ -71,8 +77,8 @@ def find_links(corpus: Corpus, settings: TreeSettings,
         count[x] += 1
         count[y] += 1
         reason = f"related (similarity {sim:.2f}) and not linked: both speak of {', '.join(shared[:5])}"
-        ops = ({"op": "UPDATE", "path": x, "related": [y], "reason": reason},
-               {"op": "UPDATE", "path": y, "related": [x], "reason": reason})
+        ops = ({"op": "UPDATE", "path": x, "extra": {SEE_ALSO: [y]}, "reason": reason},
+               {"op": "UPDATE", "path": y, "extra": {SEE_ALSO: [x]}, "reason": reason})
         out.append(Candidate(kind="link", paths=(x, y), action="LINK", ops=ops, reason=reason,
                              confidence=round(min(1.0, sim), 3),
                              evidence={"similarity": round(sim, 3), "shared_terms": shared[:10]}))

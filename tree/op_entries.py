@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from . import entry as entry_mod, frontmatter, validity
-from .entry import Entry
+from .entry import SEE_ALSO, Entry, see_also
 from .errors import InvalidEntry
 from .frontmatter import MAX_FRONTMATTER_BYTES
 from .journal import Change
@@ -119,8 +119,17 @@ def new_entry(n: dict[str, Any], now: str) -> Entry:
     )
 
 
+def _extra_updated(old: Entry, new_extra: dict[str, Any], path: str) -> dict[str, Any]:
+    """The old frontmatter keys with the given ones over them; ``seeAlso`` is unioned, as ``related`` is."""
+    extra = {**old.extra, **new_extra}
+    if SEE_ALSO in new_extra and SEE_ALSO in old.extra:
+        joined = [p for p in _union(see_also(old), see_also(Entry(title="", extra=new_extra))) if p != path]
+        extra[SEE_ALSO] = joined
+    return extra
+
+
 def updated_entry(old: Entry, n: dict[str, Any], now: str) -> Entry:
-    """UPDATE: given fields replace; list fields and facts are unioned unless ``replace``."""
+    """UPDATE: given fields replace; list fields (and ``seeAlso``) and facts are unioned unless ``replace``."""
     if n["replace"]:
         fresh = new_entry({**n, "title": n["title"] or old.title}, now)
         fresh.created_at = old.created_at or now
@@ -135,7 +144,8 @@ def updated_entry(old: Entry, n: dict[str, Any], now: str) -> Entry:
         tags=_union(old.tags, n["tags"]), keywords=_union(old.keywords, n["keywords"]),
         related=[r for r in _union(old.related, n["related"]) if r != n["path"]],
         created_at=old.created_at or now, updated_at=now,
-        sources=_union_sources(old.sources, n["sources"]), sections=sections, extra={**old.extra, **n["extra"]},
+        sources=_union_sources(old.sources, n["sources"]), sections=sections,
+        extra=_extra_updated(old, n["extra"], n["path"]),
     )
 
 
@@ -171,6 +181,10 @@ def _merged_extra(target: Entry, source: Entry, target_path: str, source_path: s
     extra.pop(validity.SUPERSEDES, None)
     if older:
         extra[validity.SUPERSEDES] = older
+    also = [p for p in _union(see_also(target), see_also(source)) if p not in (target_path, source_path)]
+    extra.pop(SEE_ALSO, None)
+    if also:
+        extra[SEE_ALSO] = also
     return extra
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from . import dates
 from .analysis import analyze, words
-from .entry import Entry, parse
+from .entry import Entry, parse, see_also
 from .errors import InvalidEntry, InvalidPath
 from .lifecycle import decayed_importance
 from .searchable import searchable
@@ -63,7 +63,7 @@ class ScanItem:
     moment: str                # when it was said or written, sortable ("2023-05-08T13:56", "2023-05-08", "")
     age_days: float            # days since the entry last changed in the tree
     signal: Signal
-    links: frozenset[str]      # paths it links to (``related`` and body links)
+    links: frozenset[str]      # paths it links to (``related``, body links and ``seeAlso``)
     keep: bool                 # the user marked it ``keep: true``
     closed: bool               # a SUPERSEDE closed it (``supersededBy``)
     supersedes: frozenset[str]
@@ -195,7 +195,7 @@ def read_corpus(tree: Any, now: datetime | None = None) -> Corpus:
             speakers=speakers_of.get(p, frozenset()),
             messages=frozenset(str(s.get("ref", "")) for s in msgs if s.get("ref")),
             moment=moment_of(at), age_days=_age_days(e, now), signal=signals.get(p, Signal(p)),
-            links=frozenset(e.links()), keep=_truthy(e.extra.get("keep")),
+            links=frozenset(e.links()) | frozenset(see_also(e)), keep=_truthy(e.extra.get("keep")),
             closed=bool(e.extra.get("supersededBy")), supersedes=_links_of(e.extra.get("supersedes"))))
     df: Counter = Counter()
     backlinks: Counter = Counter()
