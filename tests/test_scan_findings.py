@@ -108,6 +108,21 @@ def test_a_move_naming_both_values_supersedes(mem: Memory) -> None:
     assert (sup.evidence["old_value"], sup.evidence["new_value"]) == ("2.4.1", "3.0.0")
 
 
+def test_code_and_markup_state_no_fact(mem: Memory) -> None:
+    # an assistant answering with code: two versions of a snippet are not a fact that changed
+    code = ("```js\nconst weatherApiVersion = '{v}';\nconst weatherCacheSeconds = 600;\n```\n"
+            "const weatherApiVersion = '{v}'; // the weather API version the dashboard calls")
+    mem.ingest(conversation=chat("a", ("Ana", code.format(v="2.5"))))
+    mem.ingest(conversation=chat("b", ("Ana", code.format(v="3.0")), start=T0 + timedelta(days=5)))
+    assert found(mem, "superseded") == []
+    # prose around code still states facts, inline code keeps its words
+    mem.ingest(conversation=chat("c", ("Ana", "The billing service runs version `2.4.1` in production.")))
+    mem.ingest(conversation=chat("d", ("Ana", "```sh\nmake deploy\n```\nThe billing service now runs version `3.0.0` in "
+                                              "production."), start=T0 + timedelta(days=9)))
+    [sup] = found(mem, "superseded")
+    assert (sup.evidence["old_value"], sup.evidence["new_value"]) == ("2.4.1", "3.0.0")
+
+
 def test_a_value_changed_twice_is_two_steps(mem: Memory) -> None:
     for n, (city, day) in enumerate((("Porto", 0), ("Madrid", 20), ("Vienna", 40))):
         mem.ingest(conversation=chat(f"c{n}", ("Ana", f"The team offsite this year is planned in {city} for three days."),
