@@ -122,9 +122,8 @@ def new_entry(n: dict[str, Any], now: str) -> Entry:
 def _extra_updated(old: Entry, new_extra: dict[str, Any], path: str) -> dict[str, Any]:
     """The old frontmatter keys with the given ones over them; ``seeAlso`` is unioned, as ``related`` is."""
     extra = {**old.extra, **new_extra}
-    if SEE_ALSO in new_extra and SEE_ALSO in old.extra:
-        joined = [p for p in _union(see_also(old), see_also(Entry(title="", extra=new_extra))) if p != path]
-        extra[SEE_ALSO] = joined
+    if SEE_ALSO in new_extra:
+        extra[SEE_ALSO] = [p for p in _union(see_also(old), see_also(Entry(title="", extra=new_extra))) if p != path]
     return extra
 
 

@@ -71,7 +71,7 @@ _EMOTICON = re.compile(r"<3+|[:;]-?[()DPp]\B")
 # code ("button type class btn primary: 'save'") and closing them lost evidence
 _FENCED = re.compile(r"(```|~~~)[\s\S]*?(?:\1|\Z)")
 _TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
-_CODE_SIGNS = re.compile(r"[{};]|=>|==|[\w\])]\s*=\s*\S|\w\(|</|/>")
+_CODE_SIGNS = re.compile(r"[{}]|=>|==|[\w\])]\s*=\s*\S|\w\(|</|/>")
 
 
 def sentences(text: str) -> list[str]:
