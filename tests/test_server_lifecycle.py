@@ -55,23 +55,26 @@ def test_sigterm_finishes_the_write_in_flight(tmp_path: Path):
         except httpx.HTTPError as exc:   # pragma: no cover - reported by the assertion below
             result["error"] = exc
 
-    t = threading.Thread(target=post)
-    t.start()
-    deadline = time.monotonic() + 10
-    # the write has started once its first batch is journaled
-    while not (srv.home / "journal" / "journal.jsonl").exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    srv.process.send_signal(signal.SIGTERM)
-    t.join(60)
-    assert srv.process.wait(30) == 0, srv.log_text()
-    assert "error" not in result, result
-    r = result["r"]
-    assert r.status_code == 200, r.text
-    assert len(r.json()["results"]) == 30
-    with Memory.open(srv.project) as m:
-        assert len(m.history(limit=None)) == 30
-        assert m.doctor().ok
-    assert not (srv.home / "server.json").exists()
+    try:
+        t = threading.Thread(target=post)
+        t.start()
+        deadline = time.monotonic() + 10
+        # the write has started once its first batch is journaled
+        while not (srv.home / "journal" / "journal.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        srv.process.send_signal(signal.SIGTERM)
+        t.join(60)
+        assert srv.process.wait(30) == 0, srv.log_text()
+        assert "error" not in result, result
+        r = result["r"]
+        assert r.status_code == 200, r.text
+        assert len(r.json()["results"]) == 30
+        with Memory.open(srv.project) as m:
+            assert len(m.history(limit=None)) == 30
+            assert m.doctor().ok
+        assert not (srv.home / "server.json").exists()
+    finally:
+        stop_server(srv)       # it exited by itself: this closes its clients' sockets
 
 
 def test_sigkill_mid_curation_loses_nothing_acknowledged(tmp_path: Path):
@@ -104,6 +107,7 @@ def test_sigkill_mid_curation_loses_nothing_acknowledged(tmp_path: Path):
         time.sleep(0.01)
     os.kill(srv.process.pid, signal.SIGKILL)
     srv.process.wait(10)
+    stop_server(srv)           # dead already: closes its clients' sockets
     stop.set()
     threads[0].join(20)
     assert len(acked) >= 8
