@@ -52,20 +52,21 @@ def test_curve_on_tiny_trees(tmp_path: Path) -> None:
 
     for r in report["runs"]:
         n = r["size"]
-        assert r["build"]["seconds"] > 0 and r["build"]["ops_per_s"] == pytest.approx(n / r["build"]["seconds"], 0.01)
+        assert r["build"]["ops_per_s"] * r["build"]["seconds"] == pytest.approx(n, rel=0.01)   # the rate is of n entries
         assert r["disk"]["tree"]["files"] > n                          # entries + context.md files
         assert r["rss_peak_mb"] >= r["rss_after_build_mb"] >= r["rss_baseline_mb"] > 10
         assert r["watcher_active"]
         t = r["by_tier"]
         # every fresh question, repeat and rewording answered at (nearly always) its intended tier
-        assert t["0"]["wall_ms"]["n"] >= per - 1 and t["1"]["wall_ms"]["n"] >= per - 2 and t["2"]["wall_ms"]["n"] >= per - 2
+        answered = {k: sum(t[k]["from_kinds"].values()) for k in ("0", "1", "2")}
+        assert answered["0"] >= per - 1 and answered["1"] >= per - 2 and answered["2"] >= per - 2
         assert r["by_kind"]["tier2"]["right_entry_first"] >= per - 2
         p50 = {k: t[k]["wall_ms"]["p50"] for k in ("0", "1", "2")}
-        assert all(v > 0 for v in p50.values())
+        assert all(math.isfinite(v) and v >= 0 for v in p50.values())
         assert t["2"]["wall_ms"]["p95"] >= p50["2"]          # percentiles of one sample, not two timings
         cold = r["cold"]
         assert cold["cli_tier0"]["tiers"] == {"0": 2} and cold["cli_tier2"]["tiers"] == {"2": 2}
-        assert cold["cli_tier2"]["p50"] > 0 and cold["python_pass"]["p50"] > 0
+        assert all(math.isfinite(cold[k]["p50"]) and cold[k]["p50"] >= 0 for k in ("cli_tier2", "python_pass"))
         assert r["loadavg"]["start"] and r["loadavg"]["end"]
 
 
