@@ -3,8 +3,8 @@
 
     python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine whoosh
     python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine tantivy
-    python benchmarks/engines_curve.py benchmarks/results/scale_curve_1k-5k-25k_whoosh.json \\
-        benchmarks/results/scale_curve_1k-5k-25k_tantivy.json --out benchmarks/results/scale_curve_engines
+    python benchmarks/engines_curve.py benchmarks/results/evidence/scale_curve_1k-5k-25k_whoosh.json \\
+        benchmarks/results/evidence/scale_curve_1k-5k-25k_tantivy.json --out benchmarks/results/scale_curve_engines
 
 Each input is a ``scale.py --curve`` report of one engine (its runs name the engine). The
 figure has scale.py's three log-log panels (query latency, build time, disk and memory) with

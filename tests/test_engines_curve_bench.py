@@ -10,7 +10,7 @@ import pytest
 from helpers.benchmarks import load_benchmark
 
 bench = load_benchmark("engines_curve")
-CURVE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "scale_curve_1k-5k.json"
+CURVE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "evidence" / "scale_curve_1k-5k.json"
 
 
 def _as_engine(tmp_path: Path, engine: str, scale: float) -> Path:
