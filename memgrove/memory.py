@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
+from memgrove.memory_hygiene import MemoryHygiene
 from memgrove.tree.entry import Entry
 from memgrove.tree import cancel
 from memgrove.tree.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
@@ -58,7 +59,8 @@ def skipped_of(conv: Conversation) -> dict[str, int]:
     return {k: n for k, n in counts.items() if n}
 
 
-class Memory:
+# dream, the review queue and restore: MemoryHygiene (memory_hygiene.py)
+class Memory(MemoryHygiene):
     """A project's memory: a Context Tree under ``.memgrove/``.
 
     >>> mem = Memory.open("/tmp/project", create=True)          # doctest: +SKIP
@@ -376,10 +378,6 @@ class Memory:
         ``include_archived``: archived entries too, marked ``archived``."""
         return self.tree.search(query, limit, include_archived=include_archived)
 
-    def restore(self, path: str, *, reason: str = "restored from the archive", actor: str = "user") -> OpResult:
-        """Bring an archived entry back to ``path`` (a journaled RESTORE, undoable)."""
-        return self.tree.restore(path, reason=reason, actor=actor)
-
     def read(self, path: str) -> Entry:
         return self.tree.read(path)
 
@@ -410,57 +408,6 @@ class Memory:
         from memgrove.tree.doctor import diagnose
 
         return diagnose(self.tree, fix=fix)
-
-    # -- hygiene: dream and the review queue (tree/dream.py, tree/review.py) ----------------
-    def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
-              model: Any = None, use_model: bool = True, candidates: Any = None,
-              budget_s: float | None = None) -> dict[str, Any]:
-        """One ``memgrove dream`` run: scan, apply exact duplicates and missing links, ask the model
-        (``model``, the memory's, or ``MEMGROVE_MODEL``; none with ``use_model=False``) about the
-        rest, queue what waits for review. ``dry_run`` only scans. ``undo``: revert a run instead
-        (True or "": the last run that applied something; else its id), ``force`` as for ``undo``.
-        Returns ``{"run", "candidates": [{"kind", "paths", "action", "reason", "confidence",
-        "status"}, ...], "applied", "counts", ...}`` (undo: ``{"run", "status", "undo", "results"}``)."""
-        from memgrove.tree import dream as dream_mod
-
-        if undo is not None and undo is not False:
-            return dream_mod.undo_run(self.tree, undo if isinstance(undo, str) and undo else None, force=force)
-        decide = None
-        chosen = model if model is not None else self._model
-        if use_model and not dry_run:
-            from memgrove.graphs.llm import model_configured
-
-            if model_configured(chosen):
-                from memgrove.graphs.dream import model_decider
-
-                decide = model_decider(self.tree, chosen)
-        return dream_mod.dream(self.tree, dry_run=dry_run, decide=decide, candidates=candidates,
-                               budget_s=budget_s).to_dict()
-
-    def review(self) -> builtins.list[dict[str, Any]]:
-        """The review queue: every pending change, oldest first."""
-        from memgrove.tree import review
-
-        return [i.to_dict() for i in review.pending(self.tree)]
-
-    def review_show(self, item_id: str) -> dict[str, Any]:
-        """One pending change (``item_id``: its id, or 4+ characters of it)."""
-        from memgrove.tree import review
-
-        return review.show(self.tree, item_id).to_dict()
-
-    def review_approve(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
-        """Apply one pending change (or ``all``) as one journaled batch, after checking that its
-        files are as they were when it was proposed (``ReviewConflict`` otherwise)."""
-        from memgrove.tree import review
-
-        return review.approve(self.tree, item_id, all_items=all).to_dict()
-
-    def review_reject(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
-        """Drop one pending change (or ``all``); dream does not propose it again."""
-        from memgrove.tree import review
-
-        return {"rejected": [i.to_dict() for i in review.reject(self.tree, item_id, all_items=all)]}
 
     def fingerprint(self) -> str:
         return self.tree.fingerprint()
