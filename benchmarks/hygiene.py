@@ -250,8 +250,7 @@ def dream_and_approve(mem: Any, stream: Stream) -> dict[str, Any]:
     approve_s = time.perf_counter() - t
     out = {"dream_s": round(dream_s, 2), "applied_by_dream": sum(c["status"] == "applied" for c in run["candidates"]),
            "queued": queued, "approve_s": round(approve_s, 2),
-           "approved": len(approved.get("applied", approved.get("items", []))),
-           "conflicts": len(approved.get("conflicts", [])), "left_in_queue": len(mem.review()),
+           "approved": len(approved["applied"]), "conflicts": len(approved["conflicts"]), "left_in_queue": len(mem.review()),
            "entries": mem.count()}
     out.update(ask(mem, stream))
     return out

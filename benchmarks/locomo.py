@@ -462,7 +462,7 @@ def memgrove_system(conv: dict[str, Any], *, window: int = 1, curator: str = "ve
             approved = mem.review_approve(all=True)
             extra["dream"] = {"entries_before": entries_before, "applied": sum(c["status"] == "applied"
                                                                               for c in run["candidates"]),
-                              "queued_then_approved": len(approved.get("applied", []))}
+                              "queued_then_approved": len(approved["applied"])}
         settings = load_query_settings(mem.tree.home, prefetch_limit=prefetch_limit, **(query_overrides or {}))
         graph = mem.graph("query", model=None, settings=settings)
     except BaseException:

@@ -32,14 +32,7 @@ def _day(y: int, m: int, d: int) -> date | None:
 def days_named(text: str) -> list[date]:
     """Every whole date ``text`` names, in order: "2023-05-08", "8 May, 2023",
     "May 8th 2023", "8th of May 2023". Impossible dates (31 June) are skipped."""
-    found: list[tuple[int, date]] = []
-    for m in _ISO_DAY.finditer(text):
-        found.append((m.start(), _day(int(m.group(1)), int(m.group(2)), int(m.group(3)))))
-    for m in _DAY_MONTH_YEAR.finditer(text):
-        found.append((m.start(), _day(int(m.group(3)), MONTHS[m.group(2).lower()], int(m.group(1)))))
-    for m in _MONTH_DAY_YEAR.finditer(text):
-        found.append((m.start(), _day(int(m.group(3)), MONTHS[m.group(1).lower()], int(m.group(2)))))
-    return list(dict.fromkeys(d for _, d in sorted(found, key=lambda x: x[0]) if d is not None))
+    return list(dict.fromkeys(d for _, d in _dated_spans(text)))
 
 
 def day_of(when: str) -> date | None:
@@ -124,6 +117,7 @@ def bounds_asked(question: str) -> list[tuple[str, date]]:
 
 
 def _dated_spans(text: str) -> list[tuple[int, date]]:
+    """``(position, day)`` of every whole date ``text`` names, in order (``days_named``)."""
     found = [(m.start(), _day(int(m.group(1)), int(m.group(2)), int(m.group(3)))) for m in _ISO_DAY.finditer(text)]
     found += [(m.start(), _day(int(m.group(3)), MONTHS[m.group(2).lower()], int(m.group(1))))
               for m in _DAY_MONTH_YEAR.finditer(text)]

@@ -329,8 +329,8 @@ def sections_from_content(content: Any) -> dict[str, str]:
     return ordered
 
 
-def see_also(entry: Entry) -> list[str]:
-    """The paths an entry's ``seeAlso`` names."""
-    value = entry.extra.get(SEE_ALSO)
+def see_also(entry: Entry | dict[str, Any]) -> list[str]:
+    """The paths an entry's ``seeAlso`` names (``entry``: the entry, or its extra frontmatter keys)."""
+    value = (entry.extra if isinstance(entry, Entry) else entry).get(SEE_ALSO)
     value = [value] if isinstance(value, str) else value
     return [str(v).strip() for v in value or [] if str(v).strip()] if isinstance(value, (list, tuple)) else []

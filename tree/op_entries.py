@@ -123,7 +123,7 @@ def _extra_updated(old: Entry, new_extra: dict[str, Any], path: str) -> dict[str
     """The old frontmatter keys with the given ones over them; ``seeAlso`` is unioned, as ``related`` is."""
     extra = {**old.extra, **new_extra}
     if SEE_ALSO in new_extra:
-        extra[SEE_ALSO] = [p for p in _union(see_also(old), see_also(Entry(title="", extra=new_extra))) if p != path]
+        extra[SEE_ALSO] = [p for p in _union(see_also(old), see_also(new_extra)) if p != path]
     return extra
 
 

@@ -112,8 +112,9 @@ def with_validity(question: str, order: list[tuple[str, float]], closed: Mapping
     # "before 24 April" asks about the day before it; "since"/"after" a day, about what holds now
     asked = dates.dates_asked(question) + [("day", d - timedelta(days=1)) for kind, d in dates.bounds_asked(question)
                                            if kind == "before"]
-    if asks_about_past(question) or asked:
-        past = past_first(order, closed, closed_by, asked, undated=asks_about_past(question))
+    about_past = asks_about_past(question)
+    if about_past or asked:
+        past = past_first(order, closed, closed_by, asked, undated=about_past)
         if past is not None:
             return past
     out = list(order)
