@@ -4,46 +4,19 @@ one it agrees with through ``memgrove_curate``, and works the review queue with 
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-import anyio
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
-from helpers.dream_scan import site_env
+from helpers.dream_scan import DUP, KEPT, TEXT, served_candidates, site_env
 from memgrove import Memory
-from memgrove.tree.findings import Candidate
 
-TEXT = "The staging database listens on port 6543 since March 2026."
-KEPT, DUP = "infra/db/staging_port.md", "chats/day1/staging_port_again.md"
-
-
-def candidates() -> list[Candidate]:
-    return [Candidate("duplicate", (KEPT, DUP), "MERGE",
-                      ({"op": "MERGE", "path": DUP, "merge_into": KEPT, "reason": "the same text"},),
-                      "the same text after normalization", 1.0),
-            Candidate("near_duplicate", ("ops/backups/every_night.md", "ops/backups/nightly.md"), "MERGE",
-                      ({"op": "MERGE", "path": "ops/backups/nightly.md", "merge_into": "ops/backups/every_night.md",
-                        "reason": "nearly the same"},), "high lexical overlap", 0.75)]
+from test_mcp_stdio import _env, session_on as stdio_session_on
 
 
 def session_on(root: Path, tmp: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    env = {k: v for k, v in os.environ.items() if k != "MEMGROVE_HOME"}
-    env.update(site_env(tmp, candidates()), PYTHONWARNINGS="error")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memgrove", "mcp", "--root", str(root)],
-                                   env=env, cwd=str(root))
-
-    async def main() -> Any:
-        with anyio.fail_after(60), open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await body(session)
-
-    return anyio.run(main)
+    return stdio_session_on(root, body, env={**_env(), **site_env(tmp, served_candidates())})
 
 
 def seed(root: Path) -> None:

@@ -34,9 +34,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def session_on(root: Path, body: Callable[[ClientSession], Awaitable[Any]], *, cwd: Path | None = None) -> Any:
+def session_on(root: Path, body: Callable[[ClientSession], Awaitable[Any]], *, cwd: Path | None = None,
+               env: dict[str, str] | None = None) -> Any:
     params = StdioServerParameters(command=sys.executable, args=["-m", "memgrove", "mcp", "--root", str(root)],
-                                   env=_env(), cwd=str(cwd or root))
+                                   env=_env() if env is None else env, cwd=str(cwd or root))
 
     async def main() -> Any:
         with anyio.fail_after(60), open(os.devnull, "w") as errlog:

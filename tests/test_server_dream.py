@@ -9,24 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers.dream_scan import site_env
+from helpers.dream_scan import DUP, KEPT, TEXT, served_candidates, site_env
 from helpers.memgrove_server import start_server, stop_server
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree.findings import Candidate
-
-TEXT = "The staging database listens on port 6543 since March 2026."
-KEPT, DUP = "infra/db/staging_port.md", "chats/day1/staging_port_again.md"
-
-
-def candidates() -> list[Candidate]:
-    return [Candidate("duplicate", (KEPT, DUP), "MERGE",
-                      ({"op": "MERGE", "path": DUP, "merge_into": KEPT, "reason": "the same text"},),
-                      "the same text after normalization", 1.0),
-            Candidate("near_duplicate", ("ops/backups/every_night.md", "ops/backups/nightly.md"), "MERGE",
-                      ({"op": "MERGE", "path": "ops/backups/nightly.md", "merge_into": "ops/backups/every_night.md",
-                        "reason": "nearly the same"},), "high lexical overlap", 0.75)]
 
 
 def seed(root: Path, config: str = "") -> Path:
@@ -43,7 +30,7 @@ def seed(root: Path, config: str = "") -> Path:
 @pytest.fixture
 def srv(tmp_path):
     root = seed(tmp_path / "p")
-    s = start_server(root, env=site_env(tmp_path, candidates()))
+    s = start_server(root, env=site_env(tmp_path, served_candidates()))
     try:
         yield s
     finally:
@@ -91,7 +78,7 @@ def test_the_cli_goes_through_the_server(srv, monkeypatch):
 def test_an_idle_server_dreams_when_the_gates_open(tmp_path):
     root = seed(tmp_path / "p", "[tree]\ndream_min_curations = 1\n[server]\ndream_when_idle = true\n"
                                 "dream_check_s = 0.2\n")
-    s = start_server(root, env=site_env(tmp_path, candidates()))
+    s = start_server(root, env=site_env(tmp_path, served_candidates()))
     try:
         runs = root / ".memgrove" / "dream" / "runs"
         deadline = time.monotonic() + 30

@@ -50,3 +50,17 @@ def site_env(tmp: Any, candidates: list[Candidate]) -> dict[str, str]:
     spec.write_text(json.dumps([c.to_dict() for c in candidates]), encoding="utf-8")
     paths = [str(SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return {VARIABLE: str(spec), "PYTHONPATH": os.pathsep.join(paths)}
+
+
+# the served tests' memory (the REST routes, the MCP tools): an exact duplicate and a near one
+TEXT = "The staging database listens on port 6543 since March 2026."
+KEPT, DUP = "infra/db/staging_port.md", "chats/day1/staging_port_again.md"
+
+
+def served_candidates() -> list[Candidate]:
+    return [Candidate("duplicate", (KEPT, DUP), "MERGE",
+                      ({"op": "MERGE", "path": DUP, "merge_into": KEPT, "reason": "the same text"},),
+                      "the same text after normalization", 1.0),
+            Candidate("near_duplicate", ("ops/backups/every_night.md", "ops/backups/nightly.md"), "MERGE",
+                      ({"op": "MERGE", "path": "ops/backups/nightly.md", "merge_into": "ops/backups/every_night.md",
+                        "reason": "nearly the same"},), "high lexical overlap", 0.75)]
