@@ -20,7 +20,6 @@ from typing import Any
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     Op,
@@ -28,10 +27,10 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
-    validate_op_namespace,
 )
 
 from memgrove.memory import Memory
+from memgrove.store_checks import check_op
 from memgrove.store_filters import (  # noqa: F401 - re-exported: memgrove.langgraph_store names them
     _FILTER_OPS,
     _check_filter,
@@ -67,8 +66,7 @@ from memgrove.store_items import (  # noqa: F401 - re-exported: memgrove.langgra
 )
 from memgrove.tree import entry as entry_mod
 from memgrove.tree.engine import IndexBroken
-from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath, OperationConflict
-from memgrove.tree.nesting import deep_error, too_deep
+from memgrove.tree.errors import InvalidEntry, InvalidPath, OperationConflict
 from memgrove.tree.paths import CONTEXT_FILE, resolve_inside
 from memgrove.tree.search import normalize
 
@@ -85,15 +83,31 @@ class ContextTreeStore(BaseStore):
     >>> store.search(("memories",), query="dark mode")[0].score      # doctest: +SKIP
 
     ``source``: a project folder (its ``.memgrove/`` is found upwards, or created) or an open
-    ``Memory``, which the store then does not close. ``index``: the value fields searched when a
-    ``put`` does not say (default: every top-level text field); ``put(index=False)`` keeps an item
-    out of query search, ``put(index=["a", "b.c"])`` chooses fields.
+    ``Memory``, which the store then does not close. ``url`` (or, with neither, ``MEMGROVE_URL``):
+    the memory a ``memgrove serve`` serves, over HTTP (``memgrove.store_remote``; ``token``, else
+    ``MEMGROVE_TOKEN``); without any of them, the memory of the current folder. ``index``: the
+    value fields searched when a ``put`` does not say (default: every top-level text field);
+    ``put(index=False)`` keeps an item out of query search, ``put(index=["a", "b.c"])`` chooses fields.
     """
 
     supports_ttl = False
 
-    def __init__(self, source: str | os.PathLike | Memory, *, index: list[str] | None = None,
-                 create: bool = True):
+    def __new__(cls, source: str | os.PathLike | Memory | None = None, *, url: str | None = None,
+                token: str | None = None, index: list[str] | None = None, create: bool = True) -> Any:
+        if url is None and source is None:
+            from memgrove.store_remote import remote_from_env
+
+            url, token = remote_from_env() or (None, token)
+        if url is None:
+            return super().__new__(cls)
+        if source is not None:
+            raise TypeError("ContextTreeStore takes a project (source) or a server (url), not both")
+        from memgrove.store_remote import RemoteContextTreeStore
+
+        return RemoteContextTreeStore(url, token=token, index=index)   # not a ContextTreeStore: no __init__
+
+    def __init__(self, source: str | os.PathLike | Memory | None = None, *, url: str | None = None,
+                 token: str | None = None, index: list[str] | None = None, create: bool = True):
         if isinstance(source, Memory):
             self.memory, self._owned = source, False
         else:
@@ -144,27 +158,7 @@ class ContextTreeStore(BaseStore):
         # file and SQLite I/O: off the event loop (langgraph dev refuses blocking calls in it)
         return await asyncio.to_thread(self.batch, list(ops))
 
-    @staticmethod
-    def _check(op: Op) -> None:
-        if not isinstance(op, (GetOp, SearchOp, ListNamespacesOp, PutOp)):
-            raise ValueError(f"Unknown operation type: {type(op)}")
-        validate_op_namespace(op)
-        if isinstance(op, PutOp):
-            # the "langgraph" root is refused by BaseStore.put, and allowed by batch(), as in InMemoryStore
-            if not op.namespace:
-                raise InvalidNamespaceError("Namespace cannot be empty.")
-            if too_deep(op.value):   # before json.dumps, which would raise RecursionError
-                raise deep_error("the value")
-            if op.ttl is not None:
-                raise NotImplementedError("TTL is not supported by ContextTreeStore. "
-                                          "Use a store implementation that supports TTL or set ttl=None.")
-        if isinstance(op, (GetOp, PutOp)):
-            if not isinstance(op.key, str):
-                raise InvalidInput(f"a key must be a string, not {type(op.key).__name__}")
-            if "\x00" in op.key:
-                raise InvalidInput("a key may not contain a NUL character")
-        if isinstance(op, GetOp) and not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
+    _check = staticmethod(check_op)
 
     # -- reads ----------------------------------------------------------------
     def _read_text(self, rel: str) -> tuple[str, float] | None:
@@ -310,13 +304,15 @@ class ContextTreeStore(BaseStore):
 
 
 @contextmanager
-def server_store() -> Iterator[ContextTreeStore]:
-    """The store ``langgraph.json`` names (``store.path``): the memory of ``MEMGROVE_HOME``
-    (default: the folder the server starts in; see ``memgrove.sample.studio_home``), closed when
-    the server stops."""
+def server_store() -> Iterator[BaseStore]:
+    """The store ``langgraph.json`` names (``store.path``): the memory ``MEMGROVE_URL`` names
+    (a ``memgrove serve`` every worker shares), else the memory of ``MEMGROVE_HOME`` (default: the
+    folder the server starts in; see ``memgrove.sample.studio_home``); closed when the server stops."""
     from memgrove.sample import studio_home
+    from memgrove.store_remote import remote_from_env
 
-    store = ContextTreeStore(studio_home())
+    remote = remote_from_env()
+    store = ContextTreeStore(url=remote[0], token=remote[1]) if remote else ContextTreeStore(studio_home())
     try:
         yield store
     finally:

@@ -1,5 +1,7 @@
 """A conformance suite for LangGraph stores, run on ``InMemoryStore`` (the reference: every
-shared test passes on it) and on ``ContextTreeStore``.
+shared test passes on it), on ``ContextTreeStore`` and on ``ContextTreeStore(url=...)``, the same
+store over HTTP against a real ``memgrove serve`` on 127.0.0.1 (one server per module, a fresh
+project per test: tests/helpers/store_server.py).
 
 Written from LangGraph's documented ``BaseStore`` semantics and its own store tests
 (``libs/checkpoint/tests/test_store.py``, the SQLite and Postgres store tests of
@@ -20,23 +22,57 @@ from hypothesis import strategies as st
 from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, Item, ListNamespacesOp, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
+from helpers.store_server import StoreServer
+
 from memgrove import ContextTreeStore, Memory
 from memgrove.tree.errors import InvalidInput, OperationConflict
 
 
-@pytest.fixture(params=["InMemoryStore", "ContextTreeStore"])
+@pytest.fixture(scope="module")
+def store_server(tmp_path_factory: pytest.TempPathFactory):
+    with StoreServer(tmp_path_factory.mktemp("store_server")) as srv:
+        yield srv
+
+
+@pytest.fixture(params=["InMemoryStore", "ContextTreeStore", "remote"])
 def store(request: pytest.FixtureRequest, tmp_path: Path):
     if request.param == "InMemoryStore":
         yield InMemoryStore()
+    elif request.param == "remote":
+        with request.getfixturevalue("store_server").store(tmp_path / "remote") as s:
+            yield s
     else:
         with ContextTreeStore(tmp_path / "project") as s:
             yield s
 
 
 @pytest.fixture
-def tree_store(tmp_path: Path):
+def local_tree_store(tmp_path: Path):
+    """The in-process store only: tests reading its files or its ``Memory``."""
     with ContextTreeStore(tmp_path / "project") as s:
         yield s
+
+
+@pytest.fixture(params=["local", "remote"])
+def make_tree_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """``make(**kw)``: a ``ContextTreeStore`` in-process, or over HTTP; closed after the test."""
+    made = []
+
+    def make(**kw):
+        s = (request.getfixturevalue("store_server").store(tmp_path / "remote", **kw) if request.param == "remote"
+             else ContextTreeStore(tmp_path / "project", **kw))
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+
+
+@pytest.fixture
+def tree_store(make_tree_store):
+    """A ``ContextTreeStore``, in-process and over HTTP: its documented differences hold both ways."""
+    return make_tree_store()
 
 
 def keys(items) -> list[str]:
@@ -353,15 +389,15 @@ def test_tree_index_chooses_searched_fields(tree_store: ContextTreeStore) -> Non
                                           else {"title": "zebra", "body": "giraffe"})
 
 
-def test_tree_store_default_index_fields(tmp_path: Path) -> None:
-    with ContextTreeStore(tmp_path, index=["summary"]) as s:
-        s.put(("d",), "k", {"summary": "walrus", "body": "narwhal"})
-        assert keys(s.search(("d",), query="walrus")) == ["k"]
-        assert s.search(("d",), query="narwhal") == []
+def test_tree_store_default_index_fields(make_tree_store) -> None:
+    s = make_tree_store(index=["summary"])
+    s.put(("d",), "k", {"summary": "walrus", "body": "narwhal"})
+    assert keys(s.search(("d",), query="walrus")) == ["k"]
+    assert s.search(("d",), query="narwhal") == []
 
 
-def test_tree_items_are_readable_entries(tree_store: ContextTreeStore) -> None:
-    s = tree_store
+def test_tree_items_are_readable_entries(local_tree_store: ContextTreeStore) -> None:
+    s = local_tree_store
     s.put(("memories", "user_1"), "editor", {"text": "Prefers dark mode.\n\nAlso large fonts.", "importance": 3})
     path = s.memory.home / "tree" / "memories" / "user_1" / "editor.md"
     text = path.read_text(encoding="utf-8")
@@ -372,8 +408,8 @@ def test_tree_items_are_readable_entries(tree_store: ContextTreeStore) -> None:
     assert s.memory.search("large fonts")[0].path == "memories/user_1/editor.md"
 
 
-def test_tree_untrusted_segments_stay_inside(tree_store: ContextTreeStore, tmp_path: Path) -> None:
-    s = tree_store
+def test_tree_untrusted_segments_stay_inside(local_tree_store: ContextTreeStore, tmp_path: Path) -> None:
+    s = local_tree_store
     hostile = [("/etc", "passwd"), ("~root",), ("C:\\Windows",), ("a/b/c/d/e",), ("\\\\server\\share",),
                ("x" * 5000,), ("_private",), ("-rf",), ("nul\x01ctl",)]
     for ns in hostile:
@@ -386,8 +422,8 @@ def test_tree_untrusted_segments_stay_inside(tree_store: ContextTreeStore, tmp_p
     assert sorted(s.list_namespaces()) == sorted(hostile)
 
 
-def test_tree_put_and_delete_are_journaled_and_undoable(tree_store: ContextTreeStore) -> None:
-    s = tree_store
+def test_tree_put_and_delete_are_journaled_and_undoable(local_tree_store: ContextTreeStore) -> None:
+    s = local_tree_store
     s.put(("m",), "k", {"text": "first"})
     s.put(("m",), "k", {"text": "second"})
     s.delete(("m",), "k")
@@ -398,8 +434,8 @@ def test_tree_put_and_delete_are_journaled_and_undoable(tree_store: ContextTreeS
     assert s.get(("m",), "k").value == {"text": "second"}
 
 
-def test_tree_batch_of_puts_is_one_curate_batch(tree_store: ContextTreeStore) -> None:
-    s = tree_store
+def test_tree_batch_of_puts_is_one_curate_batch(local_tree_store: ContextTreeStore) -> None:
+    s = local_tree_store
     s.put(("warm",), "up", {"i": 0})
     journal = s.memory.home / "journal" / "journal.jsonl"
     gen = s.memory.home / "generation"
@@ -410,9 +446,9 @@ def test_tree_batch_of_puts_is_one_curate_batch(tree_store: ContextTreeStore) ->
     assert s.get(("bulk", "n0"), "k0") is None and s.get(("bulk", "n1"), "k1").value == {"i": 1}
 
 
-def test_tree_keeps_created_at_on_update(tree_store: ContextTreeStore) -> None:
+def test_tree_keeps_created_at_on_update(local_tree_store: ContextTreeStore) -> None:
     """InMemoryStore resets created_at on every put; the tree keeps the entry's createdAt."""
-    s = tree_store
+    s = local_tree_store
     s.put(("m",), "k", {"v": 1})
     path = next((s.memory.home / "tree" / "m").rglob("k.md"))
     created = s.get(("m",), "k").created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -422,8 +458,8 @@ def test_tree_keeps_created_at_on_update(tree_store: ContextTreeStore) -> None:
     assert item.created_at.year == 2020 and item.updated_at.year >= 2026
 
 
-def test_tree_refuses_to_overwrite_other_entries(tree_store: ContextTreeStore) -> None:
-    s = tree_store
+def test_tree_refuses_to_overwrite_other_entries(local_tree_store: ContextTreeStore) -> None:
+    s = local_tree_store
     s.memory.curate([{"op": "ADD", "path": "auth/jwt/refresh_rotation.md", "title": "Refresh token rotation",
                       "content": "Refresh tokens rotate on every use.", "reason": "learned in review"}])
     item = s.get(("auth", "jwt"), "refresh_rotation")               # visible, read-only
@@ -510,8 +546,8 @@ def test_tree_json_normalization(tree_store: ContextTreeStore) -> None:
     assert tree_store.get(("m",), "k").value == {"t": [1, 2], "d": {"1": "one"}}
 
 
-def test_tree_sees_hand_edits(tree_store: ContextTreeStore) -> None:
-    s = tree_store
+def test_tree_sees_hand_edits(local_tree_store: ContextTreeStore) -> None:
+    s = local_tree_store
     s.put(("m",), "k", {"text": "original words"})
     path = next((s.memory.home / "tree" / "m").rglob("k.md"))
     path.write_text(path.read_text().replace("original words", "edited by hand"))

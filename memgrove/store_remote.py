@@ -1,0 +1,223 @@
+"""``ContextTreeStore(url=...)``: LangGraph's ``BaseStore`` over HTTP, answered by ``memgrove serve``.
+
+Every worker, replica or process of a LangGraph app that opens the store this way shares one
+memory: the server's, with its one writer queue. ``batch`` sends its operations in one
+``POST /api/store/batch`` (``memgrove/server/store_routes.py``) and the server runs them as the
+in-process store runs them, so both pass the same conformance suite
+(tests/test_store_conformance.py).
+
+    >>> store = ContextTreeStore(url="http://127.0.0.1:8765", token="...")   # doctest: +SKIP
+    >>> store = ContextTreeStore()      # MEMGROVE_URL and MEMGROVE_TOKEN set  # doctest: +SKIP
+
+Errors: operations are checked here before anything is sent (``memgrove/store_checks.py``), so
+LangGraph's refusals are raised as in-process; the server's ``{"error": {"code", "message"}}``
+becomes the ``MemgroveError`` subclass with that code (``OperationConflict``, ``InvalidInput``...).
+A write is never sent twice: when the server stops answering after a write was sent,
+``ServerUnreachable`` says it may have been applied. A batch of reads is tried once more on a
+connection that broke, which is harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem, SearchOp
+
+from memgrove import store_errors
+from memgrove.store_checks import check_op
+from memgrove.store_filters import _check_filter
+from memgrove.store_items import _as_json
+from memgrove.tree import errors as tree_errors
+from memgrove.tree.errors import BatchRejected, MemgroveError
+
+URL_ENV = "MEMGROVE_URL"
+TOKEN_ENV = "MEMGROVE_TOKEN"
+TIMEOUT = httpx.Timeout(600.0, connect=10.0)   # the server bounds every request itself (request_timeout)
+
+
+def remote_from_env() -> tuple[str, str | None] | None:
+    """``(MEMGROVE_URL, MEMGROVE_TOKEN)`` when ``MEMGROVE_URL`` is set (the token may be None), else None."""
+    url = os.environ.get(URL_ENV, "").strip()
+    return (url, os.environ.get(TOKEN_ENV) or None) if url else None
+
+
+class ServerError(MemgroveError):
+    """An error the server answered with a code no exception class of this process has."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class ServerUnreachable(MemgroveError):
+    """The server could not be reached, or stopped answering after the request was sent."""
+
+    code = "server_unreachable"
+
+
+def _error_classes() -> dict[str, type[MemgroveError]]:
+    """code -> the most general class with that code, of the library's errors and the store's."""
+    table: dict[str, type[MemgroveError]] = {}
+    modules = {tree_errors.__name__, store_errors.__name__}
+    queue: list[type[MemgroveError]] = [MemgroveError]
+    while queue:
+        cls = queue.pop(0)
+        if cls.__module__ in modules:
+            table.setdefault(cls.code, cls)
+        queue.extend(cls.__subclasses__())
+    return table
+
+
+def error_of(payload: Any, status: int, url: str) -> MemgroveError:
+    """The exception an error answer stands for."""
+    err = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+        return ServerError("server_error", f"memgrove serve at {url} answered {status}")
+    code, message = str(err.get("code") or "server_error"), err["message"]
+    if code == BatchRejected.code and isinstance(err.get("errors"), list):
+        return BatchRejected([str(e) for e in err["errors"]])
+    cls = _error_classes().get(code)
+    return cls(message) if cls is not None and cls is not MemgroveError else ServerError(code, message)
+
+
+# -- operations and results as JSON -------------------------------------------------
+
+def op_json(op: Op) -> dict[str, Any]:
+    if isinstance(op, GetOp):
+        return {"op": "get", "namespace": list(op.namespace), "key": op.key}
+    if isinstance(op, PutOp):
+        return {"op": "put", "namespace": list(op.namespace), "key": op.key,
+                "value": None if op.value is None else _as_json(op.value),
+                "index": op.index if op.index is None or op.index is False else list(op.index), "ttl": op.ttl}
+    if isinstance(op, SearchOp):
+        _check_filter(op.filter)
+        return {"op": "search", "namespace_prefix": list(op.namespace_prefix), "query": op.query,
+                "filter": op.filter, "limit": max(op.limit, 0), "offset": max(op.offset, 0)}
+    assert isinstance(op, ListNamespacesOp)
+    return {"op": "list_namespaces", "max_depth": op.max_depth, "limit": op.limit, "offset": op.offset,
+            "match_conditions": [{"match_type": c.match_type, "path": list(c.path)}
+                                 for c in op.match_conditions or ()]}
+
+
+def _item(d: dict[str, Any], search: bool) -> Item:
+    fields = dict(namespace=tuple(d["namespace"]), key=d["key"], value=d["value"],
+                  created_at=datetime.fromisoformat(d["created_at"]), updated_at=datetime.fromisoformat(d["updated_at"]))
+    return SearchItem(**fields, score=d.get("score")) if search else Item(**fields)
+
+
+def result_of(op: Op, r: Any) -> Result:
+    if isinstance(op, GetOp):
+        return None if r is None else _item(r, search=False)
+    if isinstance(op, SearchOp):
+        return [_item(d, search=True) for d in r]
+    if isinstance(op, ListNamespacesOp):
+        return [tuple(ns) for ns in r]
+    return None
+
+
+# -- the store --------------------------------------------------------------------------
+
+class RemoteContextTreeStore(BaseStore):
+    """The store ``ContextTreeStore(url=...)`` gives: the server's Context Tree, over HTTP.
+
+    ``token``: the project's token (default ``MEMGROVE_TOKEN``, else, for a server on this
+    machine, the ``.memgrove/server.token`` of the project it serves here). ``index``: as for
+    ``ContextTreeStore``, the value fields a put searches when it does not say.
+    """
+
+    supports_ttl = False
+
+    def __init__(self, url: str, *, token: str | None = None, index: list[str] | None = None,
+                 timeout: httpx.Timeout | float = TIMEOUT):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise tree_errors.InvalidInput(f"a memgrove server URL is http(s)://host:port, not {url!r}")
+        self.url = url.rstrip("/")
+        self.index_fields = None if index is None else list(index)
+        token = token or os.environ.get(TOKEN_ENV) or _local_token(parts.hostname, parts.port)
+        headers = {"Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "RemoteContextTreeStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ContextTreeStore(url={self.url!r})"
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """One request for the whole batch; reads see the tree as it was before its writes."""
+        ops = list(ops)
+        for op in ops:
+            check_op(op)
+        if not ops:
+            return []
+        body = {"ops": [op_json(op) for op in ops], "index": self.index_fields}
+        writes = any(isinstance(op, PutOp) for op in ops)
+        results = self._post("/api/store/batch", json.dumps(body, ensure_ascii=False, allow_nan=False), writes)
+        return [result_of(op, r) for op, r in zip(ops, results)]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        # one blocking client shared by threads: its pool keeps connections open across calls
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _post(self, path: str, body: str, writes: bool) -> list[Any]:
+        tries = 1 if writes else 2
+        for attempt in range(tries):
+            try:
+                r = self._http.post(path, content=body.encode("utf-8"),
+                                    headers={"Content-Type": "application/json"})
+                break
+            except httpx.ConnectError as exc:     # nothing was sent
+                raise ServerUnreachable(f"memgrove serve at {self.url} is not reachable ({exc})") from None
+            except httpx.TransportError as exc:
+                if attempt + 1 < tries:
+                    continue
+                what = "; the write may have been applied: see `memgrove history`" if writes else ""
+                raise ServerUnreachable(f"memgrove serve at {self.url} did not answer ({exc}){what}") from None
+        try:
+            payload = r.json()
+        except ValueError:
+            raise ServerError("server_error", f"memgrove serve at {self.url} answered {r.status_code} "
+                                              "with something not JSON") from None
+        if r.status_code >= 400:
+            raise error_of(payload, r.status_code, self.url)
+        return payload["results"]
+
+
+def _local_token(host: str, port: int | None) -> str | None:
+    """The token of the project served here on that port: its ``.memgrove/server.token``."""
+    import ipaddress
+
+    from memgrove.server import registry
+
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback or port is None:
+        return None
+    try:
+        from memgrove.tree.home import locate_home
+
+        home = locate_home(None)
+    except MemgroveError:
+        return None
+    info = registry.read_registration(home)
+    if info is None or info.get("port") != port or not info.get("auth", True):
+        return None
+    return registry.client_token(home, info)
