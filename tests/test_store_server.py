@@ -9,6 +9,7 @@ entries it did not write.
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -80,3 +81,76 @@ def test_the_server_refuses_a_ttl_and_bad_namespaces(dev: DevServer) -> None:
     assert not (dev.tree / "memories" / "x").exists()
     r = c.put("/store/items", json={"namespace": ["a.b"], "key": "k", "value": {"a": 1}})
     assert r.status_code == 422, r.text
+
+
+# -- MEMGROVE_URL: the store of langgraph.json is the memory a memgrove serve serves ---------
+
+@pytest.fixture(scope="module")
+def dev_over_url(tmp_path_factory: pytest.TempPathFactory):
+    """``langgraph dev`` whose environment names a ``memgrove serve`` (``MEMGROVE_URL``,
+    ``MEMGROVE_TOKEN``) beside a ``MEMGROVE_HOME`` of its own: the store must be the server's."""
+    import subprocess
+    import sys
+
+    from helpers.memgrove_server import start_server, stop_server
+    from helpers.openai_server import serve
+    from test_langgraph_dev import free_port, server_config, server_env, stop, wait_ready
+
+    folder = tmp_path_factory.mktemp("store_url")
+    # the memgrove serve's project and log outside the folder langgraph dev watches (a change there reloads it)
+    project, home = tmp_path_factory.mktemp("store_url_served") / "served", folder / "home"
+    Memory.open(project, create=True).close()
+    Memory.open(home, create=True).close()
+    srv = start_server(project)
+    try:
+        with serve() as llm:
+            env = {**server_env(home, llm), "MEMGROVE_URL": srv.url, "MEMGROVE_TOKEN": srv.token}
+            (folder / "server").mkdir()
+            log = folder / "server.log"
+            cmd = [sys.executable, "-m", "langgraph_cli", "dev", "--no-browser", "--host", "127.0.0.1",
+                   "--port", str(free_port()), "--config", str(server_config(folder))]
+            with open(log, "wb") as out:
+                process = subprocess.Popen(cmd, cwd=folder / "server", env=env, stdout=out, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, start_new_session=True)
+            dev = DevServer(process, log, home, llm)
+            try:
+                # memgrove's routes joined to langgraph dev's (langgraph.json's http.app) guard all of them
+                # with MEMGROVE_TOKEN: one token for the deployment's memory
+                deadline = time.monotonic() + 60
+                while dev.api_port() is None and process.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                if dev.api_port() is not None:
+                    dev.client = httpx.Client(base_url=f"http://127.0.0.1:{dev.api_port()}", timeout=30.0,
+                                              trust_env=False, headers={"Authorization": f"Bearer {srv.token}"})
+                wait_ready(dev)
+                yield dev, srv
+            finally:
+                stop(dev)
+    finally:
+        assert stop_server(srv) == 0, srv.log_text()
+
+
+def test_with_memgrove_url_the_studio_store_is_the_servers(dev_over_url) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memgrove import ContextTreeStore
+
+    dev, srv = dev_over_url
+    c = dev.client
+
+    def put(i: int) -> int:
+        return c.put("/store/items", json={"namespace": ["studio", "notes"], "key": f"k{i}",
+                                           "value": {"text": f"Studio note {i} about kiwis"}}).status_code
+
+    with ThreadPoolExecutor(8) as pool:                  # the server's requests at once
+        assert list(pool.map(put, range(12))) == [204] * 12, dev.log_text()
+    assert "Using custom store" in dev.log_text(tail=10**7)
+    assert len(list((srv.home / "tree" / "studio" / "notes").glob("k*.md"))) == 12     # in the served tree
+    assert not (dev.tree / "studio").exists()                                           # not in MEMGROVE_HOME
+
+    with ContextTreeStore(url=srv.url, token=srv.token) as remote:    # another process of the same memory
+        assert remote.get(("studio", "notes"), "k3").value == {"text": "Studio note 3 about kiwis"}
+        remote.put(("studio", "notes"), "from_elsewhere", {"text": "Written beside Studio, about plums"})
+    r = c.post("/store/items/search", json={"namespace_prefix": ["studio"], "query": "plums", "limit": 5})
+    assert r.status_code == 200, r.text
+    assert [i["key"] for i in r.json()["items"]] == ["from_elsewhere"]
