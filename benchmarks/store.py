@@ -1,11 +1,14 @@
 #!/usr/bin/env python
-"""Store benchmark: ``ContextTreeStore`` against ``InMemoryStore`` and ``SqliteStore``, same run.
+"""Store benchmark: ``ContextTreeStore`` in-process and over HTTP, against ``InMemoryStore`` and ``SqliteStore``, same run.
 
     python benchmarks/store.py                      # 1,000 and 10,000 items, seed 0
     python benchmarks/store.py --sizes 1000 2000    # a shorter run
     python benchmarks/store.py --quick --out /tmp/s # 200 items, few calls (for tests)
 
-For every size N and every store (each in a fresh temp folder; SqliteStore on a file there):
+For every size N and every store (each in a fresh temp folder; SqliteStore on a file there;
+``RemoteContextTreeStore`` is ``ContextTreeStore(url=...)`` against a ``memgrove serve`` started
+on 127.0.0.1 for a project there, so its numbers are the in-process store's plus HTTP and the
+server's queue):
 
 1. fill: N items put in batches of ``--batch`` (``store.batch`` of PutOps: one curate batch each
    for the tree), items ``("bench", "user_<i % 20>")`` / ``item_<i>`` / ``{"text": <seeded words>,
@@ -18,7 +21,8 @@ For every size N and every store (each in a fresh temp folder; SqliteStore on a 
    search. ContextTreeStore ranks by BM25;
 5. ``list``: ``--calls`` searches without a query in one user's namespace (N/20 items), limit 10.
 
-Latencies are medians (and p90) in milliseconds; ratios are against InMemoryStore and SqliteStore.
+Latencies are medians (and p90) in milliseconds; ratios are against InMemoryStore and SqliteStore,
+and the remote store's against the in-process one.
 Results: ``benchmarks/results/store.{json,md}`` (``--out`` to choose).
 """
 
@@ -28,6 +32,7 @@ import argparse
 import datetime as dt
 import importlib.metadata
 import json
+import os
 import platform
 import random
 import statistics
@@ -35,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
@@ -46,7 +52,8 @@ from langgraph.store.sqlite import SqliteStore
 from memgrove.langgraph_store import ContextTreeStore
 
 RESULTS = Path(__file__).resolve().parent / "results"
-STORES = ("ContextTreeStore", "InMemoryStore", "SqliteStore")
+STORES = ("ContextTreeStore", "RemoteContextTreeStore", "InMemoryStore", "SqliteStore")
+SERVER_READY_S = 90.0
 USERS = 20
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
           "quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord "
@@ -69,9 +76,52 @@ def item(i: int, vocab: list[str], seed: int) -> tuple[tuple[str, ...], str, dic
     return ("bench", f"user_{i % USERS}"), f"item_{i}", {"text": text.capitalize() + ".", "n": i}
 
 
+def served(project: Path, stack: ExitStack) -> tuple[str, str]:
+    """``memgrove serve`` for ``project`` on a free port of 127.0.0.1, stopped with the stack: (url, token)."""
+    import socket
+
+    from memgrove import Memory
+
+    Memory.open(project, create=True).close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    log = open(project.parent / "serve.log", "wb")
+    stack.callback(log.close)
+    proc = subprocess.Popen([sys.executable, "-m", "memgrove", "--root", str(project), "serve", "--port", str(port)],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    stack.callback(stop)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_READY_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"memgrove serve exited with {proc.returncode}; see {project.parent / 'serve.log'}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=1) as r:
+                if json.load(r).get("pid") == proc.pid and (project / ".memgrove" / "server.json").exists():
+                    return url, (project / ".memgrove" / "server.token").read_text().strip()
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"memgrove serve did not answer within {SERVER_READY_S:.0f} s")
+
+
 def open_store(kind: str, folder: Path, stack: ExitStack) -> BaseStore:
     if kind == "ContextTreeStore":
         return stack.enter_context(ContextTreeStore(folder / "project"))
+    if kind == "RemoteContextTreeStore":
+        url, token = served(folder / "project", stack)
+        return stack.enter_context(ContextTreeStore(url=url, token=token))
     if kind == "InMemoryStore":
         return InMemoryStore()
     store = stack.enter_context(SqliteStore.from_conn_string(str(folder / "store.sqlite")))
@@ -138,6 +188,18 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]
     return out
 
 
+def remote_ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The remote store's median over the in-process one's, per size and operation (HTTP's cost)."""
+    by = {(r["store"], r["size"]): r for r in rows}
+    out: dict[str, dict[str, float]] = {}
+    for (kind, size), r in by.items():
+        local = by.get(("ContextTreeStore", size))
+        if kind == "RemoteContextTreeStore" and local is not None:
+            out[str(size)] = {op: round(r[op]["median_ms"] / max(local[op]["median_ms"], 1e-6), 2)
+                              for op in ("put", "get", "search", "list")}
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Store benchmark ({report['date']}, commit {report['commit']})", "",
              f"{report['machine']}; seed {report['seed']}; {report['calls']} calls per operation; fill in batches of "
@@ -147,14 +209,19 @@ def markdown(report: dict[str, Any]) -> str:
         cell = [f"{r[op]['median_ms']:.2f} ({r[op]['p90_ms']:.2f})" for op in ("put", "get", "search", "list")]
         lines.append(f"| {r['size']:,} | {r['store']} | {r['fill_s']:.2f} | {r['fill_items_per_s']:,.0f} | "
                      + " | ".join(cell) + " |")
-    lines += ["", "ContextTreeStore's median ÷ the reference's:", "",
+    lines += ["", "ContextTreeStore's (in-process) median ÷ the reference's:", "",
               "| size | against | put | get | search | list |", "|---|---|---|---|---|---|"]
     for size, refs in report["ratios"].items():
         for ref, r in refs.items():
             lines.append(f"| {int(size):,} | {ref} | {r['put']}× | {r['get']}× | {r['search']}× | {r['list']}× |")
+    lines += ["", "RemoteContextTreeStore (`ContextTreeStore(url=...)`, HTTP to `memgrove serve` on 127.0.0.1) ÷ "
+              "ContextTreeStore in-process, medians of the same run:", "",
+              "| size | put | get | search | list |", "|---|---|---|---|---|"]
+    for size, r in report.get("remote_ratios", {}).items():
+        lines.append(f"| {int(size):,} | {r['put']}× | {r['get']}× | {r['search']}× | {r['list']}× |")
     lines += ["", "`search` for InMemoryStore and SqliteStore is a prefix listing: without an embedding index "
-              "both ignore the query. ContextTreeStore's is a BM25 search returning ranked, scored matches "
-              f"(mean hits per query: {', '.join(str(r['search']['mean_hits']) for r in report['rows'] if r['store'] == 'ContextTreeStore')})."]
+              "both ignore the query. ContextTreeStore's (both) is a BM25 search returning ranked, scored matches "
+              f"(mean hits per query: {', '.join(str(r['search']['mean_hits']) for r in report['rows'] if 'Context' in r['store'])})."]
     return "\n".join(lines) + "\n"
 
 
@@ -175,7 +242,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for kind in STORES:
             row = measure(kind, n, args.calls, args.batch, args.seed)
             rows.append(row)
-            print(f"{n:>6} {kind:<17} fill {row['fill_s']:>7.2f} s  put {row['put']['median_ms']:>7.2f}  "
+            print(f"{n:>6} {kind:<22} fill {row['fill_s']:>7.2f} s  put {row['put']['median_ms']:>7.2f}  "
                   f"get {row['get']['median_ms']:>6.3f}  search {row['search']['median_ms']:>7.2f}  "
                   f"list {row['list']['median_ms']:>7.2f} ms", flush=True)
     try:
@@ -187,7 +254,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "batch": args.batch, "sizes": args.sizes,
               "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
                          f"langgraph {importlib.metadata.version('langgraph')}",
-              "rows": rows, "ratios": ratios(rows)}
+              "rows": rows, "ratios": ratios(rows), "remote_ratios": remote_ratios(rows)}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")

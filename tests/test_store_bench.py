@@ -1,4 +1,5 @@
-"""benchmarks/store.py on a tiny run: every store measured, medians and ratios written."""
+"""benchmarks/store.py on a tiny run: every store measured (the remote one against a real
+``memgrove serve`` on 127.0.0.1), medians and ratios written."""
 
 from __future__ import annotations
 
@@ -21,10 +22,13 @@ def test_store_benchmark_tiny_run(tmp_path: Path) -> None:
     tree = report["rows"][0]
     assert tree["search"]["mean_hits"] > 0                     # the queries' words are in the corpus
     assert set(report["ratios"]["40"]) == {"InMemoryStore", "SqliteStore"}
+    remote = report["rows"][1]
+    assert remote["store"] == "RemoteContextTreeStore" and remote["search"]["mean_hits"] == tree["search"]["mean_hits"]
+    assert set(report["remote_ratios"]["40"]) == {"put", "get", "search", "list"}
     assert json.loads(out.with_suffix(".json").read_text())["rows"] == json.loads(json.dumps(report["rows"]))
     md = out.with_suffix(".md").read_text()
     assert "| size | store | fill s | fill items/s | put | get | search | list |" in md
-    assert "| 40 | SqliteStore |" in md
+    assert "| 40 | SqliteStore |" in md and "| 40 | RemoteContextTreeStore |" in md
 
 
 def test_items_are_seeded_and_independent_of_size() -> None:
