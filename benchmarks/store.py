@@ -5,10 +5,10 @@
     python benchmarks/store.py --sizes 1000 2000    # a shorter run
     python benchmarks/store.py --quick --out /tmp/s # 200 items, few calls (for tests)
 
-For every size N and every store (each in a fresh temp folder; SqliteStore on a file there;
+For every size N, every store (each in a fresh temp folder; SqliteStore on a file there;
 ``RemoteContextTreeStore`` is ``ContextTreeStore(url=...)`` against a ``memgrove serve`` started
 on 127.0.0.1 for a project there, so its numbers are the in-process store's plus HTTP and the
-server's queue):
+server's queue), all open at once:
 
 1. fill: N items put in batches of ``--batch`` (``store.batch`` of PutOps: one curate batch each
    for the tree), items ``("bench", "user_<i % 20>")`` / ``item_<i>`` / ``{"text": <seeded words>,
@@ -21,8 +21,10 @@ server's queue):
    search. ContextTreeStore ranks by BM25;
 5. ``list``: ``--calls`` searches without a query in one user's namespace (N/20 items), limit 10.
 
-Latencies are medians (and p90) in milliseconds; ratios are against InMemoryStore and SqliteStore,
-and the remote store's against the in-process one.
+Steps 2-5 run side by side: call i of an operation runs on every store in turn, the order rotating
+with i, so the machine's busy moments fall on all stores alike. Latencies are medians (and p90)
+in milliseconds; ratios are against InMemoryStore and SqliteStore, and the remote store's against
+the in-process one.
 Results: ``benchmarks/results/store.{json,md}`` (``--out`` to choose).
 """
 
@@ -141,35 +143,47 @@ def summary(ms: list[float]) -> dict[str, float]:
             "n": len(ms)}
 
 
-def measure(kind: str, n: int, calls: int, batch: int, seed: int) -> dict[str, Any]:
+def measure(kinds: tuple[str, ...], n: int, calls: int, batch: int, seed: int) -> list[dict[str, Any]]:
+    """Every store of ``kinds`` filled with the same N items, then measured side by side: call i of
+    an operation runs on each store in turn (the order rotating with i), so a busy moment of the
+    machine falls on all of them alike."""
     vocab = vocabulary(seed)
     rng = random.Random(seed + n)
     queries = [" ".join(rng.sample(vocab, rng.randint(2, 3))) for _ in range(calls)]
     get_keys = [rng.randrange(n) for _ in range(calls)]
     users = [rng.randrange(USERS) for _ in range(calls)]
-    out: dict[str, Any] = {"store": kind, "size": n}
+    out: dict[str, dict[str, Any]] = {k: {"store": k, "size": n} for k in kinds}
     with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp, ExitStack() as stack:
-        store = open_store(kind, Path(tmp), stack)
-        t = time.perf_counter()
-        for start in range(0, n, batch):
-            store.batch([PutOp(*item(i, vocab, seed)) for i in range(start, min(n, start + batch))])
-        out["fill_s"] = round(time.perf_counter() - t, 3)
-        out["fill_items_per_s"] = round(n / max(out["fill_s"], 1e-9), 1)
-        store.search(("bench",), query=queries[0], limit=10)   # warm: the index searcher, caches
-        out["put"] = summary([timed(lambda i=i: store.put(*item(n + i, vocab, seed))) for i in range(calls)])
-        out["get"] = summary([timed(lambda k=k: store.get(("bench", f"user_{k % USERS}"), f"item_{k}"))
-                              for k in get_keys])
-        hits: list[int] = []
+        stores: dict[str, BaseStore] = {}
+        for k in kinds:
+            (Path(tmp) / k).mkdir()
+            stores[k] = open_store(k, Path(tmp) / k, stack)
+        for k, store in stores.items():
+            t = time.perf_counter()
+            for start in range(0, n, batch):
+                store.batch([PutOp(*item(i, vocab, seed)) for i in range(start, min(n, start + batch))])
+            out[k]["fill_s"] = round(time.perf_counter() - t, 3)
+            out[k]["fill_items_per_s"] = round(n / max(out[k]["fill_s"], 1e-9), 1)
+            store.search(("bench",), query=queries[0], limit=10)   # warm: the index searcher, caches
+        hits: dict[str, list[int]] = {k: [] for k in kinds}
 
-        def search(q: str) -> None:
-            hits.append(len(store.search(("bench",), query=q, limit=10)))
+        def side_by_side(op: str, call: Callable[[str, BaseStore, int], Any]) -> None:
+            ms: dict[str, list[float]] = {k: [] for k in kinds}
+            for i in range(calls):
+                for k in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:
+                    ms[k].append(timed(lambda: call(k, stores[k], i)))
+            for k in kinds:
+                out[k][op] = summary(ms[k])
 
-        out["search"] = summary([timed(lambda q=q: search(q)) for q in queries])
-        out["search"]["mean_hits"] = round(sum(hits) / len(hits), 2)
-        out["list"] = summary([timed(lambda u=u: store.search(("bench", f"user_{u}"), limit=10)) for u in users])
-        out["check"] = {"get_found": all(store.get(("bench", f"user_{k % USERS}"), f"item_{k}") is not None
-                                         for k in get_keys[:20])}
-    return out
+        side_by_side("put", lambda k, s, i: s.put(*item(n + i, vocab, seed)))
+        side_by_side("get", lambda k, s, i: s.get(("bench", f"user_{get_keys[i] % USERS}"), f"item_{get_keys[i]}"))
+        side_by_side("search", lambda k, s, i: hits[k].append(len(s.search(("bench",), query=queries[i], limit=10))))
+        side_by_side("list", lambda k, s, i: s.search(("bench", f"user_{users[i]}"), limit=10))
+        for k, store in stores.items():
+            out[k]["search"]["mean_hits"] = round(sum(hits[k]) / len(hits[k]), 2)
+            out[k]["check"] = {"get_found": all(store.get(("bench", f"user_{g % USERS}"), f"item_{g}") is not None
+                                                for g in get_keys[:20])}
+    return [out[k] for k in kinds]
 
 
 def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
@@ -203,7 +217,7 @@ def remote_ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Store benchmark ({report['date']}, commit {report['commit']})", "",
              f"{report['machine']}; seed {report['seed']}; {report['calls']} calls per operation; fill in batches of "
-             f"{report['batch']}. Medians (p90) in ms.", "",
+             f"{report['batch']}; operations measured side by side (call i on each store in turn). Medians (p90) in ms.", "",
              "| size | store | fill s | fill items/s | put | get | search | list |", "|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         cell = [f"{r[op]['median_ms']:.2f} ({r[op]['p90_ms']:.2f})" for op in ("put", "get", "search", "list")]
@@ -239,10 +253,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = args.out or RESULTS / ("store_quick" if args.quick else "store")
     rows = []
     for n in args.sizes:
-        for kind in STORES:
-            row = measure(kind, n, args.calls, args.batch, args.seed)
+        for row in measure(STORES, n, args.calls, args.batch, args.seed):
             rows.append(row)
-            print(f"{n:>6} {kind:<22} fill {row['fill_s']:>7.2f} s  put {row['put']['median_ms']:>7.2f}  "
+            print(f"{n:>6} {row['store']:<22} fill {row['fill_s']:>7.2f} s  put {row['put']['median_ms']:>7.2f}  "
                   f"get {row['get']['median_ms']:>6.3f}  search {row['search']['median_ms']:>7.2f}  "
                   f"list {row['list']['median_ms']:>7.2f} ms", flush=True)
     try:
