@@ -215,8 +215,8 @@ def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict
     if params:
         path += "?" + "&".join(f"{_quoted(str(k))}={_quoted(str(v))}" for k, v in params.items())
     sock = _connect(server)
+    reader = sock.makefile("rb")
     try:
-        reader = sock.makefile("rb")
         host = f"Host: 127.0.0.1:{server['port']}\r\n"
         try:
             sock.sendall(f"GET /health HTTP/1.1\r\n{host}Accept: application/json\r\n\r\n".encode("ascii"))
@@ -226,6 +226,7 @@ def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict
         if status != 200 or not isinstance(health, dict) or health.get("pid") != server["pid"]:
             raise _Fallback()
         if not kept:                    # a server that closes after each answer: a second connection
+            reader.close()
             sock.close()
             sock = _connect(server)
             reader = sock.makefile("rb")
@@ -243,6 +244,7 @@ def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict
             raise _Fallback() from None
         return status, answer, (time.perf_counter() - start) * 1000
     finally:
+        reader.close()   # the socket closes for real once its file is closed too
         sock.close()
 
 
