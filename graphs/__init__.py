@@ -4,7 +4,11 @@ The builders import LangGraph when called; ``memgrove.graphs.pipeline`` and
 ``memgrove.graphs.tiers`` do not, so the CLI's fast path stays light.
 """
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["build_query_graph", "build_curate_graph", "build_memory_agent", "recall_node", "remember_node"]
 

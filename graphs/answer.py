@@ -7,7 +7,9 @@ prints it without importing the tiers (Whoosh's stemmer, the caches).
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+TYPE_CHECKING = False
+if TYPE_CHECKING:      # not imported: the CLI's fast path prints an Answer without typing
+    from typing import Any, ClassVar
 
 
 class Answer(dict):

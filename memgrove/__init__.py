@@ -6,8 +6,11 @@
                  "content": "Refresh tokens rotate on every use.", "reason": "learned in review"}])
     mem.search("refresh token rotation")
 
-Importing memgrove is cheap: no LangChain, no LangGraph.
+Importing memgrove is cheap: no LangChain, no LangGraph, not even ``typing`` (the console script's
+fast path, memgrove/fastpath.py, counts milliseconds).
 """
+
+from __future__ import annotations
 
 import os as _os
 
@@ -22,9 +25,10 @@ if not _os.path.isdir(_os.path.join(_here, "tree")) and all(
     __path__.append(_checkout)
 del _here, _checkout
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from memgrove.graphs.llm import chat_model
     from memgrove.graphs.tiers import Answer
     from memgrove.langgraph_store import ContextTreeStore

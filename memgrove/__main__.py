@@ -1,3 +1,3 @@
-from memgrove.cli import main
+from memgrove.fastpath import main
 
 main()

@@ -18,13 +18,12 @@ share; the commands are in ``cli_read`` (search, query, stats, tree, show, histo
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from memgrove.fastpath import wrap as _wrap  # noqa: F401 - the commands' wrapping, shared with the fast path
 from memgrove.terminal import dumps, safe
 from memgrove.tree.errors import MemgroveError, error_body
 
@@ -214,17 +213,6 @@ def _progress(description: str):
         bar.update(task, completed=done, total=total)
 
     return bar, update
-
-
-def _width() -> int:
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
-
-
-def _wrap(text: str, indent: int, first: str = "") -> str:
-    """``text`` wrapped at the terminal's width by words; a word longer than a line (a path,
-    a URL) is kept whole, for the terminal to wrap, never cut."""
-    return textwrap.fill(" ".join(safe(text).split()), width=_width(), initial_indent=first or " " * indent,
-                         subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, callback=_json_flag, help=_JSON_HELP)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memgrove.cli import _console, _emit_json, _State, _wrap, cli, json_option
+from memgrove.fastpath import answer_lines, hits_lines
 from memgrove.given_paths import tree_path
 from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe
@@ -37,19 +38,8 @@ def search(state: _State, query: str, limit: int, include_archived: bool, as_jso
     if as_json:
         _emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits], "more": more})
         return
-    if not hits:
-        echo(f"no results for {query!r}")
-        return
-    click.echo(f"{len(hits)} result(s) in {ms:.1f} ms")
-    for h in hits:
-        click.echo("")
-        click.echo(click.style(_wrap(h.title, 7, f"{h.score:6.3f} "), bold=True))
-        # the path whole: it is what `show` takes
-        click.echo(click.style(f"       {safe(h.path)}" + ("  [archived]" if h.archived else ""), fg="cyan"))
-        if h.excerpt:
-            click.echo(_wrap(h.excerpt, 7))
-    if more:
-        click.echo(f"\n… more results: use --limit {limit + 10} to see more")
+    # click.echo drops the styles when stdout is not a terminal
+    click.echo("\n".join(hits_lines(query, hits, ms, limit, more, color=True)))
 
 
 @cli.command()
@@ -67,28 +57,7 @@ def query(state: _State, question: str, verbose: bool, as_json: bool) -> None:
     if as_json:
         _emit_json(answer.to_dict())
         return
-    for line in _answer_lines(answer, verbose):
-        echo(line)
-
-
-# the sources a short answer lists; the rest are one `--verbose` away
-SHORT_SOURCES = 3
-
-
-def _answer_lines(answer: Any, verbose: bool) -> list[str]:
-    from memgrove.graphs.answer import tier_label
-
-    lines = [answer.text if verbose else answer.answer, ""]
-    lines.append(f"[tier {answer.tier} · {tier_label(answer)} · {answer.latency_ms:.1f} ms · "
-                 f"top score {answer.top_score:.3f}]")
-    if answer.error:
-        lines.append(f"[LLM error: {answer.error}]")
-    if not verbose and answer.sources:
-        shown = answer.sources[:SHORT_SOURCES]
-        lines += ["sources:"] + [f"  {p}" for p in shown]
-        if len(answer.sources) > len(shown):
-            lines.append(f"  … {len(answer.sources) - len(shown)} more (--verbose shows the evidence)")
-    return lines
+    click.echo("\n".join(answer_lines(answer, verbose)))
 
 
 @cli.command()

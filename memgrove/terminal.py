@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
-import click
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 controls but tab and newline, DEL, C1 controls (an 8-bit CSI is U+009B), and the
 # bidirectional overrides and isolates that make text read other than it is stored
@@ -48,4 +49,6 @@ def dumps(data: Any) -> str:
 
 
 def echo(text: Any = "", *, err: bool = False) -> None:
+    import click   # here: the console script's fast path (memgrove/fastpath.py) prints without click
+
     click.echo(safe(text), err=err)
