@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import Corpus, pct  # noqa: E402
+from harness.stats import pct  # noqa: E402
+from harness.synthetic import Corpus  # noqa: E402
 
 
 def build(tree: Path, n: int, seed: int) -> None:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import curve_summary, log_log_axes  # noqa: E402
+from harness.plots import log_log_axes  # noqa: E402
+from scale_curve import curve_summary  # noqa: E402
 
 ROWS = [  # (metric key in curve_summary, label, format)
     ("build_s", "build (curate in batches), s", "{:.1f}"),

@@ -38,7 +38,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import Corpus, machine_info, pct, scratch_dir  # noqa: E402 - benchmarks/ is not a package
+from harness.machine import machine_info  # noqa: E402
+from harness.resources import scratch_dir  # noqa: E402
+from harness.stats import pct  # noqa: E402
+from harness.synthetic import Corpus  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODES = ("watcher", "full scan", "fallback", "engine")
