@@ -4,44 +4,22 @@
     python benchmarks/scale.py                       # sizes 1000 10000, seed 0
     python benchmarks/scale.py --sizes 1000          # smoke run (well under a minute)
     python benchmarks/scale.py --quick --out /tmp/s  # 300 entries, few queries (for tests)
-    python benchmarks/scale.py --curve               # scale curve, 1k 5k 25k 100k: ~40 min
+    python benchmarks/scale.py --curve               # scale curve, 1k 5k 25k 100k: ~40 min (scale_curve.py)
     python benchmarks/scale.py --curve --sizes 1000 5000   # quick curve (`make bench`): ~1.5-2 min
 
-``--curve`` measures, per size N (each in a child process, the same seeded corpus):
-build time of ``mem.curate`` in batches, the disk size of ``.memgrove/``, peak RSS,
-warm ``Memory.query`` latency per realized tier (0 exact cache, 1 fuzzy cache, 2 BM25
-direct answer; the questions are benchmarks/tiers.py's: fresh ones from an entry's rarest
-title words, their repeats and rewordings) and cold ``memgrove query`` processes; then the
-growth exponent of every metric (least-squares slope of log(metric) against log(N)) and a
-log-log plot. Results: ``benchmarks/results/scale_curve.{json,md,png}`` for the default
-sizes, ``scale_curve_<sizes>.*`` otherwise (``--out`` to choose). The detailed mode below
-is the default.
-
-For every size N, in a fresh child process (so peak memory is per size) and a
-fresh temp dir, it:
-
-1. builds the tree with ``Memory.open(tmp, create=True, durable=False)`` and
-   ``mem.curate([...])`` in batches of ``--batch`` ADDs (curate throughput);
-2. applies ``--single-adds`` more ADDs one op per ``curate`` call (the
-   per-op latency an agent sees), with a breakdown of where that time goes;
+For every size N, in a fresh child process (so peak memory is per size) and a fresh temp dir, it:
+1. builds the tree with ``Memory.open(tmp, create=True, durable=False)`` and ``mem.curate([...])`` in
+   batches of ``--batch`` ADDs (curate throughput);
+2. applies ``--single-adds`` more ADDs one op per ``curate`` call, with a breakdown of where that time goes;
 3. times ``mem.fingerprint()``;
-4. runs ``--queries`` searches (2-4 vocabulary words, after ``--warmup``
-   warm-up queries) three ways, interleaved query by query: the engine alone
-   (``mem.tree.engine.search``, the baseline), ``mem.search`` with
-   ``scan_interval=0`` (every search first scans the tree's file stats) and
-   ``mem.search`` with ``scan_interval=1.0``; then a breakdown of the strict
-   search (scan, digest, engine, file reads, signals, the rest);
+4. runs ``--queries`` searches (2-4 vocabulary words) three ways, interleaved query by query: the engine
+   alone (the baseline), ``mem.search`` with ``scan_interval=0`` and with ``scan_interval=1.0``; then a
+   breakdown of the strict search (scan, digest, engine, file reads, signals, the rest);
 5. times a full ``mem.reindex()`` and the engine alone on the rebuilt index;
-6. times a cold one-shot process ``python -c "from memgrove import Memory;
-   Memory.open(path).search('...')"`` (plus ``python -c pass`` and
-   ``import memgrove`` as baselines);
+6. times a cold one-shot process searching (``python -c pass`` and ``import memgrove`` as baselines);
 7. records peak RSS and the disk size of ``.memgrove/`` (tree/, index/, journal/, rest).
 
-The corpus is seeded (``--seed``) and independent of N: entry i is the same in
-every run and every size, so the 1,000-entry tree is a prefix of the
-10,000-entry one. Results go to ``benchmarks/results/scale.{json,md}``
-(``--quick`` writes ``scale_quick.*`` unless ``--out`` says otherwise) and a
-markdown table is printed.
+The corpus is seeded (``--seed``, harness/synthetic.py). Results: ``benchmarks/results/scale.{json,md}``.
 """
 
 from __future__ import annotations
