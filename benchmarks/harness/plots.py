@@ -77,3 +77,66 @@ def plot_curve(report: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _pyplot() -> Any:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_recall_budget(panels: list[tuple[str, dict[str, dict[str, float]]]], budgets: list[int], path: Path,
+                       note: str = "") -> None:
+    """One panel per dataset: evidence recall (percent) against the word budget, one line per system.
+    ``panels`` = [(title, {system: {"R@<b>w": recall 0-1}})]; memgrove is drawn first and thick."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), constrained_layout=True,
+                             squeeze=False)
+    for ax, (title, systems) in zip(axes[0], panels):
+        for name, row in systems.items():
+            ys = [100 * row[f"R@{b}w"] for b in budgets]
+            ax.plot(budgets, ys, marker="o", lw=2.6 if name == "memgrove" else 1.3,
+                    ls="-" if name == "memgrove" else "--", label=name)
+        ax.set_xscale("log")
+        ax.set_xticks(budgets)
+        ax.set_xticklabels([f"{b:,}" for b in budgets])
+        ax.set_xlabel("words of retrieved text (budget)")
+        ax.set_ylabel("evidence recall, %")
+        ax.set_ylim(0, 100)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+    if note:
+        fig.suptitle(note, fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_shares(panels: list[tuple[str, dict[str, dict[str, int]]]], order: list[str], path: Path,
+                note: str = "") -> None:
+    """Stacked horizontal bars, one panel each: ``(title, {bar label: {part: count}})``; every bar is 100% (its
+    parts' shares of its count); ``order`` fixes the parts' order and colours, one legend for all panels."""
+    plt = _pyplot()
+    colours = dict(zip(order, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 3.9), squeeze=False)
+    for ax, (title, bars) in zip(axes[0], panels):
+        labels = list(bars)
+        left = [0.0] * len(labels)
+        for part in order:
+            widths = [100 * bars[b].get(part, 0) / (sum(bars[b].values()) or 1) for b in labels]
+            ax.barh(labels, widths, left=left, label=part, color=colours[part])
+            left = [x + w for x, w in zip(left, widths)]
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("share of questions, %")
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=10)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[p]) for p in order]
+    fig.legend(handles, order, loc="lower center", ncol=len(order), fontsize=8, frameon=False)
+    if note:
+        fig.suptitle(note, fontsize=9)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.95))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
