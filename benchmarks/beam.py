@@ -45,10 +45,7 @@ No answers are generated or judged: BEAM's answers need an LLM judge and none is
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import os
-import shlex
 import sys
 import time
 from collections import Counter
@@ -63,13 +60,13 @@ if str(HERE) not in sys.path:  # `import harness` however this file is run
 
 from beam_report import ARM_SYSTEMS, render_compare, render_markdown  # noqa: E402
 from beam_scoring import Conflation, aggregate, by_role, inflection, paired, reweigh, score  # noqa: E402,F401
+from harness import cli  # noqa: E402
 from harness import metrics as rm  # noqa: E402
 from harness.datasets.beam import (  # noqa: E402,F401  (names the tests read here)
     BASELINES, BUDGETS, DEFAULT_TIER, KS, POOLED, RECALL_KEYS, ROLE_PRIORS, ROLES, SIMULATED, SYSTEMS, TRUNCATED, TYPES,
     Chat, Question, bm25_sessions, bm25_turns, chat_dirs, default_data, evidence_ids, load_chat, readable_anchor,
     to_conversation)
-from harness.machine import machine_info, uncommitted  # noqa: E402
-from harness.report import conversation_versions, dump_json, log  # noqa: E402
+from harness.report import conversation_versions, log  # noqa: E402
 from harness.retrievers import (  # noqa: E402
     DEFAULT_PREFETCH, DEFAULT_VARIANT, VARIANTS, Retrieved, Variant, env_without, memgrove_system, with_tree_overrides)
 
@@ -264,23 +261,14 @@ def compare(chats: list[Chat], *, variant: Variant, prefetch_limit: int,
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.parser(__doc__)
     ap.add_argument("--data", type=Path, default=None,
                     help="the BEAM directory (default: $BEAM_PATH or ../shared/datasets/beam from the repo)")
     ap.add_argument("--tier", default=DEFAULT_TIER, help=f"100K or 500K (default {DEFAULT_TIER})")
     ap.add_argument("--chats", type=int, default=None, help="only the first N chats of the tier")
     ap.add_argument("--full-chats", action="store_true",
                     help=f"read chat.json even where BEAM ships {TRUNCATED} (which its answer generation uses)")
-    ap.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS),
-                    help="memgrove variant (benchmarks/locomo.py VARIANTS)")
-    ap.add_argument("--tree", action="append", default=[], metavar="KEY=VALUE",
-                    help="override a [tree] setting for an ablation, e.g. --tree keywords_boost=0 (repeatable)")
-    ap.add_argument("--prefetch-limit", type=int, default=DEFAULT_PREFETCH,
-                    help=f"query graph prefetch_limit (default {DEFAULT_PREFETCH})")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="directory for beam*.json/.md")
-    ap.add_argument("--no-write", action="store_true", help="print only")
-    ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
+    cli.memgrove_options(ap, out=RESULTS, prefetch=DEFAULT_PREFETCH)
     ap.add_argument("--compare", action="append", default=None, metavar="KEY=VALUE[,KEY=VALUE]",
                     help="search-time [tree] settings side by side, one arm per use (\"\" for the settings as "
                          "they are; the first arm is the reference): each chat curated once, every question "
@@ -300,9 +288,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for ch in chats:
         digest.update(ch.path.read_bytes())
     variant = with_tree_overrides(VARIANTS[a.variant], a.tree)
-    command = "python benchmarks/beam.py " + shlex.join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(0)
-    machine["uncommitted"] = uncommitted()
+    command, machine = cli.start("beam.py", argv, quote=True)
     log(f"memgrove BEAM benchmark: tier {a.tier}, {len(chats)} chats, variant {variant.name}, "
         f"prefetch_limit {a.prefetch_limit}, load avg {machine['loadavg']}")
     arms = [parse_arm(x) for x in a.compare] if a.compare is not None else None
@@ -312,12 +298,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                        keep_questions=not a.no_questions, embed=a.embed)
     else:
         body = run(chats, variant=variant, prefetch_limit=a.prefetch_limit, keep_questions=not a.no_questions)
-    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    cli.load_end(machine)
     report = {
         "benchmark": "beam",
         "machine": machine,
         "versions": conversation_versions(),
-        "command": command.strip(),
+        "command": command,
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(root), "tier": a.tier, "chats_sha256": digest.hexdigest(),
                    "chats": [c.id for c in chats], "full_chats": a.full_chats, "variant": asdict(variant),
@@ -326,17 +312,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         **body,
     }
     md = render_markdown(report) if arms is None else render_compare(report)
-    print(md)
-    if not a.no_write:
-        a.out.mkdir(parents=True, exist_ok=True)
-        stem = "beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}") \
-            + ("" if a.variant == DEFAULT_VARIANT else f"_{a.variant}") \
-            + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
-            + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "") \
-            + ("_compare" if arms is not None else "") + ("_embed" if arms is not None and a.embed else "")
-        (a.out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
-        (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {a.out / stem}.json and .md")
+    stem = "beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}") \
+        + ("" if a.variant == DEFAULT_VARIANT else f"_{a.variant}") \
+        + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
+        + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "") \
+        + ("_compare" if arms is not None else "") + ("_embed" if arms is not None and a.embed else "")
+    cli.finish(report, md, a.out, stem, not a.no_write)
     return report
 
 

@@ -55,7 +55,6 @@ report as ``segmenting.even``).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import os
@@ -70,12 +69,12 @@ RESULTS = HERE / "results"
 if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
+from harness import cli  # noqa: E402
 from harness import metrics as rm  # noqa: E402
 from harness.datasets.locomo import (  # noqa: E402,F401  (names the tests and other benchmarks read here)
     AIC_KEYS, BASELINES, BUDGETS, CATEGORIES, KS, OVERALL, POOLED, RECALL_KEYS, SYSTEMS, Question, Turn, bm25_sessions,
     bm25_turns, default_data, load_samples, normalize_evidence, parse_evidence_id, questions_of, to_conversation,
     turns_of)
-from harness.machine import machine_info, uncommitted, versions  # noqa: E402
 from harness.report import conversation_versions, dump_json, log  # noqa: E402,F401
 from harness.retrievers import (  # noqa: E402,F401
     DEFAULT_PREFETCH, DEFAULT_VARIANT, VARIANTS, MemgroveRetriever, Retrieved, Variant, entry_body, entry_segments, env_without,
@@ -274,20 +273,12 @@ def output_stem(variant: str, n: int | None, total: int, llm: bool, llm_curator:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.parser(__doc__)
     ap.add_argument("--data", type=Path, default=None,
                     help="locomo10.json (default: $LOCOMO_PATH or ../shared/datasets/locomo/locomo10.json from the repo)")
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
-    ap.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS), help="memgrove variant")
     ap.add_argument("--window", type=int, default=None, help="override the variant's curation window")
-    ap.add_argument("--tree", action="append", default=[], metavar="KEY=VALUE",
-                    help="override a [tree] setting for an ablation, e.g. --tree link_weight=0 (repeatable)")
-    ap.add_argument("--prefetch-limit", type=int, default=DEFAULT_PREFETCH,
-                    help=f"query graph prefetch_limit (hits per question; default {DEFAULT_PREFETCH})")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="directory for locomo*.json/.md")
-    ap.add_argument("--no-write", action="store_true", help="print only")
-    ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
+    cli.memgrove_options(ap, out=RESULTS, prefetch=DEFAULT_PREFETCH)
     ap.add_argument("--llm", action="store_true",
                     help="LLM mode: curate with the LLM curator (Memory.learn), answer every question from the "
                          "retrieved context with the model and grade it with the LLM judge")
@@ -333,20 +324,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if llm_curator:
         variant = dataclasses.replace(variant, curator="llm", name=f"{variant.name}+llm-curator")
 
-    command = "python benchmarks/locomo.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted()
+    command, machine = cli.start("locomo.py", argv, a.seed)
     log(f"memgrove LoCoMo benchmark: {len(chosen)} conversations, variant {variant.name}, "
         f"prefetch_limit {a.prefetch_limit}, load avg {machine['loadavg']}")
     t0 = time.perf_counter()
     body = run(chosen, variant=variant, prefetch_limit=a.prefetch_limit, model=model, llm_systems=llm_systems,
                llm_budget=a.llm_budget, keep_questions=not a.no_questions)
-    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    cli.load_end(machine)
     report = {
         "benchmark": "locomo",
         "machine": machine,
         "versions": conversation_versions(),
-        "command": command.strip(),
+        "command": command,
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(data_path), "data_sha256": hashlib.sha256(raw).hexdigest(),
                    "conversations": [s["sample_id"] for s in chosen], "variant": dataclasses.asdict(variant),
@@ -356,15 +345,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "evidence": "raw LoCoMo evidence, normalised; not the audit's corrections"},
         **body,
     }
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        a.out.mkdir(parents=True, exist_ok=True)
-        stem = output_stem(a.variant if a.window is None else f"{a.variant}-w{a.window}", len(chosen), len(samples),
-                           bool(llm_systems), llm_curator, a.prefetch_limit, a.tree)
-        (a.out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
-        (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {a.out / stem}.json and .md")
+    stem = output_stem(a.variant if a.window is None else f"{a.variant}-w{a.window}", len(chosen), len(samples),
+                       bool(llm_systems), llm_curator, a.prefetch_limit, a.tree)
+    cli.finish(report, render_markdown(report), a.out, stem, not a.no_write)
     return report
 
 

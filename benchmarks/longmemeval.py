@@ -81,10 +81,8 @@ journal is not kept): delete the directory to reclaim it.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
-import os
 import re
 import shutil
 import sys
@@ -99,15 +97,15 @@ RESULTS = HERE / "results"
 if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
+from harness import cli  # noqa: E402
 from harness import metrics as rm  # noqa: E402
 from harness.datasets.longmemeval import (  # noqa: E402,F401  (names the tests read here)
     BUDGET_BASELINES, BUDGET_KEYS, BUDGETS, KS, LEVEL_BASELINES, LEVEL_SYSTEMS, LEVELS, METRICS, OVERALL,
     QUESTION_TYPES, REQUIRED, SYSTEMS, TYPE_ABBREV, bm25_sessions, bm25_turns, haystack_of, is_abstention,
     load_questions, parse_turn_key, ranking, score, to_conversation)
-from harness.machine import machine_info, uncommitted  # noqa: E402
 from longmemeval_cache import CURATIONS, curator_version, default_cache, open_retriever, prepare_memory  # noqa: E402,F401
 from longmemeval_report import render_markdown  # noqa: E402
-from harness.report import conversation_versions, dump_json, log  # noqa: E402
+from harness.report import conversation_versions, log  # noqa: E402
 from harness.retrievers import DEFAULT_VARIANT, VARIANTS, Retrieved, Variant, env_without  # noqa: E402
 
 # enough entries to fill the largest budget: 4,000 words is ~150 message entries (LoCoMo-like turns of
@@ -343,8 +341,7 @@ def _is_fixture(path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.parser(__doc__)
     ap.add_argument("data", type=Path, help="a LongMemEval JSON file (longmemeval_s / _oracle / _m format)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N (non-abstention) questions")
     ap.add_argument("--types", nargs="+", default=None,
@@ -352,14 +349,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--cache", type=Path, default=None,
                     help=f"cache dir of curated memories (default {default_cache()})")
     ap.add_argument("--no-cache", action="store_true", help="re-curate every question (and replace its cache entry)")
-    ap.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS),
-                    help="memgrove variant (benchmarks/locomo.py VARIANTS; fresh-signals changes nothing here: "
-                         "one question per memory)")
-    ap.add_argument("--prefetch-limit", type=int, default=DEFAULT_PREFETCH,
-                    help=f"query graph prefetch_limit (entry hits per question; default {DEFAULT_PREFETCH})")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="directory for longmemeval*.json/.md")
-    ap.add_argument("--no-write", action="store_true", help="print only")
-    ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
+    cli.memgrove_options(ap, out=RESULTS, prefetch=DEFAULT_PREFETCH, tree=False)
     ap.add_argument("--seed", type=int, default=0, help="recorded only: nothing here is random")
     a = ap.parse_args(argv)
 
@@ -384,21 +374,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     variant = VARIANTS[a.variant]
     cache_root = (a.cache or default_cache()).expanduser().resolve()
 
-    command = "python benchmarks/longmemeval.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted()
+    command, machine = cli.start("longmemeval.py", argv, a.seed)
     log(f"memgrove LongMemEval benchmark: {len(chosen)} questions ({abstention} abstention left out), variant "
         f"{variant.name}, prefetch_limit {a.prefetch_limit}, cache {cache_root}"
         + (" (not read: --no-cache)" if a.no_cache else "") + f", load avg {machine['loadavg']}")
     t0 = time.perf_counter()
     body = run(chosen, variant=variant, prefetch_limit=a.prefetch_limit, cache_root=cache_root,
                use_cache=not a.no_cache, keep_questions=not a.no_questions)
-    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    cli.load_end(machine)
     report = {
         "benchmark": "longmemeval",
         "machine": machine,
         "versions": conversation_versions(),
-        "command": command.strip(),
+        "command": command,
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(data_path), "data_sha256": hashlib.sha256(raw).hexdigest(),
                    "file_questions": len(questions), "types": types, "limit": a.limit,
@@ -410,15 +398,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "gold_check": gold_check(chosen),
         **body,
     }
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        a.out.mkdir(parents=True, exist_ok=True)
-        stem = output_stem(data_path, a.variant, a.prefetch_limit, types, a.limit,
-                           len(select(questions, types, None)[0]))
-        (a.out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
-        (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {a.out / stem}.json and .md")
+    stem = output_stem(data_path, a.variant, a.prefetch_limit, types, a.limit, len(select(questions, types, None)[0]))
+    cli.finish(report, render_markdown(report), a.out, stem, not a.no_write)
     return report
 
 
