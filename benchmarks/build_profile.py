@@ -6,7 +6,7 @@
     python benchmarks/build_profile.py 25000 --marginal 8   # 8 batches on a 25k tree made by reindex
 
 Builds the scale benchmark's corpus (benchmarks/scale.py, seed 0) through ``mem.curate`` in a
-temp dir and charges each batch's time to buckets (exclusive time, scale.py's ``Profiler``):
+temp dir and charges each batch's time to buckets (exclusive time, harness/stats.py's ``Profiler``):
 planning, file writes, fsync, journal, context rendering, index documents, the index write and
 commit, Whoosh segment merges, the catalog. Prints the mean per batch for each fifth of the
 build (a bucket that grows from row to row grows with the tree), the segment count, and the

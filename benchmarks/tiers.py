@@ -5,7 +5,7 @@
     python benchmarks/tiers.py --sizes 1000           # smoke run
     python benchmarks/tiers.py --quick --out /tmp/t   # 300 entries, few queries (< 30 s)
 
-The corpus is scale.py's (``Corpus``, imported from benchmarks/scale.py): seeded,
+The corpus is scale.py's (``Corpus``, harness/synthetic.py): seeded,
 entry i the same in every run and size. For every size N, in a fresh child
 process and temp dir, with no LLM configured (``MEMGROVE_MODEL`` removed from
 the environment), it:
@@ -22,7 +22,7 @@ the environment), it:
      "what's W1 W2?", a different stopword template, or "also" inserted (a stop
      word for the engine, a filler word for the cache);
    - *out-of-domain* questions: 3 English words absent from the corpus vocabulary;
-   - *vocabulary* questions: scale.py's 2-4-word query generator (mostly tiers 3-4,
+   - *vocabulary* questions: the corpus's 2-4-word query generator (mostly tiers 3-4,
      answered extractively as no LLM is configured);
    and reports the tier each answer actually carried, the latency per realized
    tier (wall time of ``mem.query``, which includes the cache write and the
