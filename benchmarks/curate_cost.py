@@ -94,10 +94,6 @@ DATA = default_data()
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
-# -- the scripted curator ------------------------------------------------------------------
-
-
-
 # -- data ------------------------------------------------------------------------------------
 
 def turn_text(turn: dict[str, Any]) -> str:
@@ -283,8 +279,7 @@ def run_conversation(sample: dict[str, Any], cfg: dict[str, Any], count: TokenCo
     return row
 
 
-# -- report ---------------------------------------------------------------------------------------
-
+# -- totals ---------------------------------------------------------------------------------------
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def col(f: Callable[[dict], Any]) -> list[Any]:

@@ -114,15 +114,6 @@ from harness.retrievers import DEFAULT_VARIANT, VARIANTS, Retrieved, Variant, en
 DEFAULT_PREFETCH = 200
 
 
-# -- the data ---------------------------------------------------------------------------
-
-
-# The official corpus ids (process_item_flat_index in src/retrieval/run_retrieval.py).
-
-
-# -- baselines ---------------------------------------------------------------------------
-
-
 # -- the run -----------------------------------------------------------------------------------
 
 def select(questions: list[dict[str, Any]], types: Sequence[str] | None, limit: int | None

@@ -51,7 +51,7 @@ from harness.tier_runs import choose_engine  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
 
-# -- disk and memory -------------------------------------------------------------
+# -- the index's internals (informational) ----------------------------------------
 
 
 def _has_setting(name: str) -> bool:
@@ -365,7 +365,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         return out
 
 
-# -- scale curves: growth exponents, report, plot ----------------------------------------------
+# -- the command line -------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -82,6 +82,8 @@ class Turn:
         return f"{self.role}: {self.content}"
 
 
+# The official corpus ids (process_item_flat_index in src/retrieval/run_retrieval.py).
+
 def session_doc_id(session_id: str, turns: Sequence[dict[str, Any]]) -> str:
     if "answer" in session_id and all(not t.get("has_answer") for t in turns if t.get("role") == "user"):
         return session_id.replace("answer", "noans")
