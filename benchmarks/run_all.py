@@ -25,11 +25,13 @@ QUICK = HERE / "runs" / "quick"
 TINY_LME = HERE.parent / "tests" / "data" / "longmemeval_tiny.json"
 Q = str(QUICK)
 
-# name: (data it needs, quick arguments, full runs: a list of argument lists)
+# name: (data it needs, quick arguments, full runs: a list of argument lists); ">FILE" last: stdout to FILE
 BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
-    "locomo": ("locomo", ["locomo.py", "--conversations", "2", "--out", Q], [["locomo.py"]]),
-    "beam": ("beam", ["beam.py", "--chats", "3", "--out", Q],
-             [["beam.py", "--no-questions"], ["beam.py", "--tier", "500K", "--no-questions"]]),
+    "locomo": ("locomo", ["locomo.py", "--conversations", "2", "--out", Q], [["locomo.py", "--no-questions"]]),
+    "beam": ("beam", ["beam.py", "--chats", "3", "--out", Q], [["beam.py"], ["beam.py", "--tier", "500K"]]),
+    "answer_first": ("locomo", ["answer_first.py", "--conversations", "2", "--json"],
+                     [["answer_first.py", "--json", ">benchmarks/results/answer_first.json"]]),
+    "fuzzy_cache": (None, ["fuzzy_cache.py", "--out", f"{Q}/fuzzy_cache.md"], [["fuzzy_cache.py"]]),
     "longmemeval": ("longmemeval", ["longmemeval.py", str(TINY_LME), "--no-cache", "--out", Q],
                     [["longmemeval.py", "$LONGMEMEVAL_PATH"]]),
     "scale": (None, ["scale.py", "--quick", "--out", f"{Q}/scale"], [["scale.py"]]),
@@ -49,6 +51,7 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
     "hygiene": (None, ["hygiene.py", "--sizes", "300", "--locomo", "0", "--out", f"{Q}/hygiene.json"],
                 [["hygiene.py"]]),
     "lock_fairness": (None, ["lock_fairness.py", "--seconds", "3", "--no-write"], [["lock_fairness.py"]]),
+    "wal_size": (None, ["wal_size.py", "--entries", "200", "--out", f"{Q}/wal_size"], [["wal_size.py"]]),
     "reliability": (None, ["-m", "benchmarks.reliability", "--quick", "--out", f"{Q}/reliability"],
                     [["-m", "benchmarks.reliability"]]),
 }
@@ -83,10 +86,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for args in full if a.full else [quick]:
             args = [os.path.expandvars(x) for x in args]
+            to = HERE.parent / args.pop()[1:] if args[-1].startswith(">") else None
             cmd = [sys.executable] + (args if args[0] == "-m" else [str(HERE / args[0]), *args[1:]])
             print(f"-- {name}: {' '.join(args)}", file=sys.stderr, flush=True)
             t0 = time.perf_counter()
-            rc = subprocess.run(cmd, cwd=HERE.parent, stdout=subprocess.DEVNULL).returncode
+            with open(to, "w") if to else open(os.devnull, "w") as out:
+                rc = subprocess.run(cmd, cwd=HERE.parent, stdout=out).returncode
             rows.append(f"{name:14} {time.perf_counter() - t0:7.1f} s  {'ok' if rc == 0 else f'FAILED ({rc})'}")
             if rc:
                 failed.append(name)
