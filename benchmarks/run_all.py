@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Every benchmark, in its quick form (``make bench``) or in full (``make bench-full``).
 
-    python benchmarks/run_all.py --quick            # quick forms, into benchmarks/runs/quick/ (ignored): ~10 min
+    python benchmarks/run_all.py --quick            # quick forms, into benchmarks/runs/quick/ (ignored)
     python benchmarks/run_all.py --full             # the current reports in benchmarks/results/: hours
     python benchmarks/run_all.py --quick locomo     # some of them
 
