@@ -71,21 +71,15 @@ $(BENCH_STAMP): $(STAMP)
 	$(PIP) install --quiet $(EDITABLE) -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-# quick versions, a few minutes: LoCoMo on 2 conversations, the scale curve to 5,000 entries
+# the quick form of every benchmark (benchmarks/run_all.py: 4 min of CPU, 22 min at load 14), into the ignored
+# benchmarks/runs/quick/: they check that each still runs and never overwrite a current report
 bench: $(BENCH_STAMP)
-	$(BIN)/python benchmarks/locomo.py --conversations 2
-	$(BIN)/python benchmarks/scale.py --curve --sizes 1000 5000
+	$(BIN)/python benchmarks/run_all.py --quick
 
-# everything (hours): LoCoMo, curation cost, scale curve to 100,000, tier latencies, LongMemEval
-# when LONGMEMEVAL_PATH names a longmemeval_s / longmemeval_oracle file
+# every benchmark in full (hours): rewrites the current reports in benchmarks/results/ and their
+# figures; LongMemEval when LONGMEMEVAL_PATH names a longmemeval_s / longmemeval_oracle file
 bench-full: $(BENCH_STAMP)
-	$(BIN)/python benchmarks/locomo.py --no-questions
-	$(BIN)/python benchmarks/curate_cost.py
-	$(BIN)/python benchmarks/scale.py --curve
-	$(BIN)/python benchmarks/scale.py
-	$(BIN)/python benchmarks/tiers.py
-	if [ -n "$$LONGMEMEVAL_PATH" ]; then $(BIN)/python benchmarks/longmemeval.py "$$LONGMEMEVAL_PATH"; \
-	else echo "LongMemEval skipped: set LONGMEMEVAL_PATH to a longmemeval_s.json file"; fi
+	$(BIN)/python benchmarks/run_all.py --full
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -19,7 +19,7 @@ tier 2). Out of the same chosen entries, two answers are compared, same run:
   speaker and day (nearer the old rule's length).
 
 A hit = the normalised gold answer occurs on word boundaries in the shown text
-(``retrieval_metrics.answer_in_text``: lower-cased, punctuation removed;
+(``harness.metrics.answer_in_text``: lower-cased, punctuation removed;
 category 3 uses the text before ';'). Reported overall and per category, with
 the answers' mean length in words (a longer text contains more by chance), and
 "reachable": the share of questions whose gold answer is anywhere in the chosen
@@ -42,8 +42,9 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import locomo  # noqa: E402
-import retrieval_metrics as rm  # noqa: E402
+from harness.datasets import locomo  # noqa: E402
+from harness import metrics as rm  # noqa: E402
+from harness.report import log  # noqa: E402
 
 RULES = ("old", "new", "sentence", "reachable")
 
@@ -100,7 +101,7 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
                 pipe.close()
             mem.close()
             shutil.rmtree(work, ignore_errors=True)
-        locomo.log(f"{sample['sample_id']}: {len(qs)} questions")
+        log(f"{sample['sample_id']}: {len(qs)} questions")
 
     def rate(xs: list[bool]) -> float:
         return round(100.0 * sum(xs) / len(xs), 1) if xs else 0.0

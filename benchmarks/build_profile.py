@@ -6,7 +6,7 @@
     python benchmarks/build_profile.py 25000 --marginal 8   # 8 batches on a 25k tree made by reindex
 
 Builds the scale benchmark's corpus (benchmarks/scale.py, seed 0) through ``mem.curate`` in a
-temp dir and charges each batch's time to buckets (exclusive time, scale.py's ``Profiler``):
+temp dir and charges each batch's time to buckets (exclusive time, harness/stats.py's ``Profiler``):
 planning, file writes, fsync, journal, context rendering, index documents, the index write and
 commit, Whoosh segment merges, the catalog. Prints the mean per batch for each fifth of the
 build (a bucket that grows from row to row grows with the tree), the segment count, and the
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scale  # noqa: E402
+from harness import stats, synthetic  # noqa: E402
 
 
 def profile(n: int, *, durable: bool = False, batch: int = 250) -> dict:
@@ -34,12 +34,12 @@ def profile(n: int, *, durable: bool = False, batch: int = 250) -> dict:
     from memgrove import Memory
     from memgrove.tree import contexts, fsio, index_sync, store
 
-    corpus = scale.Corpus(0)
+    corpus = synthetic.Corpus(0)
     tmp = tempfile.mkdtemp(prefix="memgrove-build-profile-")
     try:
         mem = Memory.open(tmp, create=True, durable=durable, engine="whoosh")
         tree = mem.tree
-        prof = scale.Profiler()
+        prof = stats.Profiler()
         for obj, attr, bucket in [
             (index_sync, "scan", "scan"), (store, "plan_batch", "plan"),
             (tree.journal, "write_pending", "journal"), (tree.journal, "append", "journal"),
@@ -86,7 +86,7 @@ def marginal(n: int, batches: int, *, durable: bool = False, batch: int = 250) -
     from memgrove.tree import contexts
     from memgrove.tree.operations import Overlay, plan_batch
 
-    corpus = scale.Corpus(0)
+    corpus = synthetic.Corpus(0)
     tmp = tempfile.mkdtemp(prefix="memgrove-build-marginal-")
     try:
         with Memory.open(tmp, create=True, durable=False, engine="whoosh") as mem:

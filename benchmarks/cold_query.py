@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import Corpus, pct  # noqa: E402
+from harness.stats import pct  # noqa: E402
+from harness.synthetic import Corpus  # noqa: E402
 
 
 def build(tree: Path, n: int, seed: int) -> None:

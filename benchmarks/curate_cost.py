@@ -61,15 +61,11 @@ configuration it exits with a message. No number is made up for a real model.
 from __future__ import annotations
 
 import argparse
-import functools
-import itertools
 import json
-import math
 import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -78,259 +74,24 @@ from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-DATA = HERE.parent.parent / "shared" / "datasets" / "locomo" / "locomo10.json"
-if str(HERE) not in sys.path:  # `import scale` however this file is run
+if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
-from scale import machine_info, versions  # noqa: E402  (benchmarks/scale.py: machine/seed/date header, versions)
-
-from langchain_core.callbacks import CallbackManagerForLLMRun  # noqa: E402
-from langchain_core.language_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
-from pydantic import ConfigDict, Field  # noqa: E402
-
+from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
+from curate_cost_report import render_markdown  # noqa: E402
+from harness.datasets.locomo import default_data  # noqa: E402
+from harness.machine import machine_info, uncommitted, versions  # noqa: E402
+from harness.report import log  # noqa: E402
+from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
 from memgrove.graphs.settings import CurateSettings  # noqa: E402
 from memgrove.tree.chunks import message_line  # noqa: E402
 from memgrove.tree.paths import snake_case  # noqa: E402
 
-log = functools.partial(print, file=sys.stderr, flush=True)
+DATA = default_data()
 
-MATERIAL = "New material to curate:"       # graphs/curate.py chunk_prompt: the last part of the user turn
-PER_MESSAGE = 3                             # OpenAI cookbook: <|start|>role ... <|end|> per message
-REPLY_PRIMING = 3                           # ... and <|start|>assistant to prime the reply
-KEEP = 0.6                                  # share of a message's words the echo curator restates
-GROUP = (3, 4)                              # messages per entry
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
-_LINE = re.compile(r"^\[(?P<id>[^\]]+)\](?: \((?P<time>[^)]*)\))? (?P<speaker>[^:]+): (?P<text>.*)$")
-_LABEL = re.compile(r"^Chunk: conversation (?P<conv>.*), (?P<session>.+?), messages? ")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
-
-
-# -- tokens ------------------------------------------------------------------------------
-
-class TokenCounter:
-    """tiktoken o200k_base when it loads; otherwise ceil(chars / 4)."""
-
-    def __init__(self) -> None:
-        self._enc = None
-        try:
-            import tiktoken
-
-            self._enc = tiktoken.get_encoding("o200k_base")
-            self.method = "tiktoken o200k_base"
-        except Exception as exc:  # noqa: BLE001 - offline: the encoding file cannot be downloaded
-            self.method = (f"ceil(characters / 4) per segment (tiktoken o200k_base could not be loaded: "
-                           f"{type(exc).__name__})")
-
-    def __call__(self, text: str) -> int:
-        if not text:
-            return 0
-        if self._enc is not None:
-            return len(self._enc.encode(text, disallowed_special=()))
-        return math.ceil(len(text) / 4)
-
-
-def _text(m: BaseMessage) -> str:
-    c = m.content
-    if isinstance(c, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in c)
-    return str(c)
-
-
-def _calls_json(calls: list[dict[str, Any]]) -> str:
-    return json.dumps([{"name": c["name"], "arguments": c["args"]} for c in calls], ensure_ascii=False) if calls else ""
-
-
-def split_user_turn(text: str) -> dict[str, str]:
-    """The chunk prompt's parts: material, earlier context (overlap), prefetched entries, the header."""
-    parts = {"chunk_material": "", "earlier_context": "", "prefetched_entries": "", "chunk_header": ""}
-    marks = [("prefetched_entries", "\n\nExisting entries most like this chunk:\n"),
-             ("earlier_context", "\n\nEarlier, already curated (context only):\n"),
-             ("chunk_material", "\n\n" + MATERIAL + "\n")]
-    found = sorted((text.find(m), key, m) for key, m in marks if text.find(m) >= 0)
-    if not found:
-        return {**parts, "chunk_header": text}
-    parts["chunk_header"] = text[:found[0][0]]
-    for j, (start, key, _) in enumerate(found):
-        end = found[j + 1][0] if j + 1 < len(found) else len(text)
-        parts[key] = text[start:end]
-    return parts
-
-
-def measure(messages: list[BaseMessage], tools: list[dict[str, Any]], count: TokenCounter) -> tuple[dict, dict]:
-    """Tokens and characters of one request, by part (the parts add up to the total)."""
-    chars: dict[str, int] = {}
-    tokens: dict[str, int] = {}
-
-    def add(key: str, text: str) -> None:
-        chars[key] = chars.get(key, 0) + len(text)
-        tokens[key] = tokens.get(key, 0) + count(text)
-
-    for m in messages:
-        if isinstance(m, SystemMessage):
-            add("system_prompt", _text(m))
-        elif isinstance(m, HumanMessage):
-            for key, part in split_user_turn(_text(m)).items():
-                add(key, part)
-        elif isinstance(m, AIMessage):
-            add("earlier_replies", _text(m) + _calls_json(m.tool_calls))
-        elif isinstance(m, ToolMessage):
-            add("tool_results", _text(m))
-        else:
-            add("other", _text(m))
-    for t in tools:
-        add("tool_schemas", json.dumps(t, ensure_ascii=False))
-    tokens["message_overhead"] = PER_MESSAGE * len(messages) + REPLY_PRIMING
-    chars["message_overhead"] = 0
-    return tokens, chars
-
-
-# -- the scripted curator ------------------------------------------------------------------
-
-_ids = itertools.count(1)
-
-
-def parse_material(text: str) -> list[dict[str, str]]:
-    """The messages of a chunk prompt's 'New material to curate' section (tree.chunks.message_line)."""
-    body = text[text.index(MATERIAL) + len(MATERIAL):]
-    out = []
-    for line in body.strip("\n").split("\n"):
-        m = _LINE.match(line)
-        if m:
-            out.append({k: (v or "") for k, v in m.groupdict().items()})
-        elif out:  # not expected (message_line flattens whitespace): keep it with the message before
-            out[-1]["text"] += " " + line
-    return out
-
-
-def kept_words(text: str, keep: float = KEEP) -> str:
-    words = text.split()
-    return " ".join(words[:max(1, math.ceil(keep * len(words)))])
-
-
-class EchoCurator(BaseChatModel):
-    """A deterministic tool-calling 'curator': one ``curate`` call per chunk; a closing line if asked after it.
-
-    Records every call (tokens and characters by part) in ``records``.
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    seed: int = 0
-    counter: Any = None
-    records: list[dict[str, Any]] = Field(default_factory=list)
-    topics: set = Field(default_factory=set)     # people/<speaker> folders it has given a context for
-
-    @property
-    def _llm_type(self) -> str:
-        return "memgrove-echo-curator"
-
-    def bind_tools(self, tools: Any, **kwargs: Any):
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        count = self.counter or TokenCounter()
-        tools = list(kwargs.get("tools") or [])
-        last = messages[-1] if messages else None
-        label = next((_text(m).split("\n", 1)[0] for m in messages if isinstance(m, HumanMessage)), "")
-        session = self._session(label)
-        error = ""
-        if isinstance(last, HumanMessage) and MATERIAL in _text(last):
-            kind = "curate"
-            ops = self.curation(_text(last), label, session)
-            n = next(_ids)
-            reply = AIMessage(content="", tool_calls=[{"name": "curate", "args": {"operations": ops},
-                                                       "id": f"call_echo_{n}", "type": "tool_call"}],
-                              id=f"echo-{n}")
-        elif isinstance(last, ToolMessage) and last.name == "curate":
-            kind = "final"
-            try:
-                written = len(json.loads(_text(last))["applied"])
-                line = f"Curated {written} entries."
-            except (ValueError, KeyError, TypeError):
-                error = _text(last).split("\n", 1)[0][:300]
-                line = f"The curate call failed: {error}"
-            reply = AIMessage(content=line, id=f"echo-{next(_ids)}")
-        else:
-            kind = "other"
-            reply = AIMessage(content="Nothing to curate.", id=f"echo-{next(_ids)}")
-        tokens, chars = measure(messages, tools, count)
-        out_text = _text(reply) + _calls_json(reply.tool_calls)
-        usage = {"input_tokens": sum(tokens.values()), "output_tokens": count(out_text)}
-        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
-        reply.usage_metadata = usage
-        self.records.append({
-            "kind": kind, "chunk": label.removeprefix("Chunk: "), "session": session,
-            "messages": len(messages), "input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
-            "input_chars": sum(chars.values()), "output_chars": len(out_text),
-            "input_tokens_by_part": tokens, "input_chars_by_part": chars,
-            "operations": len(reply.tool_calls[0]["args"]["operations"]) if reply.tool_calls else 0,
-            "tools": [t["function"]["name"] for t in tools],
-            "tool_schema_tokens": {t["function"]["name"]: count(json.dumps(t, ensure_ascii=False)) for t in tools},
-            "error": error,
-        })
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    @staticmethod
-    def _session(label: str) -> str:
-        m = _LABEL.match(label)
-        return snake_case(m.group("session")) if m else "session"
-
-    def curation(self, user_turn: str, label: str, session: str) -> list[dict[str, Any]]:
-        """UPSERT one entry per 3-4 consecutive messages of the chunk's new material."""
-        msgs = parse_material(user_turn)
-        rng = random.Random(f"memgrove-curate-cost|{self.seed}|{label}")
-        groups, i = [], 0
-        while i < len(msgs):
-            size = rng.choice(GROUP)
-            groups.append(msgs[i:i + size])
-            i += size
-        human_session = session.replace("_", " ").capitalize()
-        ops = []
-        for g in groups:
-            words: dict[str, int] = {}
-            for m in g:
-                words[m["speaker"]] = words.get(m["speaker"], 0) + len(m["text"].split())
-            speaker = max(words, key=lambda s: words[s])          # ties: the first to speak
-            others = [s for s in words if s != speaker]
-            first, last = g[0], g[-1]
-            span = first["id"] if len(g) == 1 else f"{first['id']}–{last['id']}"
-            when = first["time"] or "an unknown date"
-            body = [f"On {when} ({human_session}, messages {span}):", ""]
-            body += [f"- {m['speaker']}: {kept_words(m['text'])}" for m in g]
-            lead = next((m for m in g if m["speaker"] == speaker), first)
-            title_words = lead["text"].split()[:7]
-            seen: dict[str, None] = {}
-            for m in g:
-                for w in _WORD.findall(kept_words(m["text"])):
-                    if len(w) >= 6:
-                        seen.setdefault(w.lower(), None)
-            keywords = sorted(seen, key=lambda w: -len(w))[:4]
-            topic = snake_case(speaker) or "someone"
-            op: dict[str, Any] = {
-                "op": "UPSERT",
-                "path": f"people/{topic}/{session}_{snake_case(first['id'])}.md",
-                "title": f"{speaker}, {human_session}: {' '.join(title_words)}",
-                "summary": (f"{speaker}" + (f" with {', '.join(others)}" if others else "") +
-                            f" on {when}: {' '.join(kept_words(lead['text']).split()[:14])}"),
-                "content": "\n".join(body),
-                "tags": [topic, session],
-                "keywords": keywords,
-                "sources": [{"kind": "conversation", "ref": m["id"], **({"at": m["time"]} if m["time"] else {})}
-                            for m in g],
-                "reason": f"Records what {' and '.join(words)} said in {span} ({human_session}).",
-            }
-            if topic not in self.topics:
-                self.topics.add(topic)
-                op["context"] = {"domain": "People in the conversations: what they said, did and plan.",
-                                 "topic": f"What {speaker} said, did and plans."}
-            ops.append(op)
-        return ops
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -518,21 +279,7 @@ def run_conversation(sample: dict[str, Any], cfg: dict[str, Any], count: TokenCo
     return row
 
 
-# -- report ---------------------------------------------------------------------------------------
-
-def _n(v: Any) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        if v.is_integer():
-            return f"{int(v):,}"
-        return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.2f}"
-    return f"{v:,}"
-
-
-def _r(v: Any) -> str:
-    return "n/a" if v is None else f"{v:.2f}×"
-
+# -- totals ---------------------------------------------------------------------------------------
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def col(f: Callable[[dict], Any]) -> list[Any]:
@@ -560,171 +307,6 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         total["ratio_prompt_tokens" + suffix] = (_ratio(total["prompt_tokens" + suffix], total["br_prompt_tokens"])
                                                  if median["ratio_prompt_tokens" + suffix] is not None else None)
     return {"total": total, "median": median}
-
-
-PART_NAMES = {
-    "system_prompt": "system prompt (curate_v1.md)", "tool_schemas": "tool schemas (4 tools, JSON)",
-    "chunk_material": "chunk: new material", "earlier_context": "chunk: earlier context (overlap)",
-    "prefetched_entries": "chunk: prefetched similar entries", "chunk_header": "chunk: header (label, now, domains)",
-    "earlier_replies": "the model's own curate call, resent (closing call)",
-    "tool_results": "curate tool result (closing call)",
-    "message_overhead": "per-message overhead", "other": "other",
-}
-
-
-def _pct(a: float, b: float) -> str:
-    return f"{100 * a / b:.1f}%" if b else "n/a"
-
-
-def render_markdown(report: dict[str, Any]) -> str:
-    m, c, rows, t = report["machine"], report["config"], report["rows"], report["summary"]
-    real = c["real"]
-    L = ["# memgrove curation cost benchmark (LoCoMo)", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · langchain {report['versions'].get('langchain')} · langgraph "
-             f"{report['versions'].get('langgraph')} · memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-             + f" · load average at start {m['loadavg']}")
-    L.append("")
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s (both settings) · data "
-             f"`{c['data']}` ({len(rows)} conversations) · chunk_chars {c['chunk_chars']}, overlap {c['overlap']}")
-    L.append("")
-    settings_text = ("Each conversation is curated twice, each time into a fresh temp memory, with "
-                     "`Memory.learn(conversation=conv, settings=CurateSettings(chunk_chars=…, "
-                     "chunk_overlap_chars=…, finish_on_curate=…))`: **ours** = `finish_on_curate=True`, the product "
-                     "default (a chunk's agent loop ends as soon as a `curate` call has written); **ours, closing "
-                     "call** = `finish_on_curate=False`, the previous behaviour (after the `curate` tool's answer the "
-                     "model is called again and replies with a closing line). Both runs use today's "
-                     "graphs/prompts/curate_v1.md, which no longer asks for a closing line, so the closing-call "
-                     "columns are the old loop with the new prompt, not a replay of the first run.")
-    if real:
-        L.append(f"Model: **{c['model']}** (real, `MEMGROVE_MODEL`). {settings_text} Our tokens are the usage the "
-                 f"model returned. ByteRover's prompt tokens are estimated with {report['token_method']}, its "
-                 f"completion taken equal to ours (default setting).")
-    else:
-        L.append("Model: the scripted **echo curator** (deterministic, no LLM; these are estimates of what the "
-                 "curator's loop sends, not measurements of a real LLM): to a chunk it replies with one `curate` "
-                 "call (an UPSERT per 3-4 messages, ~60% of their words); to the `curate` tool's answer, when it is "
-                 "asked, with one closing line. So it makes 1 call per chunk with finish_on_curate and 2 without, "
-                 "the fewest a tool-calling curator can make: a real model that searches or reads before writing "
-                 "(the prompt asks it to look) makes more calls, each resending the whole chunk conversation, so "
-                 "these are lower bounds for calls and prompt tokens. It runs inside memgrove's real curate graph, "
-                 "which sums the `usage_metadata` it attaches. " + settings_text)
-        L.append("")
-        L.append("Tokens: " + report["token_method"] + ", +3 per message +3 per reply (OpenAI cookbook); "
-                 "characters are in the JSON. ByteRover (computed, not run): one call per session, prompt = "
-                 "graphs/prompts/curate_v1.md as a stand-in for its system prompt (whose length we do not have) + "
-                 "the session's full text, no tool schemas; completion = our `curate` calls' output for that "
-                 "session.")
-    L.append("")
-    L.append("| conversation | sessions | messages | words | chunks | calls | prompt tok | completion tok "
-             "| closing: calls | closing: prompt tok | closing: completion tok | BR calls | BR prompt tok "
-             "| BR completion tok | calls ours/BR | prompt ours/BR | calls closing/BR | prompt closing/BR |")
-    L.append("|---" * 18 + "|")
-    for r in rows:
-        o, oc, b = r["ours"], r["ours_closing"], r["byterover"]
-        L.append(f"| {r['conversation']} | {r['sessions']} | {r['messages']:,} | {r['words']:,} | {o['chunks']} | "
-                 f"{o['calls']} | {_n(o['prompt_tokens'])} | {_n(o['completion_tokens'])} | "
-                 f"{oc['calls']} | {_n(oc['prompt_tokens'])} | {_n(oc['completion_tokens'])} | {b['calls']} | "
-                 f"{_n(b['prompt_tokens'])} | {_n(b['completion_tokens'])} | {_r(r['ratio_calls'])} | "
-                 f"{_r(r['ratio_prompt_tokens'])} | {_r(r['ratio_calls_closing'])} | "
-                 f"{_r(r['ratio_prompt_tokens_closing'])} |")
-    for name, s in (("**total**", t["total"]), ("**median**", t["median"])):
-        L.append(f"| {name} | {_n(s['sessions'])} | {_n(s['messages'])} | {_n(s['words'])} | {_n(s['chunks'])} | "
-                 f"{_n(s['calls'])} | {_n(s['prompt_tokens'])} | {_n(s['completion_tokens'])} | "
-                 f"{_n(s['calls_closing'])} | {_n(s['prompt_tokens_closing'])} | "
-                 f"{_n(s['completion_tokens_closing'])} | {_n(s['br_calls'])} | "
-                 f"{_n(s['br_prompt_tokens'])} | {_n(s['br_completion_tokens'])} | {_r(s['ratio_calls'])} | "
-                 f"{_r(s['ratio_prompt_tokens'])} | {_r(s['ratio_calls_closing'])} | "
-                 f"{_r(s['ratio_prompt_tokens_closing'])} |")
-    L.append("")
-    L.append("Calls / prompt tok / completion tok: ours (finish_on_curate, default); \"closing:\" the same with "
-             "finish_on_curate=False. Words: the turns' text with image captions appended (\"[shares a photo: …]\"). "
-             "Median row: the median of each column (ratios: the median of the per-conversation ratios); total row "
-             "ratios: total ÷ total.")
-    L.append("")
-    if not real:
-        pd, pc = report["prompt_tokens_by_part"], report["prompt_tokens_by_part_closing"]
-        wd, wc = sum(pd.values()), sum(pc.values())
-        L.append("Where our prompt tokens go (all conversations):")
-        L.append("")
-        L.append("| part | ours: tokens | share | closing call: tokens | share |")
-        L.append("|---|---|---|---|---|")
-        for k in sorted(set(pd) | set(pc), key=lambda k: (-pd.get(k, 0), -pc.get(k, 0))):
-            if pd.get(k, 0) or pc.get(k, 0):
-                L.append(f"| {PART_NAMES.get(k, k)} | {pd.get(k, 0):,} | {_pct(pd.get(k, 0), wd)} | "
-                         f"{pc.get(k, 0):,} | {_pct(pc.get(k, 0), wc)} |")
-        L.append(f"| **total** | {wd:,} | 100% | {wc:,} | 100% |")
-        brp = report["byterover_prompt_tokens_by_part"]
-        L.append("")
-        L.append(f"ByteRover's computed prompt: system prompt {brp['system_prompt']:,}, session text "
-                 f"{brp['session_text']:,}, overhead {brp['message_overhead']:,} tokens. Tool schemas bound per call: "
-                 + ", ".join(f"`{k}` {v:,}" for k, v in report["tool_schema_tokens"].items()) + " tokens.")
-        bkc = report["prompt_tokens_by_kind_closing"]
-        ck, ckc = report["calls_by_kind"], report["calls_by_kind_closing"]
-        comp_c = report["completion_tokens_by_kind_closing"]
-        tt = t["total"]
-        same = [r["same_curate_calls"] for r in rows]
-        if wc and tt["calls_closing"]:
-            L.append("")
-            L.append(
-                f"Measured, closing call vs finish_on_curate: with finish_on_curate=False the closing-line calls "
-                f"were {ckc.get('final', 0):,} of {tt['calls_closing']:,} calls and took {bkc.get('final', 0):,} "
-                f"prompt tokens ({_pct(bkc.get('final', 0), wc)} of that setting's) for "
-                f"{comp_c.get('final', 0):,} completion tokens: each resends the system prompt, tool schemas, chunk "
-                f"and the model's own `curate` call to get one line back. With finish_on_curate (the default) the "
-                f"echo curator made {ck.get('final', 0)} closing calls: calls {tt['calls_closing']:,} → {tt['calls']:,} "
-                f"(−{_pct(tt['calls_closing'] - tt['calls'], tt['calls_closing'])}), prompt tokens {wc:,} → {wd:,} "
-                f"(−{_pct(wc - wd, wc)}), and ours/ByteRover goes from {_r(tt['ratio_calls_closing'])} to "
-                f"{_r(tt['ratio_calls'])} in calls and from {_r(tt['ratio_prompt_tokens_closing'])} to "
-                f"{_r(tt['ratio_prompt_tokens'])} in prompt tokens. The `curate` calls themselves are the same in "
-                f"both settings (same prompt and reply tokens, call by call, and the same entries written) in "
-                f"{sum(same)} of {len(same)} conversations.")
-        if wd and tt["br_prompt_tokens"]:
-            diff = wd - tt["br_prompt_tokens"]
-            schemas, prefetched = pd.get("tool_schemas", 0), pd.get("prefetched_entries", 0)
-            sysdiff = pd.get("system_prompt", 0) - brp["system_prompt"]
-            rest = diff - schemas - prefetched - sysdiff
-            L.append(
-                f"What remains with finish_on_curate: {ck.get('curate', 0):,} `curate` calls for {tt['br_calls']:,} "
-                f"sessions ({_r(tt['ratio_calls'])}: a chunk never spans two sessions, and a session longer than "
-                f"chunk_chars makes more than one chunk), and {_r(tt['ratio_prompt_tokens'])} ByteRover's prompt "
-                f"tokens. Of the {diff:,} prompt tokens more, the tool schemas bound to every call are {schemas:,} "
-                f"({_pct(schemas, diff)}), the prefetched similar entries {prefetched:,} ({_pct(prefetched, diff)}), "
-                f"the system prompt sent per chunk rather than per session {sysdiff:,} ({_pct(sysdiff, diff)}), and "
-                f"the rest {rest:,} ({_pct(rest, diff)}: chunk headers, overlap context and message overhead; the new "
-                f"material is the same messages as ByteRover's session text). No prompt caching is assumed anywhere: every call's whole prompt "
-                f"counts.")
-        L.append("")
-    L.append("Checks per conversation and setting (fresh temp memory each; ours / closing call): entries written, "
-             "`Memory.count()` (entries + context.md files), a search for a word (6+ letters) whose first 6 letters "
-             "only one message has and the curated text keeps (seeded choice), whether that message's entry is in the "
-             "top 5, and errors"
-             + (" (a real model may paraphrase the word away)." if real else
-                "; and whether memgrove's CurateReport totals (calls, prompt and completion tokens) equal the "
-                "benchmark's own per-call records (consistent)."))
-    L.append("")
-    L.append("| conversation | ops applied | count | search word | hits | its message in top 5 | curate s | errors "
-             + ("|" if real else "| consistent |"))
-    L.append("|---" * (8 if real else 9) + "|")
-
-    def pair(f: Callable[[dict], Any]) -> str:
-        a, b = f(r["ours"]), f(r["ours_closing"])
-        return f"{a} / {b}"
-
-    for r in rows:
-        def errs(o: dict) -> int:
-            return len(o["errors"]) + (1 if o["stopped"] else 0) + len(o.get("model_errors", []))
-        line = (f"| {r['conversation']} | {pair(lambda o: format(o['applied'], ','))} | "
-                f"{pair(lambda o: format(o['count'], ','))} | {r['ours']['search']['word']} | "
-                f"{pair(lambda o: o['search']['hits'])} | "
-                f"{pair(lambda o: 'yes' if o['search']['message_in_top5'] else 'no')} | "
-                f"{pair(lambda o: format(o['curate_s'], '.1f'))} | {pair(errs)} |")
-        if not real:
-            line += f" {pair(lambda o: 'yes' if o['consistent'] else 'NO')} |"
-        L.append(line)
-    L.append("")
-    return "\n".join(L)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -761,12 +343,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     system = load_prompt("curate_v1")
     command = "python benchmarks/curate_cost.py " + " ".join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(a.seed)
-    try:  # product files changed but not committed make a run less reproducible
-        machine["uncommitted"] = [ln[3:] for ln in subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE, capture_output=True, text=True,
-            timeout=5).stdout.splitlines() if ln.strip()]
-    except (OSError, subprocess.SubprocessError):
-        machine["uncommitted"] = None
+    machine["uncommitted"] = uncommitted(skip_results=False)
     log(f"memgrove curation cost benchmark: {len(samples)} conversations, {cfg['model']}, tokens: {count.method}")
     t0 = time.perf_counter()
     rows = []

@@ -132,7 +132,7 @@ def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
 
 def on_locomo(n: int, work: Path) -> dict:
     """A run and its undo on the first ``n`` LoCoMo conversations, each curated twice."""
-    import locomo
+    from harness.datasets import locomo
     from memgrove import Memory
     from memgrove.tree.dream import dream, undo_run
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python
 """Both engines' scale curves on one figure and in one table.
 
-    python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine whoosh
-    python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine tantivy
-    python benchmarks/engines_curve.py benchmarks/results/evidence/scale_curve_1k-5k-25k_whoosh.json \\
-        benchmarks/results/evidence/scale_curve_1k-5k-25k_tantivy.json --out benchmarks/results/scale_curve_engines
+    python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine whoosh --out benchmarks/results/scale_curve_whoosh
+    python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine tantivy --out benchmarks/results/scale_curve_tantivy
+    python benchmarks/engines_curve.py benchmarks/results/scale_curve_whoosh.json \\
+        benchmarks/results/scale_curve_tantivy.json --out benchmarks/results/scale_curve_engines
+    (benchmarks/figures.py does the last step)
 
 Each input is a ``scale.py --curve`` report of one engine (its runs name the engine). The
 figure has scale.py's three log-log panels (query latency, build time, disk and memory) with
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import curve_summary, log_log_axes  # noqa: E402
+from harness.plots import log_log_axes  # noqa: E402
+from scale_curve import curve_summary  # noqa: E402
 
 ROWS = [  # (metric key in curve_summary, label, format)
     ("build_s", "build (curate in batches), s", "{:.1f}"),

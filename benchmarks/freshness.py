@@ -5,9 +5,9 @@
     python benchmarks/freshness.py --size 2000 --searches 40 --out /tmp/f   # a smoke run
     python benchmarks/freshness.py --keep; python benchmarks/freshness.py --tree <kept_at>   # build once
 
-Builds one seeded synthetic tree (``benchmarks/scale.py``'s ``Corpus``: 20 domains x 25 topics, so
+Builds one seeded synthetic tree (``harness/synthetic.py``'s ``Corpus``: 20 domains x 25 topics, so
 about 50 entries a folder), then, per engine, opens it four ways in one process and sends the same
-seeded searches (scale.py's vocabulary queries) through each, interleaved search by search:
+seeded searches (the corpus's vocabulary queries) through each, interleaved search by search:
 
 - ``watcher``: the default settings in a long-lived process (``watch_after=0`` here, so at once):
   watchdog's events tell whether anything changed;
@@ -38,7 +38,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import Corpus, machine_info, pct, scratch_dir  # noqa: E402 - benchmarks/ is not a package
+from harness.machine import machine_info  # noqa: E402
+from harness.resources import scratch_dir  # noqa: E402
+from harness.stats import pct  # noqa: E402
+from harness.synthetic import Corpus  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODES = ("watcher", "full scan", "fallback", "engine")

@@ -49,7 +49,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hygiene_stream import Stream, generate  # noqa: E402,F401 - benchmarks/ is not a package; generate: the lead's entry point
-from scale import machine_info, scratch_dir  # noqa: E402
+from harness.machine import machine_info  # noqa: E402
+from harness.resources import scratch_dir  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
@@ -262,7 +263,7 @@ def run_locomo(n: int, engine: str, cfg: dict[str, Any], samples_per_kind: int =
     spuriously shows here)."""
     import random
 
-    import locomo
+    from harness.datasets import locomo
     from memgrove import Memory
     from memgrove.tree.scan import scan
 

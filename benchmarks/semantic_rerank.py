@@ -17,7 +17,7 @@ are then re-sorted, in the same run, by
 * ``rrf``: reciprocal-rank fusion (k = 60) of memgrove's order and the cosine order;
 * ``cos-only``: the cosine alone;
 
-and every order is scored by ``retrieval_metrics.score_items``, the code both benchmarks use:
+and every order is scored by ``harness.metrics.score_items``, the code both benchmarks use:
 evidence recall at k = 5, 10 and at 100 / 200 / 500 / 1,000 words, pooled over the questions with
 evidence of LoCoMo categories 1–4 or BEAM's nine types other than abstention, per group, and paired
 per question against memgrove's own order. The "memgrove" row must equal the benchmark's own
@@ -43,8 +43,11 @@ from typing import Any, Iterator, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import locomo  # noqa: E402
-import retrieval_metrics as rm  # noqa: E402
+from harness import retrievers  # noqa: E402
+from harness.machine import machine_info, uncommitted  # noqa: E402
+from harness import report as harness_report  # noqa: E402
+from harness.datasets import locomo  # noqa: E402
+from harness import metrics as rm  # noqa: E402
 
 LAMBDAS = (0.25, 0.5, 1.0, 2.0)
 TOP = 50
@@ -96,7 +99,7 @@ def conversations(bench: str, tier: str, data: Path | None, limit: int | None) -
                 Asked(q.index, q.question, str(q.category), q.evidence, q.category in locomo.POOLED)
                 for q in locomo.questions_of(s, turns)]
     else:
-        import beam
+        from harness.datasets import beam
         dirs = beam.chat_dirs((data or beam.default_data()).resolve(), tier)[:limit]
         for d in dirs:
             chat = beam.load_chat(d, tier)
@@ -105,16 +108,16 @@ def conversations(bench: str, tier: str, data: Path | None, limit: int | None) -
 
 
 def run(convs: Iterator[tuple[str, dict, list[Asked]]], encoder: Any) -> dict[str, Any]:
-    variant = locomo.VARIANTS[locomo.DEFAULT_VARIANT]
+    variant = retrievers.VARIANTS[retrievers.DEFAULT_VARIANT]
     records: list[dict[str, Any]] = []
     encode_s, encoded = 0.0, 0
     for cid, conv, asked in convs:
-        mg = locomo.memgrove_system(conv, window=variant.window, curator=variant.curator,
-                                    prefetch_limit=locomo.DEFAULT_PREFETCH, query_overrides=variant.query,
+        mg = retrievers.memgrove_system(conv, window=variant.window, curator=variant.curator,
+                                    prefetch_limit=retrievers.DEFAULT_PREFETCH, query_overrides=variant.query,
                                     tree_overrides=variant.tree, fresh_signals=variant.fresh_signals)
         vectors: dict[str, Any] = {}
         try:
-            with locomo.env_without("MEMGROVE_MODEL"):
+            with retrievers.env_without("MEMGROVE_MODEL"):
                 for q in asked:
                     r = mg(q.text)
                     items, scores = r.items[:TOP], [s or 0.0 for s in r.info["scores"][:TOP]]
@@ -135,7 +138,7 @@ def run(convs: Iterator[tuple[str, dict, list[Asked]]], encoder: Any) -> dict[st
                     records.append(rec)
         finally:
             mg.close()
-        locomo.log(f"{cid}: {len(asked)} questions; {encoded} item texts encoded so far in {encode_s:.0f} s")
+        harness_report.log(f"{cid}: {len(asked)} questions; {encoded} item texts encoded so far in {encode_s:.0f} s")
     return {"records": records, "encoded_texts": encoded, "encode_seconds": round(encode_s, 1)}
 
 
@@ -166,7 +169,7 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     s = report["summary"]
     lines = [f"# memgrove's top {TOP} re-sorted with sentence embeddings: {report['title']}", "",
-             locomo.machine_line(report), "",
+             harness_report.conversation_machine_line(report), "",
              f"`{report['command']}` · {s['n']} questions with evidence · {report['encoded_texts']} item texts "
              f"encoded in {report['encode_seconds']} s (NumPy all-MiniLM-L6-v2, OPENBLAS_NUM_THREADS "
              f"{report.get('blas_threads')}) · wall "
@@ -196,19 +199,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", type=Path, default=None, help="the dataset (default: as locomo.py / beam.py find it)")
     ap.add_argument("--chats", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--model", default="", help="a folder holding all-MiniLM-L6-v2")
-    ap.add_argument("--out", type=Path, default=locomo.RESULTS)
+    ap.add_argument("--out", type=Path, default=harness_report.RESULTS)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     encoder = MiniLM(model_folder(a.model))
-    from scale import machine_info
-
     machine = machine_info(0)
-    machine["uncommitted"] = locomo.uncommitted_files()
+    machine["uncommitted"] = uncommitted()
     t0 = time.perf_counter()
     body = run(conversations(a.bench, a.tier, a.data, a.chats), encoder)
     machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     title = "LoCoMo" if a.bench == "locomo" else f"BEAM {a.tier}"
-    report = {"benchmark": "semantic_rerank", "title": title, "machine": machine, "versions": locomo.report_versions(),
+    report = {"benchmark": "semantic_rerank", "title": title, "machine": machine, "versions": harness_report.conversation_versions(),
               "command": "python benchmarks/semantic_rerank.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
               "wall_s": round(time.perf_counter() - t0, 1), "lambdas": list(LAMBDAS), "top": TOP,
               "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
@@ -220,9 +221,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stem = "semantic_rerank_" + a.bench + ("" if a.bench == "locomo" else f"_{a.tier.lower()}") \
             + (f"_c{a.chats}" if a.chats else "")
         a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / f"{stem}.json").write_text(locomo.dump_json(report), encoding="utf-8")
+        (a.out / f"{stem}.json").write_text(harness_report.dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        locomo.log(f"wrote {a.out / stem}.json and .md")
+        harness_report.log(f"wrote {a.out / stem}.json and .md")
     return report
 
 

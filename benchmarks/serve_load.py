@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the corpus and the tree builder's conventions)
+from harness import machine, stats, synthetic  # noqa: E402
 
 TARGET_COLD_P50_MS = 80.0
 REPEAT_POOL = 20
@@ -55,7 +55,7 @@ CURATE_SHARE = 0.10
 
 
 def pct(xs: list[float], q: float) -> float:
-    return round(scale.pct(xs, q), 2) if xs else float("nan")
+    return round(stats.pct(xs, q), 2) if xs else float("nan")
 
 
 def log(*a: Any) -> None:
@@ -369,10 +369,10 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temp trees")
     args = ap.parse_args()
 
-    corpus = scale.Corpus(args.seed)
+    corpus = synthetic.Corpus(args.seed)
     rng = random.Random(f"serve-load-{args.seed}")
     report: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": scale._commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": machine.commit(),
         "command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],

@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--modes", default="unbounded,bounded")
+    ap.add_argument("--out", type=Path, default=RESULTS / "wal_size", help="writes OUT.md and OUT.json")
     args = ap.parse_args()
     ctx = mp.get_context("spawn")   # each mode patches its own process
     rows = []
@@ -98,9 +99,10 @@ def main() -> None:
                          f"{kib(r['final'][name])} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "wal_size.md").write_text(text)
-    (RESULTS / "wal_size.json").write_text(json.dumps({"args": vars(args), "rows": rows}, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_name(args.out.name + ".md").write_text(text)
+    saved = {k: v for k, v in vars(args).items() if k != "out"}   # the report's args, as before --out
+    args.out.with_name(args.out.name + ".json").write_text(json.dumps({"args": saved, "rows": rows}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.benchmarks import load_benchmark
+from helpers.benchmarks import load_benchmark, load_harness
 
 pytest.importorskip("bm25s", reason="the BEAM benchmark's baselines need bm25s (the bench extra)")
 
-rm = load_benchmark("retrieval_metrics")
+rm = load_harness("metrics")
 beam = load_benchmark("beam")
 
 # a long reply that repeats the question's generic words, as assistants do
@@ -216,7 +216,7 @@ def test_bad_arguments(data, tmp_path):
 
 
 def test_paired_runs_of_two_reports():
-    pr = load_benchmark("paired_runs")
+    pr = load_harness("paired")
 
     def report(r10: list[float]) -> dict:
         return {"questions": [{"chat": "c", "index": i, "qtype": t, "memgrove": {"R@5": v, "R@10": v}}
@@ -285,13 +285,14 @@ def test_compare_leaves_no_signals_for_the_next_arm(data, monkeypatch, mode):
     questions); --compare forgets it after each arm, so every arm starts from the same memory."""
     monkeypatch.delenv("MEMGROVE_MODEL", raising=False)
     left: dict[str, int] = {}
-    close = beam.locomo.MemgroveRetriever.close
+    retrievers = load_harness("retrievers")
+    close = retrievers.MemgroveRetriever.close
 
     def spy(self):
         left[self.conv_id] = sum(s.access_count for s in self.mem.tree.signals.get_many(list(self.bodies)).values())
         close(self)
 
-    monkeypatch.setattr(beam.locomo.MemgroveRetriever, "close", spy)
+    monkeypatch.setattr(retrievers.MemgroveRetriever, "close", spy)
     arms = ["--compare", "", "--compare", "gap_ratio=0.5"] if mode == "compare" else []
     args = ["--data", str(data), "--no-write"] + arms
     beam.main(args)

@@ -1,16 +1,16 @@
-"""benchmarks/locomo.py and benchmarks/retrieval_metrics.py on a tiny LoCoMo-format sample."""
+"""benchmarks/locomo.py and benchmarks/harness/metrics.py on a tiny LoCoMo-format sample."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from helpers.benchmarks import load_benchmark, tiny_locomo_conversation
+from helpers.benchmarks import load_benchmark, load_harness, tiny_locomo_conversation
 
 pytest.importorskip("bm25s", reason="the LoCoMo benchmark's baselines need bm25s (the bench extra)")
 
 
-rm = load_benchmark("retrieval_metrics")
+rm = load_harness("metrics")
 locomo = load_benchmark("locomo")
 
 

@@ -8,14 +8,14 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers.benchmarks import load_benchmark
+from helpers.benchmarks import load_benchmark, load_harness
 
 TINY = Path(__file__).resolve().parent / "data" / "longmemeval_tiny.json"
 
 pytest.importorskip("bm25s", reason="the LongMemEval benchmark's baselines need bm25s (the bench extra)")
 
 
-rm = load_benchmark("retrieval_metrics")
+rm = load_harness("metrics")
 lme = load_benchmark("longmemeval")
 
 

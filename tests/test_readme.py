@@ -163,7 +163,7 @@ def newest_operation(env: dict[str, str]) -> str:
 ARRIVING = {"benchmarks/results/reliability.md"}
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md", "benchmarks/README.md"])
+@pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md", "benchmarks/README.md", "benchmarks/HISTORY.md"])
 def test_local_links_resolve_inside_the_repository(doc):
     path = ROOT / doc
     text = path.read_text(encoding="utf-8")

@@ -8,13 +8,13 @@ import zlib
 
 import numpy as np
 import pytest
-from helpers.benchmarks import load_benchmark, tiny_locomo_conversation
+from helpers.benchmarks import load_benchmark, load_harness, tiny_locomo_conversation
 
 pytest.importorskip("bm25s", reason="the LoCoMo harness needs bm25s (the bench extra)")
 
 sem = load_benchmark("semantic_rerank")
 locomo = load_benchmark("locomo")
-rm = load_benchmark("retrieval_metrics")
+rm = load_harness("metrics")
 
 
 class WordVectors:

@@ -35,7 +35,7 @@ def question_words(text: str, limit: int = 40) -> list[str]:
     painting?"), and a question asked of the memory is worded like the question
     that was asked in the conversation. Keywords are indexed in their own field,
     not shown as the entry's text. On LoCoMo this lifted evidence recall at 200
-    words by 2.8 points (benchmarks/README.md); the whole previous message
+    words by 2.8 points (benchmarks/HISTORY.md); the whole previous message
     instead of its questions did less (+2.6, and 1.0 more noise at k = 5).
     """
     asked = " ".join(_questions(text[:SCAN_CHARS]))

@@ -24,7 +24,7 @@ below run in this order, each a plain function of the candidates with the settin
    Then ``with_proximity``: a lift by the share of the question's neighbouring word pairs that
    stand close together in the entry's text (``proximity_weight``, off by default: it helps where
    questions reuse the user's own words, BEAM 500K R@10 +0.8 and R@500w +1.3 at 0.6, and costs two
-   people's dialogue, LoCoMo R@200w -0.4, and a read of the hits; benchmarks/README.md).
+   people's dialogue, LoCoMo R@200w -0.4, and a read of the hits; benchmarks/HISTORY.md).
 6. ``with_linked``: the best hits lend ``link_weight`` of their score to the entries they link.
 7. ``with_folder_coverage`` (search.py): a hit gains ``folder_weight`` × its folder's coverage
    (of its best ``FOLDER_BEST`` candidates: a long session covers any question by chance).

@@ -208,7 +208,7 @@ def with_factor(raw: list[tuple[str, float, frozenset]], factor: dict[str, float
     return sorted(((p, s * factor.get(p, 1.0), m) for p, s, m in raw), key=lambda r: -r[1])
 
 
-# how many of the best hits ranking by meaning re-sorts: what was measured (benchmarks/README.md), and a
+# how many of the best hits ranking by meaning re-sorts: what was measured (benchmarks/HISTORY.md), and a
 # search's cold cost (each entry's vector is computed once, tens of milliseconds)
 MEANING_POOL = 50
 
@@ -223,7 +223,7 @@ def with_meaning(order: list[tuple[str, float]], cosines: Mapping[str, float], w
     BM25 and its lifts know the question's words; an embedding knows what they mean: "what did I
     decide about the database?" and "we'll go with Postgres" share no word. As a re-sort of the
     lexical best, it only reorders what the words found (the cosine alone ranks far worse: LoCoMo
-    R@200w 49.7 against 70.1). At 0.5 (benchmarks/README.md, R@10 / R@200w / R@500w): LoCoMo 77.8 /
+    R@200w 49.7 against 70.1). At 0.5 (benchmarks/HISTORY.md, R@10 / R@200w / R@500w): LoCoMo 77.8 /
     70.1 / 80.1 -> 78.3 / 71.4 / 80.7, BEAM 100K 62.5 / 50.4 / 63.9 -> 63.5 / 51.4 / 66.0, BEAM 500K
     56.5 / 46.3 / 56.8 -> 58.6 / 47.3 / 58.9. The user's rules stay after the best three hits: re-sorted
     with the rest, those far in meaning from the question sank (BEAM 100K instruction following R@10

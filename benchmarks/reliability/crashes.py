@@ -21,8 +21,6 @@ journal exactly once, and the op in flight is there whole or not at all.
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
 import random
 import shutil
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import SectionResult, append_fsync, duplicates, journal_ids, read_lines, torn_files
+from .reaper import become_subreaper, reap_orphans
 
 SECTION = "crashes"
 SCENARIOS = {"batch": 5, "merge_delete": 3, "undo": 2, "doctor_fix": 1}
@@ -130,56 +129,6 @@ def _child(scenario: str, home: Path, model: dict[str, str | None], acks: Path, 
                 mem.search("crash test entry")   # the automatic rebuild inside a search
             else:
                 mem.reindex()
-
-
-# -- processes -------------------------------------------------------------------------
-
-def become_subreaper() -> bool:
-    """Orphans of our children come to us, so a kill can show what the child left running."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, 1, 0, 0, 0) == 0   # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return False
-
-
-def _children_of(pid: int) -> list[tuple[int, str]]:
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:
-            continue
-        rest = stat.rsplit(")", 1)[1].split()
-        if int(rest[1]) == pid:
-            out.append((int(d), rest[0]))
-    return out
-
-
-def reap_orphans(grace: float) -> int:
-    """Children still alive ``grace`` seconds after their parent was killed: killed, reaped, counted."""
-    deadline = time.monotonic() + grace
-    while True:
-        kids = _children_of(os.getpid())
-        for pid, state in kids:
-            if state == "Z":
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-        alive = [pid for pid, state in kids if state != "Z"]
-        if not alive or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    for pid in alive:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-    return len(alive)
 
 
 # -- the parent ------------------------------------------------------------------------

@@ -1,14 +1,22 @@
-"""For the benchmark tests: load a file of ``benchmarks/`` (not a package) as a module, and a tiny
+"""For the benchmark tests: load a file of ``benchmarks/`` (not a package) as a module, a module of its
+harness (``benchmarks/harness/``, imported as ``harness.<name>``, as the scripts import it), and a tiny
 LoCoMo-format conversation."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load_harness(name: str) -> ModuleType:
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    return importlib.import_module(f"harness.{name}")
 
 
 def load_benchmark(name: str) -> ModuleType:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Paired per-question differences of memgrove between two runs of one benchmark (LoCoMo or BEAM).
 
-    python benchmarks/paired_runs.py benchmarks/results/beam_before.json benchmarks/results/beam.json
-    python benchmarks/paired_runs.py old_locomo.json new_locomo.json --skip 5   # LoCoMo: categories 1-4
+    python benchmarks/harness/paired.py benchmarks/results/beam_before.json benchmarks/results/beam.json
+    python benchmarks/harness/paired.py old_locomo.json new_locomo.json --skip 5   # LoCoMo: categories 1-4
 
 Both runs must hold their per-question records (run without ``--no-questions``) over the same
 questions. For each recall metric: the mean of new − old over the questions with evidence, and how

@@ -1,0 +1,189 @@
+"""The BEAM report's markdown (benchmarks/beam.py writes it beside the JSON), and that of ``--compare``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SIMULATED,
+                                   SYSTEMS)
+from harness.report import conversation_machine_line, latency_table
+from harness.report import pct as _pct
+from harness.report import times as _x
+
+ARM_SYSTEMS = ("bm25-user-turns", "bm25-turns")   # references run once beside the arms
+
+
+def render_compare(report: dict[str, Any]) -> str:
+    c, syst = report["config"], report["systems"]
+    names = list(report["arms"])
+    L = [f"# memgrove BEAM {c['tier']}: search settings side by side", "",
+         f"`{report['command']}` — {len(c['chats'])} chats, {report['data']['questions']} questions, "
+         f"variant `{c['variant']['name']}`; each chat curated once, each arm's questions with a cleared cache "
+         "and the same signals. Recall pooled over the types with evidence (abstention left out).", "",
+         "| arm | " + " | ".join(RECALL_KEYS) + " | p50 ms |", "|---|" + "---|" * (len(RECALL_KEYS) + 1)]
+    for s in names + list(ARM_SYSTEMS):
+        lat = report["latency_ms"].get(s)
+        L.append(f"| {s} | " + " | ".join(_pct(syst[s][OVERALL][k]) for k in RECALL_KEYS)
+                 + (f" | {lat['p50']:.1f} |" if lat else " | |"))
+    if report.get("embedded"):
+        e = report["embedded"]
+        L += ["", f"Every entry's vector computed after curating (`--embed`, as `memgrove reindex` does): "
+              f"{e['entries']:,} entries in {e['seconds']:,.1f} s, {e['ms_per_entry']} ms each; the arms' "
+              "latencies are warm searches."]
+    if len(names) > 1:
+        L += ["", f"Paired against `{names[0]}` (mean difference in points, questions won / lost):", "",
+              "| arm | " + " | ".join(PAIRED_KEYS) + " |", "|---|" + "---|" * len(PAIRED_KEYS)]
+        for n in names[1:]:
+            p = report["paired"][n]
+            L.append(f"| {n} | " + " | ".join(f"{100 * p[k]['mean_diff']:+.1f} ({p[k]['wins']}/{p[k]['losses']})"
+                                              for k in PAIRED_KEYS) + " |")
+    for k in ("R@10", "R@200w", "R@500w"):
+        L += ["", f"{k} by question type:", "", "| arm | " + " | ".join(POOLED) + " |", "|---|" + "---|" * len(POOLED)]
+        for s in names + list(ARM_SYSTEMS):
+            L.append(f"| {s} | " + " | ".join(_pct(syst[s][t][k]) for t in POOLED) + " |")
+    return "\n".join(L)
+
+
+def _recall_table(report: dict[str, Any], group: str) -> list[str]:
+    syst, ratio, rmsg = report["systems"], report["ratio_to_best_baseline"], report["ratio_to_best_message_baseline"]
+    L = ["| metric | " + " | ".join(SYSTEMS) + " | memgrove ÷ best baseline | ÷ best message baseline |",
+         "|---|" + "---|" * (len(SYSTEMS) + 2)]
+    for k in RECALL_KEYS:
+        L.append(f"| {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS)
+                 + f" | {_x(ratio[group][k])} | {_x(rmsg[group][k])} |")
+    for k in SESSION_KEYS:
+        L.append(f"| sessions {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS) + " | | |")
+    return L
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    c, syst, data = report["config"], report["systems"], report["data"]
+    L = ["# memgrove BEAM retrieval benchmark", "", conversation_machine_line(report), ""]
+    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` tier "
+             f"{c['tier']} ({len(data['chats'])} chats, {data['messages']:,} messages, {data['questions']:,} "
+             f"questions; files {', '.join(sorted({r['file'] for r in data['chats']}))})")
+    L.append("")
+    v = c["variant"]
+    L.append(f"**memgrove** = variant `{v['name']}` ({v['description']}): verbatim curator, window {v['window']}, "
+             f"roles kept (speaker = role), query graph `prefetch_limit={c['prefetch_limit']}`, all other settings "
+             "default, no LLM. **bm25-turns** / **bm25-user-turns** / **bm25-sessions** = `bm25s` defaults over "
+             "role-prefixed messages / the user's messages only / whole sessions, lower-cased `\\w+` tokens. "
+             "Recall = share of a question's `source_chat_ids` among the retrieved messages, at k items and at a "
+             "word budget (whole messages, rank order, stop at the first that does not fit: LoCoMo's code). "
+             "Percent. No LLM ran: no answer accuracy is reported.")
+    L.append("")
+    n = syst["memgrove"][OVERALL]["with_evidence"]
+    L.append(f"## Overall: the nine question types with evidence ({n} questions; abstention left out)")
+    L.append("")
+    L.extend(_recall_table(report, OVERALL))
+    L.append("")
+    L.append("Best message baseline = the better of bm25-turns and bm25-user-turns. sessions S@k = share of the "
+             "evidence's sessions among the sessions of the top k items; S@k-all = all of them there (the issue's "
+             "session-level view). Where a chat has no more than k sessions, bm25-sessions' top k is the whole chat.")
+    L.append("")
+    L.append("## Per question type")
+    L.append("")
+    L.append("| type | n | " + " | ".join(f"{s} R@10 / @200w / @500w" for s in SYSTEMS) + " |")
+    L.append("|---|---|" + "---|" * len(SYSTEMS))
+    for t in POOLED:
+        L.append(f"| {t} | {syst['memgrove'][t]['with_evidence']} | " + " | ".join(
+            " / ".join(_pct(syst[s][t][k]) for k in ("R@10", "R@200w", "R@500w")) for s in SYSTEMS) + " |")
+    L.append("")
+    L.append("Every metric per type and system is in the JSON (`systems.<system>.<type>`).")
+    L.append("")
+    L.append("## Where the words and the evidence are, by role")
+    L.append("")
+    er = data["evidence_roles"]
+    tot = sum(er.values()) or 1
+    L.append(f"Evidence ids of the pooled questions: {er.get('user', 0)} in user messages "
+             f"({er.get('user', 0) / tot * 100:.0f}%), {er.get('assistant', 0)} in assistant messages.")
+    L.append("")
+    L.append("| system | " + " | ".join(f"assistant share @{b}w" for b in BUDGETS) + " | "
+             + " | ".join(f"user ev. @{b}w" for b in (200, 1000)) + " | "
+             + " | ".join(f"assistant ev. @{b}w" for b in (200, 1000)) + " | wrong top-5 items (roles) | wrong top-1 (roles) |")
+    L.append("|---|" + "---|" * (len(BUDGETS) + 6))
+    for s in SYSTEMS:
+        row, br = syst[s][OVERALL], report["by_role"][s]
+        L.append(f"| {s} | " + " | ".join(_pct(row[f"assistant_share@{b}w"]) for b in BUDGETS) + " | "
+                 + " | ".join(_pct(br["user"][f"R@{b}w"]) for b in (200, 1000)) + " | "
+                 + " | ".join(_pct(br["assistant"][f"R@{b}w"]) for b in (200, 1000)) + " | "
+                 + ", ".join(f"{k} {n}" for k, n in br["wrong_top5_roles"].items()) + " | "
+                 + ", ".join(f"{k} {n}" for k, n in br["wrong_top1_roles"].items()) + " |")
+    L.append("")
+    L.append("| system | " + " | ".join(f"used / empty / stopped by an assistant message @{b}w" for b in BUDGETS) + " |")
+    L.append("|---|" + "---|" * len(BUDGETS))
+    for s in SYSTEMS:
+        row = syst[s][OVERALL]
+        L.append(f"| {s} | " + " | ".join(f"{_pct(row[f'used@{b}w'])} / {_pct(row[f'empty@{b}w'])} / "
+                                          f"{_pct(row[f'blocked_by_assistant@{b}w'])}" for b in BUDGETS) + " |")
+    L.append("")
+    L.append("Assistant share = assistant words ÷ all words within the budget (pooled over the questions). "
+             "User / assistant ev. = recall of the evidence ids in user / assistant messages (pooled over ids). "
+             "Wrong top-5 = the top-5 items holding none of the question's evidence, by the role of their message "
+             "(a session is mixed); wrong top-1 = the same for the first item. Used = words taken ÷ budget; empty = "
+             "questions whose budget took nothing (the first message did not fit); stopped by an assistant message = "
+             "questions whose budget walk ended at an assistant message that did not fit (percent of questions).")
+    L.append("")
+    conf = report["by_role"]["memgrove"].get("conflated_top5")
+    if conf:
+        L.append("memgrove's top-5 items that match the question on a term only through the analyzer (a stem or the "
+                 "word-form table joining words that differ by more than an inflection): " + "; ".join(
+                     f"{k} items {v['with_conflated_match']} of {v['items']} "
+                     f"({v['with_conflated_match'] / max(1, v['items']) * 100:.0f}%)" for k, v in conf.items())
+                 + ". Most frequent among the wrong items (question word → item word): "
+                 + ", ".join(f"{p} ({n})" for p, n in list(conf["wrong"]["top_pairs"].items())[:12]) + ".")
+        L.append("")
+    L.append("## Paired per question: memgrove − baseline (pooled questions with evidence)")
+    L.append("")
+    L.append("| baseline | " + " | ".join(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS) + " |")
+    L.append("|---|" + "---|" * len(PAIRED_KEYS))
+    for b, d in report["paired"].items():
+        L.append(f"| {b} | " + " | ".join(
+            f"{d[k]['mean_diff'] * 100:+.1f} ({d[k]['wins']}/{d[k]['losses']}/{d[k]['ties']})"
+            if d[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
+    L.append("")
+    L.append("## A role prior, simulated on memgrove's own hits (no ranking code changed)")
+    L.append("")
+    L.append("memgrove's 50 hits per question re-sorted with each assistant message's score × w (w = 0: every user "
+             "hit first, the assistant's after, in their order). Overall, percent:")
+    L.append("")
+    rows = ("memgrove", *SIMULATED, "bm25-user-turns")
+    L.append("| system | " + " | ".join(RECALL_KEYS) + " | user ev. @1000w | assistant ev. @1000w | "
+             "assistant share @500w |")
+    L.append("|---|" + "---|" * (len(RECALL_KEYS) + 3))
+    for s in rows:
+        row, br = syst[s][OVERALL], report["by_role"][s]
+        L.append(f"| {s} | " + " | ".join(_pct(row[k]) for k in RECALL_KEYS) + f" | {_pct(br['user']['R@1000w'])} | "
+                 f"{_pct(br['assistant']['R@1000w'])} | {_pct(row['assistant_share@500w'])} |")
+    L.append("")
+    L.append("| simulated | vs | " + " | ".join(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS) + " |")
+    L.append("|---|---|" + "---|" * len(PAIRED_KEYS))
+    for s, d in report["paired_simulated"].items():
+        for b, x in d.items():
+            L.append(f"| {s} | {b} | " + " | ".join(
+                f"{x[k]['mean_diff'] * 100:+.1f} ({x[k]['wins']}/{x[k]['losses']}/{x[k]['ties']})"
+                if x[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
+    L.append("")
+    L.append("Per type at 500 words (memgrove → " + " → ".join(SIMULATED) + "): " + "; ".join(
+        f"{t} " + " → ".join(_pct(syst[s][t]["R@500w"]) for s in ("memgrove", *SIMULATED)) for t in POOLED) + ".")
+    L.append("")
+    L.append("## Latency and curation")
+    L.append("")
+    L.extend(latency_table(report["latency_ms"], SYSTEMS))
+    L.append("")
+    mg = report["memgrove"]
+    L.append(f"Tier distribution: " + ", ".join(f"tier {t}: {n}" for t, n in mg["tiers"].items())
+             + f". Retrieved entries average {mg['retrieved_entry_words_mean']} words "
+             f"({mg['distinct_entries_retrieved']:,} distinct).")
+    L.append("")
+    L.append("| chat | file | sessions | messages | user words | assistant words | questions | curation s | entries "
+             "| query phase s |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in data["chats"]:
+        L.append(f"| {r['chat']} | {r['file']} | {r['sessions']} | {r['messages']} | {r['user_words']:,} | "
+                 f"{r['assistant_words']:,} | {r['questions']} | {r['seconds']:.1f} | {r['entries']} | "
+                 f"{r['query_seconds']} |")
+    L.append("")
+    L.append(f"Data: questions without evidence by type: {data['without_evidence'] or 'none'}; evidence ids not in "
+             f"the chat file read (dropped): {len(data['evidence_dropped'])}.")
+    return "\n".join(L)

@@ -1,0 +1,59 @@
+"""What the conversational benchmarks' command lines share: the memgrove system's options, the start of a
+run (its command and machine line) and its end (the markdown printed, the report written)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.machine import machine_info, uncommitted
+from harness.report import dump_json, log
+from harness.retrievers import DEFAULT_VARIANT, VARIANTS
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(description=(doc or "").split("\n")[0],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def memgrove_options(ap: argparse.ArgumentParser, *, out: Path, prefetch: int, tree: bool = True) -> None:
+    """--variant, --tree (an ablation's [tree] overrides), --prefetch-limit, --out, --no-write, --no-questions."""
+    ap.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS),
+                    help="memgrove variant (harness/retrievers.py VARIANTS)")
+    if tree:
+        ap.add_argument("--tree", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a [tree] setting for an ablation, e.g. --tree link_weight=0 (repeatable)")
+    ap.add_argument("--prefetch-limit", type=int, default=prefetch,
+                    help=f"query graph prefetch_limit (entry hits per question; default {prefetch})")
+    ap.add_argument("--out", type=Path, default=out, help="directory for the report's .json and .md")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
+
+
+def start(script: str, argv: Sequence[str] | None, seed: int = 0, *, quote: bool = False) -> tuple[str, dict]:
+    """The run's command line (as typed) and its machine info, uncommitted files included."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    command = f"python benchmarks/{script} " + (shlex.join(args) if quote else " ".join(args))
+    machine = machine_info(seed)
+    machine["uncommitted"] = uncommitted()
+    return command.strip(), machine
+
+
+def finish(report: dict[str, Any], md: str, out: Path, stem: str, write: bool) -> dict[str, Any]:
+    """Print the markdown; unless told not to, write ``out/stem.json`` (per-question records one a line)
+    and ``out/stem.md``. The machine's load at the end goes into the report first."""
+    print(md)
+    if write:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
+        (out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
+        log(f"wrote {out / stem}.json and .md")
+    return report
+
+
+def load_end(machine: dict[str, Any]) -> None:
+    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]

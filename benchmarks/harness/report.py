@@ -1,0 +1,80 @@
+"""Writing a report: ``<stem>.json`` (the data, per-question records one per line) and ``<stem>.md`` (the
+tables), the number formats of those tables, and the log line on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"
+LONG_LISTS = ("questions", "llm_answers")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def pct(v: float | None) -> str:
+    """A share as a percentage with one decimal ("—" for none)."""
+    return "—" if v is None else f"{v * 100:.1f}"
+
+
+def times(v: float | None) -> str:
+    """A ratio ("1.23×", "—" for none)."""
+    return "—" if v is None else f"{v:.2f}×"
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
+
+
+def dump_json(report: dict[str, Any]) -> str:
+    """Indented JSON, with the long per-question lists one compact record per line."""
+    long = {k: report[k] for k in LONG_LISTS if k in report}
+    text = json.dumps({**report, **{k: f"@@{k}@@" for k in long}}, indent=1, default=str)
+    for k, rows in long.items():
+        lines = ",\n".join("  " + json.dumps(r, separators=(",", ":"), default=str) for r in rows)
+        text = text.replace(f'"@@{k}@@"', "[\n" + lines + "\n ]" if rows else "[]")
+    return text + "\n"
+
+
+def write(out: Path, report: dict[str, Any], md: str, *, compact: bool = False, **dump: Any) -> None:
+    """``out.json`` and ``out.md`` (``out`` without a suffix); ``compact`` writes the per-question lists one
+    record per line (:func:`dump_json`), otherwise ``json.dumps(report, indent=2, **dump)``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = dump_json(report) if compact else json.dumps(report, indent=2, **dump) + "\n"
+    out.with_name(out.name + ".json").write_text(text, encoding="utf-8")
+    out.with_name(out.name + ".md").write_text(md + "\n", encoding="utf-8")
+    log(f"wrote {out}.json and .md")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """A markdown table's lines."""
+    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
+def conversation_versions() -> dict[str, str | None]:
+    """The versions the conversational benchmarks' reports (LoCoMo, BEAM, LongMemEval) record."""
+    from harness.machine import versions
+    return versions("bm25s", "langgraph", "langchain-core", "numpy")
+
+
+def conversation_machine_line(report: dict[str, Any]) -> str:
+    """The machine line of a conversational benchmark's report, with bm25s and langgraph's versions."""
+    from harness.machine import machine_line
+    v = report["versions"]
+    return machine_line(report["machine"], f" · bm25s {v.get('bm25s')} · langgraph {v.get('langgraph')}")
+
+
+def latency_table(latency_ms: dict[str, dict[str, Any]], systems: Sequence[str]) -> list[str]:
+    """A conversational benchmark's latency table, one row per system."""
+    rows = ["| latency (ms) | n | p50 | p95 | p99 | mean | max |", "|---|---|---|---|---|---|---|"]
+    for s in systems:
+        lat = latency_ms[s]
+        label = "memgrove `graph.invoke` (wall, harness)" if s == "memgrove" else f"{s} (bm25s scoring + sort)"
+        rows.append(f"| {label} | {lat['n']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['mean']} | {lat['max']} |")
+    return rows

@@ -1,0 +1,113 @@
+"""Measuring the query tiers: the realized tier of an answer, the per-tier and per-kind summaries of a
+stream of questions, the engine of a memory about to be created, and cold ``memgrove query`` processes."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.stats import summary_ms
+
+
+def label_of(a: Any) -> str:
+    """The realized tier of an answer: "0", "1", "2", "ood", "3", "4"."""
+    if a.out_of_domain:
+        return "ood"
+    return str(a.tier)
+
+
+def choose_engine(tmp: Path, engine: str | None) -> None:
+    """Make ``engine`` the full-text engine of the memory about to be created in ``tmp`` (its
+    ``config.toml``, so every process that opens it, cold ones included, uses the same)."""
+    if engine:
+        (tmp / ".memgrove").mkdir(parents=True, exist_ok=True)
+        (tmp / ".memgrove" / "config.toml").write_text(f'[tree]\nengine = "{engine}"\n', encoding="utf-8")
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    by_kind: dict[str, list[dict]] = collections.defaultdict(list)
+    by_tier: dict[str, list[dict]] = collections.defaultdict(list)
+    for r in records:
+        by_kind[r["kind"]].append(r)
+        by_tier[r["tier"]].append(r)
+    order = ["0", "1", "2", "ood", "3", "4"]
+    tiers = {t: {"wall_ms": summary_ms([r["wall_ms"] / 1000 for r in by_tier[t]]),
+                 "reported_ms": summary_ms([r["latency_ms"] / 1000 for r in by_tier[t]]),
+                 "from_kinds": dict(collections.Counter(r["kind"] for r in by_tier[t]))}
+             for t in order if by_tier.get(t)}
+    kinds = {}
+    for k, rs in sorted(by_kind.items()):
+        mix = collections.Counter(r["tier"] for r in rs)
+        kinds[k] = {"n": len(rs), "mix": {t: mix[t] for t in order if mix[t]},
+                    "wall_ms": summary_ms([r["wall_ms"] / 1000 for r in rs])}
+        if k == "tier2":
+            t2 = [r for r in rs if r["tier"] == "2"]
+            kinds[k]["right_entry_first"] = sum(r["right_entry"] for r in t2)
+            kinds[k]["right_entry_in_sources"] = sum(r["in_sources"] for r in t2)
+            kinds[k]["answered_at_tier2"] = len(t2)
+    # all rewordings together
+    rw = [r for r in records if r["kind"].startswith("reword:")]
+    if rw:
+        mix = collections.Counter(r["tier"] for r in rw)
+        kinds["reword (all)"] = {"n": len(rw), "mix": {t: mix[t] for t in order if mix[t]},
+                                 "wall_ms": summary_ms([r["wall_ms"] / 1000 for r in rw])}
+    return {"by_tier": tiers, "by_kind": kinds, "queries": len(records)}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMGROVE_MODEL", "MEMGROVE_HOME")}
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def _cli() -> str:
+    exe = Path(sys.executable).parent / "memgrove"
+    return str(exe) if exe.exists() else (shutil.which("memgrove") or "memgrove")
+
+
+def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str, Any]:
+    env, cwd, py, cli = _env(), tempfile.gettempdir(), sys.executable, _cli()
+
+    def wall(argv: list[str]) -> tuple[float, str]:
+        ts = time.perf_counter()
+        r = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+        el = time.perf_counter() - ts
+        if r.returncode != 0:
+            raise RuntimeError(f"{argv[:3]}... failed ({r.returncode}): {r.stderr.strip()[-500:]}")
+        return el, r.stdout
+
+    times: dict[str, list[float]] = {k: [] for k in ("python_pass", "import_cli", "cli_tier0", "cli_tier2")}
+    inner: dict[str, list[float]] = {"cli_tier0": [], "cli_tier2": []}
+    seen: dict[str, collections.Counter] = {"cli_tier0": collections.Counter(), "cli_tier2": collections.Counter()}
+    for k in range(runs):
+        calls = [("python_pass", [py, "-c", "pass"]), ("import_cli", [py, "-c", "import memgrove.cli"]),
+                 ("cli_tier0", [cli, "--root", str(tmp), "query", cached_q, "--json"])]
+        if k < len(fresh):
+            calls.append(("cli_tier2", [cli, "--root", str(tmp), "query", fresh[k], "--json"]))
+        r = k % len(calls)
+        for key, argv in calls[r:] + calls[:r]:
+            el, stdout = wall(argv)
+            if key.startswith("cli_"):
+                a = json.loads(stdout)
+                tier = "ood" if a.get("out_of_domain") else str(a["tier"])
+                seen[key][tier] += 1
+                want = "0" if key == "cli_tier0" else "2"
+                if tier != want:
+                    continue
+                inner[key].append(a["latency_ms"] / 1000)
+            times[key].append(el)
+    out: dict[str, Any] = {k: summary_ms(v) for k, v in times.items()}
+    for k in inner:
+        out[k]["reported_latency"] = summary_ms(inner[k])
+        out[k]["tiers"] = dict(seen[k])
+    out["runs"] = runs
+    out["cli"] = cli
+    return out
