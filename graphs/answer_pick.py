@@ -18,9 +18,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memgrove.tree.dates import day_of
+from memgrove.tree.scan_corpus import CHAT_WORDS
+from memgrove.tree.statement_values import proper_words
+
+from . import answer_time, answer_type
+
 # A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
-# "e.g. the" and "staging.kestrel.dev" do not end one.
-_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])")
+# "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
+# (and their full-width ！？), with or without a space, after any closing quote or bracket.
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])"
+                    r"|(?<=[。！？])(?![」』）】〕\"'”’])\s*|(?<=[。！？][」』）】〕\"'”’])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -32,6 +40,17 @@ RANK_STEP = 0.02
 # A sentence this short seldom holds its answer alone ("I booked my trip to Lisbon!", "Access
 # token: a JWT signed with RS256."): the next sentence of its paragraph is shown with it.
 SHORT_WORDS = 12
+# A sentence that holds a value of the kind the question asks for ("47 minutes" for "how long")
+# scores this much more: about half of a full match of the question's words.
+TYPE_WEIGHT = 0.8
+# Up to this much more for the words a sentence adds beyond the question's (NEW_WORDS or more
+# count fully): the answer is what the question does not already say.
+NEW_WEIGHT = 0.0
+NEW_WORDS = 4
+# A sentence of the message before a chosen one (what a reply answers) ranks this much lower.
+BEFORE_STEP = 0.1
+# The statement that follows a matching question (its answer) scores this share of the question's match.
+ANSWERED = 0.8
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,7 @@ class Candidate:
     asks: bool       # a question, which never leads unless nothing else matched
     para: int = 0    # the paragraph (or table) it belongs to, within its entry
     row: bool = False
+    before: bool = False   # from the message before a chosen one (the context it replies to)
 
 
 def _table(lines: list[str]) -> list[tuple[str, str]]:
@@ -110,44 +130,69 @@ def sentences(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def candidates(bodies: Sequence[str]) -> list[Candidate]:
-    """Every sentence of ``bodies`` (the chosen entries' texts, best first)."""
+def _of(body: str, rank: int, before: bool) -> list[Candidate]:
     out = []
-    for rank, body in enumerate(bodies):
-        for order, (shown, scored, para) in enumerate(sentences(body)):
-            plain = scored.rstrip(" \"')]*_`")
-            out.append(Candidate(shown, scored, rank, order, asks=plain.endswith("?"), para=abs(para),
-                                 row=para < 0))
+    for order, (shown_text, scored, para) in enumerate(sentences(body)):
+        plain = scored.rstrip(" \"')]*_`")
+        out.append(Candidate(shown_text, scored, rank, order, asks=plain.endswith(("?", "？")), para=abs(para),
+                             row=para < 0, before=before))
     return out
+
+
+def candidates(bodies: Sequence[str], before: Sequence[str] = ()) -> list[Candidate]:
+    """Every sentence of ``bodies`` (the chosen entries' texts, best first), then of ``before``
+    (per body, the message it replies to, or "")."""
+    out = [c for rank, body in enumerate(bodies) for c in _of(body, rank, False)]
+    return out + [c for rank, body in enumerate(before) if body for c in _of(body, rank, True)]
+
+
+def _next(c: Candidate, pool: Sequence[Candidate]) -> Candidate | None:
+    return next((n for n in pool if n.rank == c.rank and n.before == c.before and n.order == c.order + 1), None)
 
 
 def shown(best: Candidate, pool: Sequence[Candidate]) -> str:
     """``best``'s text, with the next sentence of its paragraph when it is short."""
     if best.row or len(best.text.split()) >= SHORT_WORDS:
         return best.text
-    nxt = next((c for c in pool if c.rank == best.rank and c.order == best.order + 1), None)
+    nxt = _next(best, pool)
     return f"{best.text} {nxt.text}" if nxt and nxt.para == best.para and not nxt.row else best.text
 
 
+def speaker_of(said: str) -> str:
+    """Who said a message, from its label ("Ana, 2 March 2026" -> "Ana")."""
+    return said.split(",", 1)[0].strip() if said else ""
+
+
 def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
-         terms: Callable[[str], list[str]], contexts: Sequence[str] = ()) -> Candidate | None:
+         terms: Callable[[str], list[str]], contexts: Sequence[str] = (), *, question: str = "",
+         said: Sequence[str] = (), before: Sequence[str] = ()) -> Candidate | None:
     """The sentence of ``bodies`` that best answers a question with the analyzed terms ``question_terms``.
 
     ``terms`` analyzes a sentence as the index does (``engine.terms``); ``idf`` weighs the
     question's terms (``engine.idf``); ``contexts`` (one per body: its title and path) name what
     an entry's sentences are about without repeating it ("Current settings" of
-    ``postgres_tuning`` for the row "pool_size | 8"). Score: the idf-weighted share of the
-    question's terms the sentence contains, plus the share it and its context contain between
-    them, less ``RANK_STEP`` per rank of its entry; ties go to the earlier entry, then the
-    earlier sentence. A question never leads while the entries state anything: when only a
-    question matches, the statement after it in its entry leads (its answer, in a conversation
-    or a FAQ), else the best entry's first statement.
+    ``postgres_tuning`` for the row "pool_size | 8"); ``question``: its words, for the kind of
+    value it asks for (``answer_type.asked``); ``said``: per body, who said it and when (a
+    conversation message's label); ``before``: per body, the message it replies to, or "".
+
+    Score: the idf-weighted share of the question's terms the sentence contains, plus the share
+    it and its context contain between them; plus ``TYPE_WEIGHT`` when it (with the next
+    sentence, when it is shown with it) holds a value of the kind asked that the question does
+    not name ("47 minutes" for "how long"); plus up to ``NEW_WEIGHT`` for the words it adds
+    beyond the question's; less ``RANK_STEP`` per rank of its entry (``BEFORE_STEP`` more for
+    the message before one). A sentence that only repeats the question's words never leads
+    while another matching one adds something; nor does a question while the entries state
+    anything: when only a question matches, the statement after it in its entry leads (its
+    answer, in a conversation or a FAQ), else the best entry's first statement.
     """
-    pool = candidates(bodies)
+    pool = candidates(bodies, before)
     if not pool:
         return None
     weights = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
     total = sum(weights.values())
+    asked = set(question_terms)
+    kind = answer_type.asked(question) if question else None
+    proper = proper_words([*bodies, *before]) if kind in (answer_type.NAME, answer_type.PERSON) else frozenset()
 
     around = [set(terms(c)) for c in contexts]
 
@@ -161,21 +206,52 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         ctx = got | (around[c.rank] if c.rank < len(around) else set())
         return own + sum(w for t, w in weights.items() if t in ctx) / total
 
-    scored = [(share(c), c) for c in pool]
+    def added(c: Candidate) -> int:
+        return len({t for t in terms(c.scored) if t not in asked and t not in CHAT_WORDS})
 
-    def key(item: tuple[float, Candidate]) -> tuple[float, int, int]:
+    def typed(c: Candidate) -> bool:
+        speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
+        return answer_type.holds(kind, shown(c, pool), question, speaker=speaker, proper=proper)
+
+    def score(c: Candidate, s: float) -> float:
+        return (s + TYPE_WEIGHT * typed(c) + NEW_WEIGHT * min(added(c), NEW_WORDS) / NEW_WORDS
+                - RANK_STEP * c.rank - BEFORE_STEP * c.before)
+
+    scored = [(share(c), c) for c in pool]
+    # a question's answer is what follows it: the next statement of its entry, or for the last
+    # sentence of the message before a chosen one, that chosen message's first statement
+    follows: dict[int, float] = {}
+    for s, c in scored:
+        if not (c.asks and s):
+            continue
+        nxt = _next(c, pool)
+        if nxt is None and c.before:
+            nxt = next((n for n in pool if n.rank == c.rank and not n.before and not n.asks), None)
+        while nxt is not None and nxt.asks:
+            nxt = _next(nxt, pool)
+        if nxt is not None:
+            follows[id(nxt)] = max(follows.get(id(nxt), 0.0), ANSWERED * s)
+    scored = [(max(s, follows.get(id(c), 0.0)), c) for s, c in scored]
+
+    def key(item: tuple[float, Candidate]) -> tuple[float, int, int, int]:
         s, c = item
-        return (-(s - RANK_STEP * c.rank) if s else 1.0, c.rank, c.order)
+        return (-score(c, s) if s else 1.0, c.before, c.rank, c.order)
 
     statements = [item for item in scored if not item[1].asks]
     matching = [item for item in statements if item[0] > 0]
-    if matching:
-        return min(matching, key=key)[1]
+    adding = [item for item in matching if added(item[1])]
+    if kind and not any(typed(c) for _, c in adding or matching):
+        # nothing that matches the question's words holds what it asks for: the best sentence that does
+        holding = [(max(s, 1e-6), c) for s, c in statements if typed(c)]
+        if holding:
+            return min(holding, key=key)[1]
+    if adding or matching:
+        return min(adding or matching, key=key)[1]
     asking = [item for item in scored if item[1].asks and item[0] > 0]
     if asking and statements:
         # only a question matches: what follows it in its entry is its answer, if anything does
         q = min(asking, key=key)[1]
-        after = [c for _, c in statements if c.rank == q.rank and c.order > q.order]
+        after = [c for _, c in statements if c.rank == q.rank and c.before == q.before and c.order > q.order]
         if after:
             return after[0]
     if statements:
@@ -183,4 +259,29 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         return min(statements, key=key)[1]
     return min(asking or scored, key=key)[1]
 
-__all__ = ["Candidate", "RANK_STEP", "SHORT_WORDS", "candidates", "pick", "sentences", "shown"]
+
+def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
+                terms: Callable[[str], list[str]], contexts: Sequence[str] = (), said: Sequence[str] = (),
+                labels: Sequence[str] = (), before: Sequence[tuple[str, str]] = ()) -> str:
+    """The answer as shown: the picked sentence (``pick``), with the next one when it is short,
+    then who said it and when (``said``; for a question asking when, what a relative time in it
+    names: "yesterday" said on 8 May 2023 is 7 May 2023), then a closed fact's label
+    (``labels``). ``before``: per body, the message it replies to and its label, or ``("", "")``."""
+    pool_before = [b for b, _ in before]
+    found = pick(question_terms, idf, bodies, terms, contexts, question=question, said=said, before=pool_before)
+    if found is None:
+        return ""
+    text = shown(found, candidates(bodies, pool_before))
+    labels_of = [s for _, s in before] if found.before else list(said)
+    who = labels_of[found.rank] if found.rank < len(labels_of) else ""
+    if who and answer_type.asked(question) == answer_type.TIME:
+        day = day_of(who)
+        meant = answer_time.resolved(text, day) if day else []
+        who = "; ".join([who, *meant])
+    text = f"{text} ({who})" if who and who not in text else text
+    closed = labels[found.rank] if found.rank < len(labels) and not found.before else ""
+    return f"{text} {closed}" if closed else text
+
+
+__all__ = ["BEFORE_STEP", "Candidate", "NEW_WEIGHT", "NEW_WORDS", "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT",
+           "answer_text", "candidates", "pick", "sentences", "shown", "speaker_of"]

@@ -138,26 +138,41 @@ def first_sentence_rule(hit: Hit) -> str:
 
 
 def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
-                said: list[str] = (), labels: list[str] = ()) -> str:
+                said: list[str] = (), labels: list[str] = (), before: list[tuple[str, str]] = ()) -> str:
     """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
-    titles and paths) that answers ``question``. ``said``: per body, who said it and when
-    (a conversation message's title, "Ana, 2 March 2026"), added after the sentence: the
-    answer to "when did Ana …" is often that day, not a word of what she said. ``labels``: per body,
-    a closed fact's "(until …; since then: …)" (tree/validity.py), added after the sentence."""
+    titles and paths) that answers ``question`` (``answer_pick.answer_text``). ``said``: per body,
+    who said it and when (a conversation message's title, "Ana, 2 March 2026"), added after the
+    sentence: the answer to "when did Ana …" is often that day, not a word of what she said.
+    ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/validity.py), added
+    after the sentence. ``before``: per body, the message it replies to and its title
+    (``messages_before``), or ``("", "")``."""
     terms = tree.engine.terms(question)
     try:
         idf = tree.engine.idf(terms) if terms else {}
     except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
         idf = {}
-    clipped = [b[:PICK_CHARS] for b in bodies]
-    found = answer_pick.pick(terms, idf, clipped, tree.engine.terms, contexts)
-    if found is None:
-        return ""
-    text = answer_pick.shown(found, answer_pick.candidates(clipped))
-    who = said[found.rank] if found.rank < len(said) else ""
-    text = f"{text} ({who})" if who and who not in text else text
-    closed = labels[found.rank] if found.rank < len(labels) else ""
-    return f"{text} {closed}" if closed else text
+    return answer_pick.answer_text(question, terms, idf, [b[:PICK_CHARS] for b in bodies], tree.engine.terms,
+                                   contexts, said, labels, [(b[:PICK_CHARS], t) for b, t in before])
+
+
+def messages_before(tree, evidence: list[dict[str, Any]], said: list[str]) -> list[tuple[str, str]]:
+    """Per chosen entry that is a conversation's message (``said``), the message before it in
+    its session and that message's title: the verbatim curator links each message to the next
+    one (``related``), so it is the backlink in the same folder. ``("", "")`` for the others."""
+    out = []
+    for e, who in zip(evidence, said):
+        found = ("", "")
+        if who:
+            folder = e["path"].rpartition("/")[0]
+            try:
+                back = [p for p in tree.links(e["path"])[1] if p.rpartition("/")[0] == folder]
+                if back:
+                    prev = tree.read(back[0])
+                    found = ((prev.body or prev.summary).strip(), prev.title)
+            except Exception:  # noqa: BLE001 - a vanished or unreadable neighbour: no context
+                pass
+        out.append(found)
+    return out
 
 
 def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
@@ -203,8 +218,9 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     an LLM. Returns ``(answer, text, sources, evidence)``."""
     evidence, bodies = evidence_of(tree, hits, s)
     labels = [h.label for h in chosen_hits(hits, s)]
-    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said_of(hits, evidence), labels) \
-        or first_sentence_rule(chosen_hits(hits, s)[0])
+    said = said_of(hits, evidence)
+    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said, labels,
+                         messages_before(tree, evidence, said)) or first_sentence_rule(chosen_hits(hits, s)[0])
     details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
                + f"\n\n{e['text']}\n" for e in evidence]
     sources = [e["path"] for e in evidence]
