@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from memgrove.tree.dates import day_of
 from memgrove.tree.scan_corpus import CHAT_WORDS
-from memgrove.tree.statement_values import proper_words
 
 from . import answer_time, answer_type
 
@@ -192,7 +191,8 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     total = sum(weights.values())
     asked = set(question_terms)
     kind = answer_type.asked(question) if question else None
-    proper = proper_words([*bodies, *before]) if kind in (answer_type.NAME, answer_type.PERSON) else frozenset()
+    proper = answer_type.names_in([question, *bodies, *before]) if kind in (answer_type.NAME, answer_type.PERSON) \
+        else frozenset()
 
     around = [set(terms(c)) for c in contexts]
 
@@ -211,7 +211,7 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
 
     def typed(c: Candidate) -> bool:
         speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
-        return answer_type.holds(kind, shown(c, pool), question, speaker=speaker, proper=proper)
+        return answer_type.holds(kind, c.scored, question, speaker=speaker, proper=proper)
 
     def score(c: Candidate, s: float) -> float:
         return (s + TYPE_WEIGHT * typed(c) + NEW_WEIGHT * min(added(c), NEW_WORDS) / NEW_WORDS

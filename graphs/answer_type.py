@@ -13,12 +13,13 @@ any memory, not of one data set.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from memgrove.tree.dates import MONTHS, days_named
 from memgrove.tree.statement_values import _no_name
 
-DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME = (
-    "duration", "time", "version", "number", "frequency", "person", "place", "name")
+DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED = (
+    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed")
 
 # -- what the question asks -------------------------------------------------------
 
@@ -35,6 +36,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (NUMBER, re.compile(r"\bhow (?:many|much|big|large|old|far|fast|high|tall)\b|\b(?:what|which)\s+(?:\w+\s+)?"
                         r"(?:number|percentage|percent|price|cost|size|amount|count|total|rate|limit|port|score|age)\b",
                         re.I)),
+    (BREED, re.compile(r"\bwhat\s+(?:breed|kind of (?:dog|cat|horse)|type of (?:dog|cat|horse))\b|\bbreed\b", re.I)),
     (NAME, re.compile(r"\bwhat(?:'s| is| was| are| were)\s+(?:the\s+)?(?:\w+\s+)?names?\b|\bname of\b"
                       r"|\bwhat (?:is|was|are|were) (?:\w+\s+){1,3}(?:called|named)\b|\bnamed what\b", re.I)),
     (PERSON, re.compile(r"^\W*(?:who|whom|whose)\b|\b(?:with|by|for|to|from) whom\b|\bwho\s+(?:is|was|did|does|do|"
@@ -49,7 +51,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def asked(question: str) -> str | None:
     """The kind of value ``question`` asks for (``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
-    ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``), or None when its wording names none
+    ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``), or None when its wording names none
     ("What did we decide about search?")."""
     for kind, pattern in _ASKS:
         if pattern.search(question):
@@ -85,21 +87,47 @@ _PEOPLE = re.compile(r"\b(?:mom|mum|dad|mother|father|parents?|sister|brother|si
                      r"teacher|mentor|coach|neighbou?r|doctor|therapist)\b", re.I)
 _LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|under|inside|into|on|around|visit(?:ed|ing)?|via|behind)\s+"
                        r"(?:the\s+)?([A-Z][\w'.-]*|`[^`]+`|[\w.-]+/[\w./-]*)")
+# a breed is said by the words breeds are named with (the head of "border collie mix", "golden retriever")
+_BREED = re.compile(r"\b(?:mix|mixed|mutt|breed|purebred|retriever|terrier|shepherd|collie|poodle|\w+doodle|spaniel|"
+                    r"bulldog|labrador|husky|corgi|beagle|dachshund|pug|chihuahua|rottweiler|greyhound|hound|"
+                    r"schnauzer|pointer|setter|mastiff|shih tzu|maltese|tabby|siamese|persian|ragdoll|sphynx|"
+                    r"maine coon|shorthair|longhair|thoroughbred|pony)\b", re.I)
 _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|we|we're|we've|we'll|us|our)\b")
 
 
-def _names(sentence: str, proper: frozenset[str] = frozenset()) -> list[str]:
-    """The proper names ``sentence`` gives: capitalized words that are not its first (unless
-    ``proper`` knows them as names), months or words that are capitalized for other reasons."""
+def _not_a_name(tok: str) -> bool:
+    """A capitalized word that names nobody: a month, a weekday, "I'm", a greeting."""
+    low = tok.lower()
+    return low in MONTHS or low in _DAYS or low.startswith(("i'", "i’")) or _no_name(re.sub(r"['’]", "", tok))
+
+
+def _names(text: str, proper: frozenset[str] = frozenset()) -> list[str]:
+    """The proper names ``text`` gives: capitalized words (not months, weekdays or words
+    capitalized for other reasons), a sentence's first word only when ``proper`` knows it as a
+    name or it is the whole sentence but one word (a reply that is a name: "Pixel.")."""
     out = []
-    for i, tok in enumerate(_TOKEN.findall(sentence)):
-        if not tok[:1].isupper() or tok.lower() in MONTHS or tok.lower() in _DAYS or _no_name(tok):
-            continue
-        if i == 0 and tok not in proper:
-            continue
-        out.append(tok)
+    for sentence in _SENTENCE_END.split(text):
+        toks = _TOKEN.findall(sentence)
+        for i, tok in enumerate(toks):
+            if not tok[:1].isupper() or _not_a_name(tok):
+                continue
+            if i == 0 and tok not in proper and len(toks) > 2:
+                continue
+            out.append(tok)
     return out
+
+
+def names_in(texts: Iterable[str]) -> frozenset[str]:
+    """The words ``texts`` write capitalized in the middle of a sentence: names, when a
+    sentence starts with one ("Pixel says hi")."""
+    out: set[str] = set()
+    for text in texts:
+        for sentence in _SENTENCE_END.split(text):
+            toks = _TOKEN.findall(sentence)
+            out.update(t for t in toks[1:] if t[:1].isupper() and not _not_a_name(t))
+    return frozenset(out)
 
 
 def _new(found: list[str], question: str) -> bool:
@@ -114,8 +142,8 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
 
     ``speaker``: who said it, when it is a conversation's message: "I'll cover your shifts"
     names a person, its speaker, for "Who covers Ana's shifts?". ``proper``: the words known
-    as names (``statement_values.proper_words`` of the chosen entries), so a name that starts
-    a sentence ("Pixel. The shelter named her") counts.
+    as names (``names_in`` the question and the chosen entries), so a name that starts a
+    sentence ("Pixel says hi") counts.
     """
     if kind is None:
         return False
@@ -138,7 +166,9 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new([m.group(1).strip("`") for m in _LOCATIVE.finditer(sentence)], question)
     if kind == NAME:
         return _new(_names(sentence, proper), question)
+    if kind == BREED:
+        return _new([m.group(0) for m in _BREED.finditer(sentence)], question)
     return False
 
 
-__all__ = ["DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "VERSION", "asked", "holds"]
+__all__ = ["BREED", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "VERSION", "asked", "holds", "names_in"]
