@@ -15,8 +15,10 @@ under its table's header, so the answer stays a table.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memgrove.tree.dates import day_of
 from memgrove.tree.scan_corpus import CHAT_WORDS
@@ -187,14 +189,27 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     pool = candidates(bodies, before)
     if not pool:
         return None
-    weights = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
+    kind = answer_type.asked(question) if question else None
+    kind_words = {x for w in answer_type.asking_words(kind) for x in terms(w)}
+    weights = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms if t not in kind_words}
+    weights = weights or {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
     total = sum(weights.values())
     asked = set(question_terms)
-    kind = answer_type.asked(question) if question else None
     proper = answer_type.names_in([question, *bodies, *before]) if kind in (answer_type.NAME, answer_type.PERSON) \
         else frozenset()
 
+    # what an entry's sentence is about beyond its own words: the entry's title and path, and
+    # the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
+    paragraph: dict[tuple[int, bool, int], set[str]] = defaultdict(set)
+    for c in pool:
+        if not c.row:
+            paragraph[(c.rank, c.before, c.para)].update(terms(c.scored))
+
+    @lru_cache(maxsize=None)
+    def typed(c: Candidate) -> bool:
+        speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
+        return answer_type.holds(kind, c.scored, question, speaker=speaker, proper=proper)
 
     def share(c: Candidate) -> float:
         if not total:
@@ -204,14 +219,13 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         if not own:
             return 0.0
         ctx = got | (around[c.rank] if c.rank < len(around) else set())
+        if typed(c):
+            # a sentence that holds what is asked is read with its paragraph ("It listens on 9102.")
+            ctx = ctx | paragraph.get((c.rank, c.before, c.para), set())
         return own + sum(w for t, w in weights.items() if t in ctx) / total
 
     def added(c: Candidate) -> int:
         return len({t for t in terms(c.scored) if t not in asked and t not in CHAT_WORDS})
-
-    def typed(c: Candidate) -> bool:
-        speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
-        return answer_type.holds(kind, c.scored, question, speaker=speaker, proper=proper)
 
     def score(c: Candidate, s: float) -> float:
         return (s + TYPE_WEIGHT * typed(c) + NEW_WEIGHT * min(added(c), NEW_WORDS) / NEW_WORDS

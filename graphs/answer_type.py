@@ -59,6 +59,21 @@ def asked(question: str) -> str | None:
     return None
 
 
+# the words that ask for the kind (answered by the value, not repeated by it): "long" of "how long"
+_ASKING_WORDS = {
+    DURATION: "long many duration period", TIME: "when year month day date week time long ago weekday season",
+    VERSION: "version release", NUMBER: "many much number percentage percent price cost size amount count total",
+    FREQUENCY: "often frequently many times", PERSON: "who whom whose person people", PLACE: "where place location",
+    NAME: "name names named called", BREED: "breed kind type",
+}
+
+
+def asking_words(kind: str | None) -> frozenset[str]:
+    """The words of a question that ask for ``kind`` ("how long", "which version"): a sentence
+    that holds the value does not repeat them, so they are no words to match."""
+    return frozenset(_ASKING_WORDS.get(kind or "", "").split())
+
+
 # -- what a sentence holds ----------------------------------------------------------
 
 _NUMBER_WORDS = ("a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
@@ -171,4 +186,4 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     return False
 
 
-__all__ = ["BREED", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "VERSION", "asked", "holds", "names_in"]
+__all__ = ["BREED", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "VERSION", "asked", "asking_words", "holds", "names_in"]
