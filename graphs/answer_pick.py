@@ -43,7 +43,7 @@ RANK_STEP = 0.02
 SHORT_WORDS = 12
 # A sentence that holds a value of the kind the question asks for ("47 minutes" for "how long")
 # scores this much more: about half of a full match of the question's words.
-TYPE_WEIGHT = 0.8
+TYPE_WEIGHT = 1.0
 # Up to this much more for the words a sentence adds beyond the question's (NEW_WORDS or more
 # count fully): the answer is what the question does not already say.
 NEW_WEIGHT = 0.0
@@ -191,9 +191,9 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         return None
     kind = answer_type.asked(question) if question else None
     kind_words = {x for w in answer_type.asking_words(kind) for x in terms(w)}
-    weights = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms if t not in kind_words}
-    weights = weights or {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
-    total = sum(weights.values())
+    # a question in the entries is matched by all of them ("Which version?" asks what we ask)
+    every = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
+    content = {t: w for t, w in every.items() if t not in kind_words} or every
     asked = set(question_terms)
     proper = answer_type.names_in([question, *bodies, *before]) if kind in (answer_type.NAME, answer_type.PERSON) \
         else frozenset()
@@ -209,9 +209,11 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     @lru_cache(maxsize=None)
     def typed(c: Candidate) -> bool:
         speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
-        return answer_type.holds(kind, c.scored, question, speaker=speaker, proper=proper)
+        return answer_type.holds(kind, shown(c, pool), question, speaker=speaker, proper=proper)
 
     def share(c: Candidate) -> float:
+        weights = every if c.asks else content
+        total = sum(weights.values())
         if not total:
             return 0.0
         got = set(terms(c.scored))

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from memgrove.tree.dates import MONTHS, days_named
 from memgrove.tree.statement_values import _no_name
 
-DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED = (
-    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed")
+DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE = (
+    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title")
 
 # -- what the question asks -------------------------------------------------------
 
@@ -39,6 +39,8 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BREED, re.compile(r"\bwhat\s+(?:breed|kind of (?:dog|cat|horse)|type of (?:dog|cat|horse))\b|\bbreed\b", re.I)),
     (NAME, re.compile(r"\bwhat(?:'s| is| was| are| were)\s+(?:the\s+)?(?:\w+\s+)?names?\b|\bname of\b"
                       r"|\bwhat (?:is|was|are|were) (?:\w+\s+){1,3}(?:called|named)\b|\bnamed what\b", re.I)),
+    (TITLE, re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?(?:book|novel|movie|film|show|series|song|album|game|band|"
+                       r"podcast|play|musical|poem|painting|app)s?\b", re.I)),
     (PERSON, re.compile(r"^\W*(?:who|whom|whose)\b|\b(?:with|by|for|to|from) whom\b|\bwho\s+(?:is|was|did|does|do|"
                         r"will|has|had|are|were|can|should)\b|\b(?:which|what)\s+(?:person|people|friend|colleague|"
                         r"teammate|member|engineer|developer|owner)\b", re.I)),
@@ -51,7 +53,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def asked(question: str) -> str | None:
     """The kind of value ``question`` asks for (``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
-    ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``), or None when its wording names none
+    ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``, ``TITLE``), or None when its wording names none
     ("What did we decide about search?")."""
     for kind, pattern in _ASKS:
         if pattern.search(question):
@@ -64,7 +66,7 @@ _ASKING_WORDS = {
     DURATION: "long many duration period", TIME: "when year month day date week time long ago weekday season",
     VERSION: "version release", NUMBER: "many much number percentage percent price cost size amount count total",
     FREQUENCY: "often frequently many times", PERSON: "who whom whose person people", PLACE: "where place location",
-    NAME: "name names named called", BREED: "breed kind type",
+    NAME: "name names named called", BREED: "breed kind type", TITLE: "",
 }
 
 
@@ -93,6 +95,11 @@ _VERSION = re.compile(r"\bv\d+(?:\.\d+)*\b|\b\d+\.\d+(?:\.\d+)+\b|\b\d+\.\d+\b(?
 _NUMBER = re.compile(rf"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                      rf"forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice|a couple|a few|several)\b",
                      re.I)
+_HOW_MANY = re.compile(r"\bhow many\s+(\w+)(?:\s+(\w+))?", re.I)
+_STOP = frozenset("of do does did are is were was have has had will would can people times".split())
+_COUNT = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                    r"forty|fifty|hundred|dozen|several|a few|a couple of)\b", re.I)
+COUNTED_WITHIN = 4   # "12 pods", "twelve of the pods", "3 Kubernetes worker pods"
 _FREQUENCY = re.compile(rf"\b(?:every|each|per|daily|nightly|weekly|monthly|yearly|annually|hourly|once|twice|"
                         rf"always|usually|often|rarely|never|\w+\s+times)\b|\ba\s+(?:day|week|month|year)\b", re.I)
 # who a sentence names beyond a proper name: the people of anyone's life and work
@@ -107,7 +114,10 @@ _BREED = re.compile(r"\b(?:mix|mixed|mutt|breed|purebred|retriever|terrier|sheph
                     r"bulldog|labrador|husky|corgi|beagle|dachshund|pug|chihuahua|rottweiler|greyhound|hound|"
                     r"schnauzer|pointer|setter|mastiff|shih tzu|maltese|tabby|siamese|persian|ragdoll|sphynx|"
                     r"maine coon|shorthair|longhair|thoroughbred|pony)\b", re.I)
+_NAMED_PLACE = re.compile(r"\b(?:city|country|state|town|region|continent|island|neighbou?rhood)\b", re.I)
+_QUOTED = re.compile(r"[\"“«]([^\"”»]{2,80})[\"”»]")
 _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+_DETERMINERS = frozenset("the a an my our your his her their its this that".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|we|we're|we've|we'll|us|our)\b")
 
@@ -130,6 +140,8 @@ def _names(text: str, proper: frozenset[str] = frozenset()) -> list[str]:
                 continue
             if i == 0 and tok not in proper and len(toks) > 2:
                 continue
+            if 0 < i < len(toks) - 1 and toks[i - 1].lower() in _DETERMINERS and toks[i + 1][:1].islower():
+                continue   # "the Riverside shelter", "my Sony headphones": it names the thing after it
             out.append(tok)
     return out
 
@@ -170,6 +182,12 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     if kind == VERSION:
         return _new([m.group(0) for m in _VERSION.finditer(sentence)], question)
     if kind == NUMBER:
+        counted = _HOW_MANY.search(question)
+        nouns = [w.lower()[:4] for w in (counted.groups() if counted else ()) if w and w.lower() not in _STOP]
+        if nouns:
+            # "how many pods" is answered by a number of pods: "12 pods", "twelve of the pods"
+            return any(w.lower().startswith(tuple(nouns))
+                       for m in _COUNT.finditer(sentence) for w in _TOKEN.findall(sentence[m.end():])[:COUNTED_WITHIN])
         return _new([m.group(0) for m in _NUMBER.finditer(sentence)], question)
     if kind == FREQUENCY:
         return _new([m.group(0) for m in _FREQUENCY.finditer(sentence)], question)
@@ -178,7 +196,13 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
             return True
         return _new(_names(sentence, proper) + [m.group(0) for m in _PEOPLE.finditer(sentence)], question)
     if kind == PLACE:
-        return _new([m.group(1).strip("`") for m in _LOCATIVE.finditer(sentence)], question)
+        places = [m.group(1).strip("`") for m in _LOCATIVE.finditer(sentence)]
+        if _NAMED_PLACE.search(question):
+            places += _names(sentence, proper)   # "which city": a city is named
+        return _new(places, question)
+    if kind == TITLE:
+        # a work is named by its title: in quotes, or capitalized
+        return _new([m.group(1) for m in _QUOTED.finditer(sentence)] + _names(sentence, proper), question)
     if kind == NAME:
         return _new(_names(sentence, proper), question)
     if kind == BREED:
@@ -186,4 +210,4 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     return False
 
 
-__all__ = ["BREED", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "VERSION", "asked", "asking_words", "holds", "names_in"]
+__all__ = ["BREED", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]

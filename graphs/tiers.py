@@ -148,7 +148,8 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
     (``messages_before``), or ``("", "")``."""
     terms = tree.engine.terms(question)
     try:
-        idf = tree.engine.idf(terms) if terms else {}
+        # a sentence's words are weighed as the text's: a word missing from titles ("use") is not rare
+        idf = tree.engine.idf(terms, fields=("content",)) if terms else {}
     except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
         idf = {}
     return answer_pick.answer_text(question, terms, idf, [b[:PICK_CHARS] for b in bodies], tree.engine.terms,
