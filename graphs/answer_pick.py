@@ -43,7 +43,7 @@ RANK_STEP = 0.02
 SHORT_WORDS = 12
 # A sentence that holds a value of the kind the question asks for ("47 minutes" for "how long")
 # scores this much more: about half of a full match of the question's words.
-TYPE_WEIGHT = 1.0
+TYPE_WEIGHT = 1.5
 # Up to this much more for the words a sentence adds beyond the question's (NEW_WORDS or more
 # count fully): the answer is what the question does not already say.
 NEW_WEIGHT = 0.0

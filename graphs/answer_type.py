@@ -119,6 +119,9 @@ _QUOTED = re.compile(r"[\"“«]([^\"”»]{2,80})[\"”»]")
 _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 _DETERMINERS = frozenset("the a an my our your his her their its this that".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# a sentence that starts with who did something: "Karim reviewed it", "Priya owns billing"
+_DOER = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][a-z]+)\s+(?:is|was|has|had|will|did|does|can|said|says|told|asked|"
+                   r"[a-z]+ed|owns|leads|runs|covers|manages|handles|maintains|approves|reviews|decides)\b")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|we|we're|we've|we'll|us|our)\b")
 
 
@@ -194,7 +197,8 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     if kind == PERSON:
         if speaker and speaker.lower() not in question.lower() and _FIRST_PERSON.search(sentence):
             return True
-        return _new(_names(sentence, proper) + [m.group(0) for m in _PEOPLE.finditer(sentence)], question)
+        doers = [m.group(1) for m in _DOER.finditer(sentence) if not _not_a_name(m.group(1))]
+        return _new(_names(sentence, proper) + doers + [m.group(0) for m in _PEOPLE.finditer(sentence)], question)
     if kind == PLACE:
         places = [m.group(1).strip("`") for m in _LOCATIVE.finditer(sentence)]
         if _NAMED_PLACE.search(question):
