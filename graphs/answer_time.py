@@ -76,7 +76,7 @@ def _one(m: re.Match[str], day: date) -> str | None:
         return f"{said} = {_month_label(_month_back(day, n))}"
     if unit == "day":
         return f"{said} = {day_label(day - timedelta(days=n))}"
-    return f"{said} = {'the week' if n == 1 else f'{n} weeks'} before {day_label(day)}"
+    return f"{said} = {'the week' if n == 1 else f'{n_word} weeks'} before {day_label(day)}"
 
 
 def resolved(text: str, day: date) -> list[str]:
