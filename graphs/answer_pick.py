@@ -5,11 +5,15 @@ misses the answer as often as not: "What is the minimum payout per job?" was
 answered with the sentence about per-km pay, and the 3.50 EUR was the next one.
 Here every sentence of the chosen entries is scored by the question's analyzed
 terms it contains, each weighted by its idf (a rare word that the question and
-a sentence share says more than a common one), and the best leads; the
-entry's rank breaks ties. A sentence that asks never leads unless nothing else
-matches: "How much do we pay per job?" shares every word with the question and
-holds none of the answer. A markdown table row is a sentence too, and is shown
-under its table's header, so the answer stays a table.
+a sentence share says more than a common one), and by whether it holds the kind
+of value the question asks for (answer_type.py: "How long was tally-api down?"
+is answered by "down for 47 minutes", not by "Connection and timeout settings for
+tally-api", which shares more words); the entry's rank breaks ties. A sentence
+that asks never leads unless nothing else matches: "How much do we pay per job?"
+shares every word with the question and holds none of the answer; the statement
+after it does. Nor does a sentence that only repeats the question's words. A
+markdown table row is a sentence too, and is shown under its table's header, so
+the answer stays a table.
 """
 
 from __future__ import annotations
@@ -42,12 +46,10 @@ RANK_STEP = 0.02
 # token: a JWT signed with RS256."): the next sentence of its paragraph is shown with it.
 SHORT_WORDS = 12
 # A sentence that holds a value of the kind the question asks for ("47 minutes" for "how long")
-# scores this much more: about half of a full match of the question's words.
+# scores this much more: more than matching every word of the question once, less than twice
+# (in the sentence and in its entry's title): 1.0 answered 80% of benchmarks/answer_types.py,
+# 1.5 86%, LoCoMo the same within 0.2 points.
 TYPE_WEIGHT = 1.5
-# Up to this much more for the words a sentence adds beyond the question's (NEW_WORDS or more
-# count fully): the answer is what the question does not already say.
-NEW_WEIGHT = 0.0
-NEW_WORDS = 4
 # A sentence of the message before a chosen one (what a reply answers) ranks this much lower.
 BEFORE_STEP = 0.1
 # The statement that follows a matching question (its answer) scores this share of the question's match.
@@ -147,15 +149,23 @@ def candidates(bodies: Sequence[str], before: Sequence[str] = ()) -> list[Candid
     return out + [c for rank, body in enumerate(before) if body for c in _of(body, rank, True)]
 
 
-def _next(c: Candidate, pool: Sequence[Candidate]) -> Candidate | None:
-    return next((n for n in pool if n.rank == c.rank and n.before == c.before and n.order == c.order + 1), None)
+Positions = dict[tuple[int, bool, int], Candidate]
 
 
-def shown(best: Candidate, pool: Sequence[Candidate]) -> str:
+def positions(pool: Sequence[Candidate]) -> Positions:
+    """Each candidate by where it is: (rank, from the message before, order)."""
+    return {(c.rank, c.before, c.order): c for c in pool}
+
+
+def _next(c: Candidate, at: Positions) -> Candidate | None:
+    return at.get((c.rank, c.before, c.order + 1))
+
+
+def shown(best: Candidate, pool: Sequence[Candidate], at: Positions | None = None) -> str:
     """``best``'s text, with the next sentence of its paragraph when it is short."""
     if best.row or len(best.text.split()) >= SHORT_WORDS:
         return best.text
-    nxt = _next(best, pool)
+    nxt = _next(best, positions(pool) if at is None else at)
     return f"{best.text} {nxt.text}" if nxt and nxt.para == best.para and not nxt.row else best.text
 
 
@@ -176,19 +186,24 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     value it asks for (``answer_type.asked``); ``said``: per body, who said it and when (a
     conversation message's label); ``before``: per body, the message it replies to, or "".
 
-    Score: the idf-weighted share of the question's terms the sentence contains, plus the share
-    it and its context contain between them; plus ``TYPE_WEIGHT`` when it (with the next
-    sentence, when it is shown with it) holds a value of the kind asked that the question does
-    not name ("47 minutes" for "how long"); plus up to ``NEW_WEIGHT`` for the words it adds
-    beyond the question's; less ``RANK_STEP`` per rank of its entry (``BEFORE_STEP`` more for
-    the message before one). A sentence that only repeats the question's words never leads
-    while another matching one adds something; nor does a question while the entries state
-    anything: when only a question matches, the statement after it in its entry leads (its
-    answer, in a conversation or a FAQ), else the best entry's first statement.
+    Score: the idf-weighted share of the question's terms the sentence contains (the words that
+    ask for the kind, "long" of "how long", left out but for a sentence that asks), plus the share
+    it and its context contain between them; plus ``TYPE_WEIGHT`` when it (with the next sentence,
+    when it is shown with it) holds a value of the kind asked that the question does not name
+    ("47 minutes" for "how long"), and then its paragraph counts as its context too ("It listens
+    on 9102." after "The metrics endpoint ..."); less ``RANK_STEP`` per rank of its entry
+    (``BEFORE_STEP`` more for the message before one). The statement after a matching question,
+    in its entry or in the chosen message after it, scores at least ``ANSWERED`` of the
+    question's share. A sentence that only repeats the question's words never leads while
+    another matching one adds something; when none that matches holds the kind asked, the best
+    that holds one leads. A question never leads while the entries state anything: when only a
+    question matches, the statement after it in its entry leads (its answer, in a conversation
+    or a FAQ), else the best entry's first statement.
     """
     pool = candidates(bodies, before)
     if not pool:
         return None
+    at = positions(pool)
     kind = answer_type.asked(question) if question else None
     kind_words = {x for w in answer_type.asking_words(kind) for x in terms(w)}
     # a question in the entries is matched by all of them ("Which version?" asks what we ask)
@@ -201,22 +216,23 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     # what an entry's sentence is about beyond its own words: the entry's title and path, and
     # the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
+    words = {id(c): set(terms(c.scored)) for c in pool}
     paragraph: dict[tuple[int, bool, int], set[str]] = defaultdict(set)
     for c in pool:
         if not c.row:
-            paragraph[(c.rank, c.before, c.para)].update(terms(c.scored))
+            paragraph[(c.rank, c.before, c.para)].update(words[id(c)])
 
     @lru_cache(maxsize=None)
     def typed(c: Candidate) -> bool:
         speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
-        return answer_type.holds(kind, shown(c, pool), question, speaker=speaker, proper=proper)
+        return answer_type.holds(kind, shown(c, pool, at), question, speaker=speaker, proper=proper)
 
     def share(c: Candidate) -> float:
         weights = every if c.asks else content
         total = sum(weights.values())
         if not total:
             return 0.0
-        got = set(terms(c.scored))
+        got = words[id(c)]
         own = sum(w for t, w in weights.items() if t in got) / total
         if not own:
             return 0.0
@@ -227,11 +243,10 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         return own + sum(w for t, w in weights.items() if t in ctx) / total
 
     def added(c: Candidate) -> int:
-        return len({t for t in terms(c.scored) if t not in asked and t not in CHAT_WORDS})
+        return len({t for t in words[id(c)] if t not in asked and t not in CHAT_WORDS})
 
     def score(c: Candidate, s: float) -> float:
-        return (s + TYPE_WEIGHT * typed(c) + NEW_WEIGHT * min(added(c), NEW_WORDS) / NEW_WORDS
-                - RANK_STEP * c.rank - BEFORE_STEP * c.before)
+        return s + TYPE_WEIGHT * typed(c) - RANK_STEP * c.rank - BEFORE_STEP * c.before
 
     scored = [(share(c), c) for c in pool]
     # a question's answer is what follows it: the next statement of its entry, or for the last
@@ -240,11 +255,11 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     for s, c in scored:
         if not (c.asks and s):
             continue
-        nxt = _next(c, pool)
+        nxt = _next(c, at)
         if nxt is None and c.before:
             nxt = next((n for n in pool if n.rank == c.rank and not n.before and not n.asks), None)
         while nxt is not None and nxt.asks:
-            nxt = _next(nxt, pool)
+            nxt = _next(nxt, at)
         if nxt is not None:
             follows[id(nxt)] = max(follows.get(id(nxt), 0.0), ANSWERED * s)
     scored = [(max(s, follows.get(id(c), 0.0)), c) for s, c in scored]
@@ -299,5 +314,5 @@ def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, flo
     return f"{text} {closed}" if closed else text
 
 
-__all__ = ["BEFORE_STEP", "Candidate", "NEW_WEIGHT", "NEW_WORDS", "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT",
+__all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT",
            "answer_text", "candidates", "pick", "sentences", "shown", "speaker_of"]

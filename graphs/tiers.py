@@ -103,6 +103,9 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 # The most of an entry's text the answer is picked from: a sentence beyond it is not worth
 # analyzing every sentence of a 10 MB entry for.
 PICK_CHARS = 8_000
+# The most of the message before a chosen one that is read as its context (a message is short;
+# its context is the end of what was said before it, not a whole pasted document).
+BEFORE_CHARS = 2_000
 
 
 def _entry_text(tree, path: str) -> str:
@@ -153,7 +156,7 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
     except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
         idf = {}
     return answer_pick.answer_text(question, terms, idf, [b[:PICK_CHARS] for b in bodies], tree.engine.terms,
-                                   contexts, said, labels, [(b[:PICK_CHARS], t) for b, t in before])
+                                   contexts, said, labels, [(b[-BEFORE_CHARS:], t) for b, t in before])
 
 
 def messages_before(tree, evidence: list[dict[str, Any]], said: list[str]) -> list[tuple[str, str]]:
