@@ -95,8 +95,8 @@ def answers_for(mem: Any, question: str, base: Any = None) -> dict[str, str]:
     old = tiers.first_sentence_rule(tiers.chosen_hits(hits, s)[0])
     said = tiers.said_of(hits, evidence)
     contexts = tiers.contexts_of(evidence)
-    new = tiers.pick_answer(mem.tree, question, bodies, contexts, said,
-                            before=tiers.messages_before(mem.tree, evidence, said)) or old
+    before, after = tiers.messages_around(mem.tree, evidence, said)
+    new = tiers.pick_answer(mem.tree, question, bodies, contexts, said, before=before, after=after) or old
     main = (baseline_answer(base, mem, question, bodies, contexts, said) if base else "") or old
     # the picked sentence alone: no next sentence, no speaker and day (what the pick itself finds)
     terms = mem.tree.engine.terms(question)

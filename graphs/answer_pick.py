@@ -50,7 +50,8 @@ SHORT_WORDS = 12
 # (in the sentence and in its entry's title): 1.0 answered 80% of benchmarks/answer_types.py,
 # 1.5 86%, LoCoMo the same within 0.2 points.
 TYPE_WEIGHT = 1.5
-# A sentence of the message before a chosen one (what a reply answers) ranks this much lower.
+# A sentence of the message before a chosen one (what a reply answers) or after it (its reply)
+# ranks this much lower.
 BEFORE_STEP = 0.1
 # The statement that follows a matching question (its answer) scores this share of the question's match.
 ANSWERED = 0.8
@@ -65,7 +66,7 @@ class Candidate:
     asks: bool       # a question, which never leads unless nothing else matched
     para: int = 0    # the paragraph (or table) it belongs to, within its entry
     row: bool = False
-    before: bool = False   # from the message before a chosen one (the context it replies to)
+    side: int = 0    # -1: of the message before a chosen one (what it replies to), 1: after it (its reply)
 
 
 def _table(lines: list[str]) -> list[tuple[str, str]]:
@@ -133,32 +134,33 @@ def sentences(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def _of(body: str, rank: int, before: bool) -> list[Candidate]:
+def _of(body: str, rank: int, side: int) -> list[Candidate]:
     out = []
     for order, (shown_text, scored, para) in enumerate(sentences(body)):
         plain = scored.rstrip(" \"')]*_`")
         out.append(Candidate(shown_text, scored, rank, order, asks=plain.endswith(("?", "？")), para=abs(para),
-                             row=para < 0, before=before))
+                             row=para < 0, side=side))
     return out
 
 
-def candidates(bodies: Sequence[str], before: Sequence[str] = ()) -> list[Candidate]:
+def candidates(bodies: Sequence[str], before: Sequence[str] = (), after: Sequence[str] = ()) -> list[Candidate]:
     """Every sentence of ``bodies`` (the chosen entries' texts, best first), then of ``before``
-    (per body, the message it replies to, or "")."""
-    out = [c for rank, body in enumerate(bodies) for c in _of(body, rank, False)]
-    return out + [c for rank, body in enumerate(before) if body for c in _of(body, rank, True)]
+    (per body, the message it replies to, or "") and of ``after`` (per body, the reply to it, or "")."""
+    out = [c for rank, body in enumerate(bodies) for c in _of(body, rank, 0)]
+    out += [c for rank, body in enumerate(before) if body for c in _of(body, rank, -1)]
+    return out + [c for rank, body in enumerate(after) if body for c in _of(body, rank, 1)]
 
 
 Positions = dict[tuple[int, bool, int], Candidate]
 
 
 def positions(pool: Sequence[Candidate]) -> Positions:
-    """Each candidate by where it is: (rank, from the message before, order)."""
-    return {(c.rank, c.before, c.order): c for c in pool}
+    """Each candidate by where it is: (rank, side, order)."""
+    return {(c.rank, c.side, c.order): c for c in pool}
 
 
 def _next(c: Candidate, at: Positions) -> Candidate | None:
-    return at.get((c.rank, c.before, c.order + 1))
+    return at.get((c.rank, c.side, c.order + 1))
 
 
 def shown(best: Candidate, pool: Sequence[Candidate], at: Positions | None = None) -> str:
@@ -176,7 +178,7 @@ def speaker_of(said: str) -> str:
 
 def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
          terms: Callable[[str], list[str]], contexts: Sequence[str] = (), *, question: str = "",
-         said: Sequence[str] = (), before: Sequence[str] = ()) -> Candidate | None:
+         said: Sequence[str] = (), before: Sequence[str] = (), after: Sequence[str] = ()) -> Candidate | None:
     """The sentence of ``bodies`` that best answers a question with the analyzed terms ``question_terms``.
 
     ``terms`` analyzes a sentence as the index does (``engine.terms``); ``idf`` weighs the
@@ -184,7 +186,8 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     an entry's sentences are about without repeating it ("Current settings" of
     ``postgres_tuning`` for the row "pool_size | 8"); ``question``: its words, for the kind of
     value it asks for (``answer_type.asked``); ``said``: per body, who said it and when (a
-    conversation message's label); ``before``: per body, the message it replies to, or "".
+    conversation message's label); ``before``: per body, the message it replies to, or "";
+    ``after``: per body, the reply to it, or "".
 
     Score: the idf-weighted share of the question's terms the sentence contains (the words that
     ask for the kind, "long" of "how long", left out but for a sentence that asks), plus the share
@@ -192,15 +195,15 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     when it is shown with it) holds a value of the kind asked that the question does not name
     ("47 minutes" for "how long"), and then its paragraph counts as its context too ("It listens
     on 9102." after "The metrics endpoint ..."); less ``RANK_STEP`` per rank of its entry
-    (``BEFORE_STEP`` more for the message before one). The statement after a matching question,
-    in its entry or in the chosen message after it, scores at least ``ANSWERED`` of the
+    (``BEFORE_STEP`` more for the message before or after one). The statement after a matching
+    question, in its entry or in the message after it, scores at least ``ANSWERED`` of the
     question's share. A sentence that only repeats the question's words never leads while
     another matching one adds something; when none that matches holds the kind asked, the best
     that holds one leads. A question never leads while the entries state anything: when only a
     question matches, the statement after it in its entry leads (its answer, in a conversation
     or a FAQ), else the best entry's first statement.
     """
-    pool = candidates(bodies, before)
+    pool = candidates(bodies, before, after)
     if not pool:
         return None
     at = positions(pool)
@@ -210,7 +213,7 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     every = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
     content = {t: w for t, w in every.items() if t not in kind_words} or every
     asked = set(question_terms)
-    proper = answer_type.names_in([question, *bodies, *before]) if kind in (answer_type.NAME, answer_type.PERSON) \
+    proper = answer_type.names_in([question, *bodies, *before, *after]) if kind in (answer_type.NAME, answer_type.PERSON) \
         else frozenset()
 
     # what an entry's sentence is about beyond its own words: the entry's title and path, and
@@ -220,11 +223,11 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     paragraph: dict[tuple[int, bool, int], set[str]] = defaultdict(set)
     for c in pool:
         if not c.row:
-            paragraph[(c.rank, c.before, c.para)].update(words[id(c)])
+            paragraph[(c.rank, c.side, c.para)].update(words[id(c)])
 
     @lru_cache(maxsize=None)
     def typed(c: Candidate) -> bool:
-        speaker = "" if c.before or c.rank >= len(said) else speaker_of(said[c.rank])
+        speaker = "" if c.side or c.rank >= len(said) else speaker_of(said[c.rank])
         return answer_type.holds(kind, shown(c, pool, at), question, speaker=speaker, proper=proper)
 
     def share(c: Candidate) -> float:
@@ -239,25 +242,26 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         ctx = got | (around[c.rank] if c.rank < len(around) else set())
         if typed(c):
             # a sentence that holds what is asked is read with its paragraph ("It listens on 9102.")
-            ctx = ctx | paragraph.get((c.rank, c.before, c.para), set())
+            ctx = ctx | paragraph.get((c.rank, c.side, c.para), set())
         return own + sum(w for t, w in weights.items() if t in ctx) / total
 
     def added(c: Candidate) -> int:
         return len({t for t in words[id(c)] if t not in asked and t not in CHAT_WORDS})
 
     def score(c: Candidate, s: float) -> float:
-        return s + TYPE_WEIGHT * typed(c) - RANK_STEP * c.rank - BEFORE_STEP * c.before
+        return s + TYPE_WEIGHT * typed(c) - RANK_STEP * c.rank - BEFORE_STEP * bool(c.side)
 
     scored = [(share(c), c) for c in pool]
-    # a question's answer is what follows it: the next statement of its entry, or for the last
-    # sentence of the message before a chosen one, that chosen message's first statement
+    # a question's answer is what follows it: the next statement of its entry, or for its last
+    # sentence, the first statement of the message after it (the chosen one after the message
+    # before it, the reply after a chosen one)
     follows: dict[int, float] = {}
     for s, c in scored:
         if not (c.asks and s):
             continue
         nxt = _next(c, at)
-        if nxt is None and c.before:
-            nxt = next((n for n in pool if n.rank == c.rank and not n.before and not n.asks), None)
+        if nxt is None and c.side < 1:
+            nxt = next((n for n in pool if n.rank == c.rank and n.side == c.side + 1 and not n.asks), None)
         while nxt is not None and nxt.asks:
             nxt = _next(nxt, at)
         if nxt is not None:
@@ -266,7 +270,7 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
 
     def key(item: tuple[float, Candidate]) -> tuple[float, int, int, int]:
         s, c = item
-        return (-score(c, s) if s else 1.0, c.before, c.rank, c.order)
+        return (-score(c, s) if s else 1.0, abs(c.side), c.rank, c.order)
 
     statements = [item for item in scored if not item[1].asks]
     matching = [item for item in statements if item[0] > 0]
@@ -282,9 +286,9 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     if asking and statements:
         # only a question matches: what follows it in its entry is its answer, if anything does
         q = min(asking, key=key)[1]
-        after = [c for _, c in statements if c.rank == q.rank and c.before == q.before and c.order > q.order]
-        if after:
-            return after[0]
+        then = [c for _, c in statements if c.rank == q.rank and c.side == q.side and c.order > q.order]
+        if then:
+            return then[0]
     if statements:
         # nothing that states matches a word of the question: the best entry's first statement
         return min(statements, key=key)[1]
@@ -293,24 +297,27 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
 
 def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
                 terms: Callable[[str], list[str]], contexts: Sequence[str] = (), said: Sequence[str] = (),
-                labels: Sequence[str] = (), before: Sequence[tuple[str, str]] = ()) -> str:
+                labels: Sequence[str] = (), before: Sequence[tuple[str, str]] = (),
+                after: Sequence[tuple[str, str]] = ()) -> str:
     """The answer as shown: the picked sentence (``pick``), with the next one when it is short,
     then who said it and when (``said``; for a question asking when, what a relative time in it
     names: "yesterday" said on 8 May 2023 is 7 May 2023), then a closed fact's label
-    (``labels``). ``before``: per body, the message it replies to and its label, or ``("", "")``."""
-    pool_before = [b for b, _ in before]
-    found = pick(question_terms, idf, bodies, terms, contexts, question=question, said=said, before=pool_before)
+    (``labels``). ``before``: per body, the message it replies to and its label, or ``("", "")``;
+    ``after``: per body, the reply to it and its label."""
+    pool_before, pool_after = [b for b, _ in before], [b for b, _ in after]
+    found = pick(question_terms, idf, bodies, terms, contexts, question=question, said=said, before=pool_before,
+                 after=pool_after)
     if found is None:
         return ""
-    text = shown(found, candidates(bodies, pool_before))
-    labels_of = [s for _, s in before] if found.before else list(said)
+    text = shown(found, candidates(bodies, pool_before, pool_after))
+    labels_of = [s for _, s in (after if found.side > 0 else before)] if found.side else list(said)
     who = labels_of[found.rank] if found.rank < len(labels_of) else ""
     if who and answer_type.asked(question) == answer_type.TIME:
         day = day_of(who)
         meant = answer_time.resolved(text, day) if day else []
         who = "; ".join([who, *meant])
     text = f"{text} ({who})" if who and who not in text else text
-    closed = labels[found.rank] if found.rank < len(labels) and not found.before else ""
+    closed = labels[found.rank] if found.rank < len(labels) and not found.side else ""
     return f"{text} {closed}" if closed else text
 
 

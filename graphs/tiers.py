@@ -103,9 +103,10 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 # The most of an entry's text the answer is picked from: a sentence beyond it is not worth
 # analyzing every sentence of a 10 MB entry for.
 PICK_CHARS = 8_000
-# The most of the message before a chosen one that is read as its context (a message is short;
-# its context is the end of what was said before it, not a whole pasted document).
-BEFORE_CHARS = 2_000
+# The most of the messages around a chosen one that is read as its context (a message is short;
+# its context is the end of what was said before it and the start of the reply, not a whole
+# pasted document).
+NEAR_CHARS = 2_000
 
 
 def _entry_text(tree, path: str) -> str:
@@ -141,14 +142,15 @@ def first_sentence_rule(hit: Hit) -> str:
 
 
 def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
-                said: list[str] = (), labels: list[str] = (), before: list[tuple[str, str]] = ()) -> str:
+                said: list[str] = (), labels: list[str] = (), before: list[tuple[str, str]] = (),
+                after: list[tuple[str, str]] = ()) -> str:
     """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
     titles and paths) that answers ``question`` (``answer_pick.answer_text``). ``said``: per body,
     who said it and when (a conversation message's title, "Ana, 2 March 2026"), added after the
     sentence: the answer to "when did Ana …" is often that day, not a word of what she said.
     ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/validity.py), added
-    after the sentence. ``before``: per body, the message it replies to and its title
-    (``messages_before``), or ``("", "")``."""
+    after the sentence. ``before``, ``after``: per body, the message it replies to and the reply to
+    it, with their titles (``messages_around``), or ``("", "")``."""
     terms = tree.engine.terms(question)
     try:
         # a sentence's words are weighed as the text's: a word missing from titles ("use") is not rare
@@ -156,27 +158,33 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
     except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
         idf = {}
     return answer_pick.answer_text(question, terms, idf, [b[:PICK_CHARS] for b in bodies], tree.engine.terms,
-                                   contexts, said, labels, [(b[-BEFORE_CHARS:], t) for b, t in before])
+                                   contexts, said, labels, [(b[-NEAR_CHARS:], t) for b, t in before],
+                                   [(b[:NEAR_CHARS], t) for b, t in after])
 
 
-def messages_before(tree, evidence: list[dict[str, Any]], said: list[str]) -> list[tuple[str, str]]:
-    """Per chosen entry that is a conversation's message (``said``), the message before it in
-    its session and that message's title: the verbatim curator links each message to the next
-    one (``related``), so it is the backlink in the same folder. ``("", "")`` for the others."""
-    out = []
+def messages_around(tree, evidence: list[dict[str, Any]],
+                    said: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Per chosen entry that is a conversation's message (``said``), the message before it in its
+    session and the one after it, each with its title: the verbatim curator links each message to
+    the next one (``related``), so they are its backlink and its link in the same folder.
+    ``("", "")`` where there is none, and for entries that are no message."""
+    before, after = [], []
     for e, who in zip(evidence, said):
-        found = ("", "")
+        found = [("", ""), ("", "")]
         if who:
             folder = e["path"].rpartition("/")[0]
             try:
-                back = [p for p in tree.links(e["path"])[1] if p.rpartition("/")[0] == folder]
-                if back:
-                    prev = tree.read(back[0])
-                    found = ((prev.body or prev.summary).strip(), prev.title)
+                links = tree.links(e["path"])
+                for i, paths in enumerate((links[1], links[0])):
+                    near = [p for p in paths if p.rpartition("/")[0] == folder]
+                    if near:
+                        entry = tree.read(near[0])
+                        found[i] = ((entry.body or entry.summary).strip(), entry.title)
             except Exception:  # noqa: BLE001 - a vanished or unreadable neighbour: no context
                 pass
-        out.append(found)
-    return out
+        before.append(found[0])
+        after.append(found[1])
+    return before, after
 
 
 def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
@@ -224,7 +232,7 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     labels = [h.label for h in chosen_hits(hits, s)]
     said = said_of(hits, evidence)
     answer = pick_answer(tree, question, bodies, contexts_of(evidence), said, labels,
-                         messages_before(tree, evidence, said)) or first_sentence_rule(chosen_hits(hits, s)[0])
+                         *messages_around(tree, evidence, said)) or first_sentence_rule(chosen_hits(hits, s)[0])
     details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
                + f"\n\n{e['text']}\n" for e in evidence]
     sources = [e["path"] for e in evidence]

@@ -134,6 +134,16 @@ def test_name_from_the_reply_to_a_question_in_the_conversation():
     assert got.startswith("Pixel."), got
 
 
+def test_the_reply_to_a_chosen_message_that_asks_answers_it():
+    # the chosen message asks what we ask; the message after it (its reply) says
+    ts = terms("What game was the second tournament based on?")
+    got = answer_pick.answer_text(
+        "What game was the second tournament based on?", ts, {t: 1.0 for t in ts},
+        ["Congrats on the second tournament! What game was it based on?"], terms, [], ["Joanna, 2 May 2022"], [],
+        [("", "")], [("It was Street Fighter, I play it a lot with friends.", "Nate, 2 May 2022")])
+    assert got.startswith("It was Street Fighter") and "(Nate, 2 May 2022)" in got, got
+
+
 def test_a_sentence_that_only_repeats_the_question_never_leads():
     got = answer("What did the team decide about the release?", [
         "The team decided about the release.", "The release moves to Friday because of the incident."])
