@@ -8,13 +8,16 @@ For every question of categories 1–4 with a gold answer, the conversation is
 curated as in ``benchmarks/locomo.py`` (verbatim curator, one entry per message)
 and the question is searched as ``Memory.query`` does (``tree.search`` with the
 product's default ``prefetch_limit``, ordered by confidence when it routes to
-tier 2). Out of the same chosen entries, two answers are compared, same run:
+tier 2). Out of the same chosen entries, these answers are compared, same run:
 
 - **old rule**: the top entry's title and first sentence (its summary), what led
   every answer without a model before (``tiers.first_sentence_rule``);
+- **picker before issue 33**: ``graphs/answer_pick.py`` at ``BASELINE_REV``, read
+  from git, shown as ``tiers.pick_answer`` showed it then;
 - **new rule**: the answer as shown (``tiers.pick_answer``): the sentence the
-  extractive pick chooses, with the next one when it is short and, for a message,
-  who said it and when;
+  extractive pick chooses (holding what the question asks for, read with the
+  messages around a chosen one), with the next one when it is short and, for a
+  message, who said it and when (for "when", what its relative times name);
 - **the picked sentence alone**: the same pick without the next sentence and the
   speaker and day (nearer the old rule's length).
 

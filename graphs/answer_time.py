@@ -17,11 +17,8 @@ from datetime import date, timedelta
 from memgrove.tree.dates import day_label
 
 _WEEKDAYS = [d.lower() for d in calendar.day_name]
-_NUMBERS = {w: i for i, w in enumerate("a one two three four five six seven eight nine ten eleven twelve".split())}
-_NUMBERS["a"] = 1
-_NUMBERS["an"] = 1
-_NUMBERS["a couple of"] = 2
-_NUMBERS["a few"] = 3   # "a few days ago" is said as it is: see below
+_NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_NUMBERS.update({"a": 1, "an": 1, "a couple of": 2})
 _EXPR = re.compile(
     r"\b(?P<day>the day before yesterday|the day after tomorrow|yesterday|today|tonight|tomorrow|this morning|"
     r"last night)\b"
