@@ -163,9 +163,18 @@ def _next(c: Candidate, at: Positions) -> Candidate | None:
     return at.get((c.rank, c.side, c.order + 1))
 
 
+_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def word_count(text: str) -> int:
+    """Words of ``text``; Chinese, Japanese and Korean write no spaces: two of their characters
+    count as a word (roughly their average word length)."""
+    return len(text.split()) + (len(_CJK_CHAR.findall(text)) // 2 if not text.isascii() else 0)
+
+
 def shown(best: Candidate, pool: Sequence[Candidate], at: Positions | None = None) -> str:
     """``best``'s text, with the next sentence of its paragraph when it is short."""
-    if best.row or len(best.text.split()) >= SHORT_WORDS:
+    if best.row or word_count(best.text) >= SHORT_WORDS:
         return best.text
     nxt = _next(best, positions(pool) if at is None else at)
     return f"{best.text} {nxt.text}" if nxt and nxt.para == best.para and not nxt.row else best.text
@@ -322,4 +331,5 @@ def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, flo
 
 
 __all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT",
-           "answer_text", "candidates", "pick", "sentences", "shown", "speaker_of"]
+           "answer_text", "candidates", "pick", "positions", "sentences", "shown", "speaker_of",
+           "word_count"]

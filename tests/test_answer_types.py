@@ -156,6 +156,18 @@ def test_chinese_and_japanese_sentences_end_at_full_stops():
     assert [s for s, _, _ in answer_pick.sentences("数据库在上海。备份在北京。")] == ["数据库在上海。", "备份在北京。"]
 
 
+def test_a_japanese_question_is_answered_by_its_sentence(tmp_path):
+    mem = Memory.open(tmp_path, create=True, durable=False)
+    try:
+        mem.curate([{"op": "ADD", "path": "team/people/sato.md", "title": "チームメモ", "reason": "test",
+                     "content": "会議は毎週月曜日です。佐藤さんは大阪に住んでいます。データベースはPostgresです。"}])
+        assert mem.query("佐藤さんはどこに住んでいますか？").answer.startswith("佐藤さんは大阪に住んでいます。")
+        assert mem.query("データベースは何ですか").answer.startswith("データベースはPostgresです。")
+    finally:
+        mem.close()
+    assert answer_pick.word_count("佐藤さんは大阪に住んでいます。") > 1   # no spaces, still several words
+
+
 def test_the_labelled_set_is_mostly_answered():
     # benchmarks/answer_types.py measures it before/after; this keeps the picker from sliding back
     cases = json.loads(DATA.read_text(encoding="utf-8"))["cases"]
