@@ -8,13 +8,16 @@ For every question of categories 1–4 with a gold answer, the conversation is
 curated as in ``benchmarks/locomo.py`` (verbatim curator, one entry per message)
 and the question is searched as ``Memory.query`` does (``tree.search`` with the
 product's default ``prefetch_limit``, ordered by confidence when it routes to
-tier 2). Out of the same chosen entries, two answers are compared, same run:
+tier 2). Out of the same chosen entries, these answers are compared, same run:
 
 - **old rule**: the top entry's title and first sentence (its summary), what led
   every answer without a model before (``tiers.first_sentence_rule``);
+- **picker before issue 33**: ``graphs/answer_pick.py`` at ``BASELINE_REV``, read
+  from git, shown as ``tiers.pick_answer`` showed it then;
 - **new rule**: the answer as shown (``tiers.pick_answer``): the sentence the
-  extractive pick chooses, with the next one when it is short and, for a message,
-  who said it and when;
+  extractive pick chooses (holding what the question asks for, read with the
+  messages around a chosen one), with the next one when it is short and, for a
+  message, who said it and when (for "when", what its relative times name);
 - **the picked sentence alone**: the same pick without the next sentence and the
   speaker and day (nearer the old rule's length).
 
@@ -46,10 +49,39 @@ from harness.datasets import locomo  # noqa: E402
 from harness import metrics as rm  # noqa: E402
 from harness.report import log  # noqa: E402
 
-RULES = ("old", "new", "sentence", "reachable")
+RULES = ("old", "main", "new", "sentence", "reachable")
+# the picker before issue 33 (answer types, the message before, relative times): read from git, same run
+BASELINE_REV = "4edd657"
 
 
-def answers_for(mem: Any, question: str) -> dict[str, str]:
+def baseline_picker(rev: str = BASELINE_REV) -> Any:
+    """``graphs/answer_pick.py`` as it was at ``rev`` (standard library only), loaded as a module."""
+    import subprocess
+    import types
+
+    src = subprocess.run(["git", "show", f"{rev}:graphs/answer_pick.py"], cwd=HERE.parent, check=True,
+                         capture_output=True, text=True).stdout
+    mod = types.ModuleType("answer_pick_baseline")
+    sys.modules[mod.__name__] = mod   # dataclasses looks its module up
+    exec(compile(src, f"{rev}:graphs/answer_pick.py", "exec"), mod.__dict__)
+    return mod
+
+
+def baseline_answer(base: Any, mem: Any, question: str, bodies: list[str], contexts: list[str], said: list[str]) -> str:
+    """The answer as the baseline picker showed it (``tiers.pick_answer`` at ``BASELINE_REV``)."""
+    from memgrove.graphs import tiers
+
+    terms = mem.tree.engine.terms(question)
+    clipped = [b[: tiers.PICK_CHARS] for b in bodies]
+    found = base.pick(terms, mem.tree.engine.idf(terms) if terms else {}, clipped, mem.tree.engine.terms, contexts)
+    if found is None:
+        return ""
+    text = base.shown(found, base.candidates(clipped))
+    who = said[found.rank] if found.rank < len(said) else ""
+    return f"{text} ({who})" if who and who not in text else text
+
+
+def answers_for(mem: Any, question: str, base: Any = None) -> dict[str, str]:
     """The old and new leading text, and all chosen entries' text, for one question."""
     from memgrove.graphs import answer_pick, tiers
     from memgrove.graphs.pipeline import QueryPipeline
@@ -60,25 +92,30 @@ def answers_for(mem: Any, question: str) -> dict[str, str]:
     s = pipe.settings
     hits, route = pipe.retrieve(question)
     if not hits or route == "out_of_domain":
-        return {"old": "", "new": "", "reachable": ""}
+        return {r: "" for r in RULES}
     if route == "direct":
         hits = sorted(hits, key=tiers.confidence, reverse=True)
     evidence, bodies = tiers.evidence_of(mem.tree, hits, s)
     old = tiers.first_sentence_rule(tiers.chosen_hits(hits, s)[0])
-    new = tiers.pick_answer(mem.tree, question, bodies, tiers.contexts_of(evidence),
-                            tiers.said_of(hits, evidence)) or old
+    said = tiers.said_of(hits, evidence)
+    contexts = tiers.contexts_of(evidence)
+    before, after = tiers.messages_around(mem.tree, evidence, said)
+    new = tiers.pick_answer(mem.tree, question, bodies, contexts, said, before=before, after=after) or old
+    main = (baseline_answer(base, mem, question, bodies, contexts, said) if base else "") or old
     # the picked sentence alone: no next sentence, no speaker and day (what the pick itself finds)
     terms = mem.tree.engine.terms(question)
     found = answer_pick.pick(terms, mem.tree.engine.idf(terms) if terms else {},
-                             [b[: tiers.PICK_CHARS] for b in bodies], mem.tree.engine.terms, tiers.contexts_of(evidence))
-    return {"old": old, "new": new, "sentence": found.text if found else old, "reachable": "\n".join(f"{e['title']}\n{b}" for e, b in zip(evidence, bodies))}
+                             [b[: tiers.PICK_CHARS] for b in bodies], mem.tree.engine.terms, contexts,
+                             question=question, said=said)
+    return {"old": old, "main": main, "new": new, "sentence": found.text if found else old, "reachable": "\n".join(f"{e['title']}\n{b}" for e, b in zip(evidence, bodies))}
 
 
 def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
     from memgrove import Memory
 
     hits: dict[str, dict[Any, list[bool]]] = {r: defaultdict(list) for r in RULES}
-    words: dict[str, list[int]] = {r: [] for r in ("old", "new", "sentence")}
+    words: dict[str, list[int]] = {r: [] for r in ("old", "main", "new", "sentence")}
+    base = baseline_picker()
     started = time.perf_counter()
     for sample in samples:
         turns = locomo.turns_of(sample)
@@ -88,7 +125,7 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
         try:
             mem.ingest(conversation=locomo.to_conversation(sample))
             for q in qs:
-                shown = answers_for(mem, q.question)
+                shown = answers_for(mem, q.question, base)
                 for r in RULES:
                     ok = rm.answer_in_text(q.answer, shown[r])
                     hits[r]["all"].append(ok)
@@ -118,7 +155,9 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render(rep: dict[str, Any]) -> str:
-    names = {"old": "old rule: top entry's title and first sentence", "new": "new rule: the answer as shown",
+    names = {"old": "old rule: top entry's title and first sentence",
+             "main": f"picker before issue 33 ({BASELINE_REV}), as shown",
+             "new": "new rule: the answer as shown",
              "sentence": "new rule, the picked sentence alone",
              "reachable": "gold anywhere in the chosen entries"}
     lines = [f"LoCoMo, {rep['conversations']} conversation(s), {rep['questions']} questions (categories 1–4), "

@@ -5,22 +5,35 @@ misses the answer as often as not: "What is the minimum payout per job?" was
 answered with the sentence about per-km pay, and the 3.50 EUR was the next one.
 Here every sentence of the chosen entries is scored by the question's analyzed
 terms it contains, each weighted by its idf (a rare word that the question and
-a sentence share says more than a common one), and the best leads; the
-entry's rank breaks ties. A sentence that asks never leads unless nothing else
-matches: "How much do we pay per job?" shares every word with the question and
-holds none of the answer. A markdown table row is a sentence too, and is shown
-under its table's header, so the answer stays a table.
+a sentence share says more than a common one), and by whether it holds the kind
+of value the question asks for (answer_type.py: "How long was tally-api down?"
+is answered by "down for 47 minutes", not by "Connection and timeout settings for
+tally-api", which shares more words); the entry's rank breaks ties. A sentence
+that asks never leads unless nothing else matches: "How much do we pay per job?"
+shares every word with the question and holds none of the answer; the statement
+after it does. Nor does a sentence that only repeats the question's words. A
+markdown table row is a sentence too, and is shown under its table's header, so
+the answer stays a table.
 """
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from memgrove.tree.dates import day_of
+from memgrove.tree.scan_corpus import CHAT_WORDS
+
+from . import answer_time, answer_type
 
 # A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
-# "e.g. the" and "staging.kestrel.dev" do not end one.
-_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])")
+# "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
+# (and their full-width ！？), with or without a space, after any closing quote or bracket.
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])"
+                    r"|(?<=[。！？])(?![」』）】〕\"'”’])\s*|(?<=[。！？][」』）】〕\"'”’])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -32,6 +45,16 @@ RANK_STEP = 0.02
 # A sentence this short seldom holds its answer alone ("I booked my trip to Lisbon!", "Access
 # token: a JWT signed with RS256."): the next sentence of its paragraph is shown with it.
 SHORT_WORDS = 12
+# A sentence that holds a value of the kind the question asks for ("47 minutes" for "how long")
+# scores this much more: more than matching every word of the question once, less than twice
+# (in the sentence and in its entry's title): 1.0 answered 80% of benchmarks/answer_types.py,
+# 1.5 86%, LoCoMo the same within 0.2 points.
+TYPE_WEIGHT = 1.5
+# A sentence of the message before a chosen one (what a reply answers) or after it (its reply)
+# ranks this much lower.
+BEFORE_STEP = 0.1
+# The statement that follows a matching question (its answer) scores this share of the question's match.
+ANSWERED = 0.8
 
 
 @dataclass(frozen=True)
@@ -43,6 +66,7 @@ class Candidate:
     asks: bool       # a question, which never leads unless nothing else matched
     para: int = 0    # the paragraph (or table) it belongs to, within its entry
     row: bool = False
+    side: int = 0    # -1: of the message before a chosen one (what it replies to), 1: after it (its reply)
 
 
 def _table(lines: list[str]) -> list[tuple[str, str]]:
@@ -110,77 +134,202 @@ def sentences(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def candidates(bodies: Sequence[str]) -> list[Candidate]:
-    """Every sentence of ``bodies`` (the chosen entries' texts, best first)."""
+def _of(body: str, rank: int, side: int) -> list[Candidate]:
     out = []
-    for rank, body in enumerate(bodies):
-        for order, (shown, scored, para) in enumerate(sentences(body)):
-            plain = scored.rstrip(" \"')]*_`")
-            out.append(Candidate(shown, scored, rank, order, asks=plain.endswith("?"), para=abs(para),
-                                 row=para < 0))
+    for order, (shown_text, scored, para) in enumerate(sentences(body)):
+        plain = scored.rstrip(" \"')]*_`")
+        out.append(Candidate(shown_text, scored, rank, order, asks=plain.endswith(("?", "？")), para=abs(para),
+                             row=para < 0, side=side))
     return out
 
 
-def shown(best: Candidate, pool: Sequence[Candidate]) -> str:
+def candidates(bodies: Sequence[str], before: Sequence[str] = (), after: Sequence[str] = ()) -> list[Candidate]:
+    """Every sentence of ``bodies`` (the chosen entries' texts, best first), then of ``before``
+    (per body, the message it replies to, or "") and of ``after`` (per body, the reply to it, or "")."""
+    out = [c for rank, body in enumerate(bodies) for c in _of(body, rank, 0)]
+    out += [c for rank, body in enumerate(before) if body for c in _of(body, rank, -1)]
+    return out + [c for rank, body in enumerate(after) if body for c in _of(body, rank, 1)]
+
+
+Positions = dict[tuple[int, bool, int], Candidate]
+
+
+def positions(pool: Sequence[Candidate]) -> Positions:
+    """Each candidate by where it is: (rank, side, order)."""
+    return {(c.rank, c.side, c.order): c for c in pool}
+
+
+def _next(c: Candidate, at: Positions) -> Candidate | None:
+    return at.get((c.rank, c.side, c.order + 1))
+
+
+_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def word_count(text: str) -> int:
+    """Words of ``text``; Chinese, Japanese and Korean write no spaces: two of their characters
+    count as a word (roughly their average word length)."""
+    return len(text.split()) + (len(_CJK_CHAR.findall(text)) // 2 if not text.isascii() else 0)
+
+
+def shown(best: Candidate, pool: Sequence[Candidate], at: Positions | None = None) -> str:
     """``best``'s text, with the next sentence of its paragraph when it is short."""
-    if best.row or len(best.text.split()) >= SHORT_WORDS:
+    if best.row or word_count(best.text) >= SHORT_WORDS:
         return best.text
-    nxt = next((c for c in pool if c.rank == best.rank and c.order == best.order + 1), None)
+    nxt = _next(best, positions(pool) if at is None else at)
     return f"{best.text} {nxt.text}" if nxt and nxt.para == best.para and not nxt.row else best.text
 
 
+def speaker_of(said: str) -> str:
+    """Who said a message, from its label ("Ana, 2 March 2026" -> "Ana")."""
+    return said.split(",", 1)[0].strip() if said else ""
+
+
 def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
-         terms: Callable[[str], list[str]], contexts: Sequence[str] = ()) -> Candidate | None:
+         terms: Callable[[str], list[str]], contexts: Sequence[str] = (), *, question: str = "",
+         said: Sequence[str] = (), before: Sequence[str] = (), after: Sequence[str] = ()) -> Candidate | None:
     """The sentence of ``bodies`` that best answers a question with the analyzed terms ``question_terms``.
 
     ``terms`` analyzes a sentence as the index does (``engine.terms``); ``idf`` weighs the
     question's terms (``engine.idf``); ``contexts`` (one per body: its title and path) name what
     an entry's sentences are about without repeating it ("Current settings" of
-    ``postgres_tuning`` for the row "pool_size | 8"). Score: the idf-weighted share of the
-    question's terms the sentence contains, plus the share it and its context contain between
-    them, less ``RANK_STEP`` per rank of its entry; ties go to the earlier entry, then the
-    earlier sentence. A question never leads while the entries state anything: when only a
+    ``postgres_tuning`` for the row "pool_size | 8"); ``question``: its words, for the kind of
+    value it asks for (``answer_type.asked``); ``said``: per body, who said it and when (a
+    conversation message's label); ``before``: per body, the message it replies to, or "";
+    ``after``: per body, the reply to it, or "".
+
+    Score: the idf-weighted share of the question's terms the sentence contains (the words that
+    ask for the kind, "long" of "how long", left out but for a sentence that asks), plus the share
+    it and its context contain between them; plus ``TYPE_WEIGHT`` when it (with the next sentence,
+    when it is shown with it) holds a value of the kind asked that the question does not name
+    ("47 minutes" for "how long"), and then its paragraph counts as its context too ("It listens
+    on 9102." after "The metrics endpoint ..."); less ``RANK_STEP`` per rank of its entry
+    (``BEFORE_STEP`` more for the message before or after one). The statement after a matching
+    question, in its entry or in the message after it, scores at least ``ANSWERED`` of the
+    question's share. A sentence that only repeats the question's words never leads while
+    another matching one adds something; when none that matches holds the kind asked, the best
+    that holds one leads. A question never leads while the entries state anything: when only a
     question matches, the statement after it in its entry leads (its answer, in a conversation
     or a FAQ), else the best entry's first statement.
     """
-    pool = candidates(bodies)
+    pool = candidates(bodies, before, after)
     if not pool:
         return None
-    weights = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
-    total = sum(weights.values())
+    at = positions(pool)
+    kind = answer_type.asked(question) if question else None
+    kind_words = {x for w in answer_type.asking_words(kind) for x in terms(w)}
+    # a question in the entries is matched by all of them ("Which version?" asks what we ask)
+    every = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}
+    content = {t: w for t, w in every.items() if t not in kind_words} or every
+    asked = set(question_terms)
+    proper = answer_type.names_in([question, *bodies, *before, *after]) if kind in (answer_type.NAME, answer_type.PERSON) \
+        else frozenset()
 
+    # what an entry's sentence is about beyond its own words: the entry's title and path, and
+    # the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
+    words = {id(c): set(terms(c.scored)) for c in pool}
+    paragraph: dict[tuple[int, bool, int], set[str]] = defaultdict(set)
+    for c in pool:
+        if not c.row:
+            paragraph[(c.rank, c.side, c.para)].update(words[id(c)])
+
+    @lru_cache(maxsize=None)
+    def typed(c: Candidate) -> bool:
+        speaker = "" if c.side or c.rank >= len(said) else speaker_of(said[c.rank])
+        return answer_type.holds(kind, shown(c, pool, at), question, speaker=speaker, proper=proper)
 
     def share(c: Candidate) -> float:
+        weights = every if c.asks else content
+        total = sum(weights.values())
         if not total:
             return 0.0
-        got = set(terms(c.scored))
+        got = words[id(c)]
         own = sum(w for t, w in weights.items() if t in got) / total
         if not own:
             return 0.0
         ctx = got | (around[c.rank] if c.rank < len(around) else set())
+        if typed(c):
+            # a sentence that holds what is asked is read with its paragraph ("It listens on 9102.")
+            ctx = ctx | paragraph.get((c.rank, c.side, c.para), set())
         return own + sum(w for t, w in weights.items() if t in ctx) / total
 
-    scored = [(share(c), c) for c in pool]
+    def added(c: Candidate) -> int:
+        return len({t for t in words[id(c)] if t not in asked and t not in CHAT_WORDS})
 
-    def key(item: tuple[float, Candidate]) -> tuple[float, int, int]:
+    def score(c: Candidate, s: float) -> float:
+        return s + TYPE_WEIGHT * typed(c) - RANK_STEP * c.rank - BEFORE_STEP * bool(c.side)
+
+    scored = [(share(c), c) for c in pool]
+    # a question's answer is what follows it: the next statement of its entry, or for its last
+    # sentence, the first statement of the message after it (the chosen one after the message
+    # before it, the reply after a chosen one)
+    follows: dict[int, float] = {}
+    for s, c in scored:
+        if not (c.asks and s):
+            continue
+        nxt = _next(c, at)
+        if nxt is None and c.side < 1:
+            nxt = next((n for n in pool if n.rank == c.rank and n.side == c.side + 1 and not n.asks), None)
+        while nxt is not None and nxt.asks:
+            nxt = _next(nxt, at)
+        if nxt is not None:
+            follows[id(nxt)] = max(follows.get(id(nxt), 0.0), ANSWERED * s)
+    scored = [(max(s, follows.get(id(c), 0.0)), c) for s, c in scored]
+
+    def key(item: tuple[float, Candidate]) -> tuple[float, int, int, int]:
         s, c = item
-        return (-(s - RANK_STEP * c.rank) if s else 1.0, c.rank, c.order)
+        return (-score(c, s) if s else 1.0, abs(c.side), c.rank, c.order)
 
     statements = [item for item in scored if not item[1].asks]
     matching = [item for item in statements if item[0] > 0]
-    if matching:
-        return min(matching, key=key)[1]
+    adding = [item for item in matching if added(item[1])]
+    if kind and not any(typed(c) for _, c in adding or matching):
+        # nothing that matches the question's words holds what it asks for: the best sentence that does
+        holding = [(max(s, 1e-6), c) for s, c in statements if typed(c)]
+        if holding:
+            return min(holding, key=key)[1]
+    if adding or matching:
+        return min(adding or matching, key=key)[1]
     asking = [item for item in scored if item[1].asks and item[0] > 0]
     if asking and statements:
         # only a question matches: what follows it in its entry is its answer, if anything does
         q = min(asking, key=key)[1]
-        after = [c for _, c in statements if c.rank == q.rank and c.order > q.order]
-        if after:
-            return after[0]
+        then = [c for _, c in statements if c.rank == q.rank and c.side == q.side and c.order > q.order]
+        if then:
+            return then[0]
     if statements:
         # nothing that states matches a word of the question: the best entry's first statement
         return min(statements, key=key)[1]
     return min(asking or scored, key=key)[1]
 
-__all__ = ["Candidate", "RANK_STEP", "SHORT_WORDS", "candidates", "pick", "sentences", "shown"]
+
+def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
+                terms: Callable[[str], list[str]], contexts: Sequence[str] = (), said: Sequence[str] = (),
+                labels: Sequence[str] = (), before: Sequence[tuple[str, str]] = (),
+                after: Sequence[tuple[str, str]] = ()) -> str:
+    """The answer as shown: the picked sentence (``pick``), with the next one when it is short,
+    then who said it and when (``said``; for a question asking when, what a relative time in it
+    names: "yesterday" said on 8 May 2023 is 7 May 2023), then a closed fact's label
+    (``labels``). ``before``: per body, the message it replies to and its label, or ``("", "")``;
+    ``after``: per body, the reply to it and its label."""
+    pool_before, pool_after = [b for b, _ in before], [b for b, _ in after]
+    found = pick(question_terms, idf, bodies, terms, contexts, question=question, said=said, before=pool_before,
+                 after=pool_after)
+    if found is None:
+        return ""
+    text = shown(found, candidates(bodies, pool_before, pool_after))
+    labels_of = [s for _, s in (after if found.side > 0 else before)] if found.side else list(said)
+    who = labels_of[found.rank] if found.rank < len(labels_of) else ""
+    if who and answer_type.asked(question) == answer_type.TIME:
+        day = day_of(who)
+        meant = answer_time.resolved(text, day) if day else []
+        who = "; ".join([who, *meant])
+    text = f"{text} ({who})" if who and who not in text else text
+    closed = labels[found.rank] if found.rank < len(labels) and not found.side else ""
+    return f"{text} {closed}" if closed else text
+
+
+__all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT",
+           "answer_text", "candidates", "pick", "positions", "sentences", "shown", "speaker_of",
+           "word_count"]

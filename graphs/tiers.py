@@ -103,6 +103,10 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 # The most of an entry's text the answer is picked from: a sentence beyond it is not worth
 # analyzing every sentence of a 10 MB entry for.
 PICK_CHARS = 8_000
+# The most of the messages around a chosen one that is read as its context (a message is short;
+# its context is the end of what was said before it and the start of the reply, not a whole
+# pasted document).
+NEAR_CHARS = 2_000
 
 
 def _entry_text(tree, path: str) -> str:
@@ -138,26 +142,49 @@ def first_sentence_rule(hit: Hit) -> str:
 
 
 def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
-                said: list[str] = (), labels: list[str] = ()) -> str:
+                said: list[str] = (), labels: list[str] = (), before: list[tuple[str, str]] = (),
+                after: list[tuple[str, str]] = ()) -> str:
     """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
-    titles and paths) that answers ``question``. ``said``: per body, who said it and when
-    (a conversation message's title, "Ana, 2 March 2026"), added after the sentence: the
-    answer to "when did Ana …" is often that day, not a word of what she said. ``labels``: per body,
-    a closed fact's "(until …; since then: …)" (tree/validity.py), added after the sentence."""
+    titles and paths) that answers ``question`` (``answer_pick.answer_text``). ``said``: per body,
+    who said it and when (a conversation message's title, "Ana, 2 March 2026"), added after the
+    sentence: the answer to "when did Ana …" is often that day, not a word of what she said.
+    ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/validity.py), added
+    after the sentence. ``before``, ``after``: per body, the message it replies to and the reply to
+    it, with their titles (``messages_around``), or ``("", "")``."""
     terms = tree.engine.terms(question)
     try:
-        idf = tree.engine.idf(terms) if terms else {}
+        # a sentence's words are weighed as the text's: a word missing from titles ("use") is not rare
+        idf = tree.engine.idf(terms, fields=("content",)) if terms else {}
     except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
         idf = {}
-    clipped = [b[:PICK_CHARS] for b in bodies]
-    found = answer_pick.pick(terms, idf, clipped, tree.engine.terms, contexts)
-    if found is None:
-        return ""
-    text = answer_pick.shown(found, answer_pick.candidates(clipped))
-    who = said[found.rank] if found.rank < len(said) else ""
-    text = f"{text} ({who})" if who and who not in text else text
-    closed = labels[found.rank] if found.rank < len(labels) else ""
-    return f"{text} {closed}" if closed else text
+    return answer_pick.answer_text(question, terms, idf, [b[:PICK_CHARS] for b in bodies], tree.engine.terms,
+                                   contexts, said, labels, [(b[-NEAR_CHARS:], t) for b, t in before],
+                                   [(b[:NEAR_CHARS], t) for b, t in after])
+
+
+def messages_around(tree, evidence: list[dict[str, Any]],
+                    said: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Per chosen entry that is a conversation's message (``said``), the message before it in its
+    session and the one after it, each with its title: the verbatim curator links each message to
+    the next one (``related``), so they are its backlink and its link in the same folder.
+    ``("", "")`` where there is none, and for entries that are no message."""
+    before, after = [], []
+    for e, who in zip(evidence, said):
+        found = [("", ""), ("", "")]
+        if who:
+            folder = e["path"].rpartition("/")[0]
+            try:
+                links = tree.links(e["path"])
+                for i, paths in enumerate((links[1], links[0])):
+                    near = [p for p in paths if p.rpartition("/")[0] == folder]
+                    if near:
+                        entry = tree.read(near[0])
+                        found[i] = ((entry.body or entry.summary).strip(), entry.title)
+            except Exception:  # noqa: BLE001 - a vanished or unreadable neighbour: no context
+                pass
+        before.append(found[0])
+        after.append(found[1])
+    return before, after
 
 
 def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
@@ -203,8 +230,9 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     an LLM. Returns ``(answer, text, sources, evidence)``."""
     evidence, bodies = evidence_of(tree, hits, s)
     labels = [h.label for h in chosen_hits(hits, s)]
-    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said_of(hits, evidence), labels) \
-        or first_sentence_rule(chosen_hits(hits, s)[0])
+    said = said_of(hits, evidence)
+    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said, labels,
+                         *messages_around(tree, evidence, said)) or first_sentence_rule(chosen_hits(hits, s)[0])
     details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
                + f"\n\n{e['text']}\n" for e in evidence]
     sources = [e["path"] for e in evidence]

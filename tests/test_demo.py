@@ -103,6 +103,14 @@ def test_keep_keeps_the_memory_and_says_how_to_query_it(runs):
     assert res.exit_code == 0 and "April 14 to April 21" in res.stdout.splitlines()[0]
 
 
+def test_every_sample_question_is_answered_by_what_it_asks_for(runs):
+    # the answer is the line after each question: the dog's name is Pixel, not a sentence about names
+    words = flat(runs[160][0])
+    assert "Q: What is the name of Ben's dog? Pixel." in words
+    assert "Q: How long does a JWT access token live? Access token" in words and "15 minutes" in words
+    assert "Q: When is Ana's trip to Lisbon? Speaking of walking, I booked my trip to Lisbon! April 14 to April 21" in words
+
+
 def test_without_keep_no_temp_path_is_printed():
     res = demo(columns=100)
     assert res.returncode == 0, res.stderr

@@ -65,8 +65,9 @@ class SearchEngine(Protocol):
     def terms(self, text: str) -> list[str]:
         """The analyzed terms of ``text`` (what the engine will match)."""
 
-    def idf(self, terms: list[str]) -> dict[str, float]:
-        """Inverse document frequency of analyzed terms."""
+    def idf(self, terms: list[str], fields: tuple[str, ...] = ("title", "content")) -> dict[str, float]:
+        """Inverse document frequency of analyzed terms: the rarest of ``fields``' (the answer
+        picker weighs a sentence's words by the ``content`` field's alone)."""
 
     def count(self) -> int: ...
 

@@ -315,13 +315,13 @@ class TantivyEngine:
                 self.close()
                 raise IndexBroken(f"cannot search index: {exc!r}") from None
 
-    def idf(self, terms: list[str]) -> dict[str, float]:
+    def idf(self, terms: list[str], fields: tuple[str, ...] = ("title", "content")) -> dict[str, float]:
         """Inverse document frequency of analyzed terms (the rarest field's), for coverage: Whoosh's
         formula over the same fields as WhooshEngine.idf, so coverage agrees across engines."""
         with self._mutex:
             s = self._index().searcher()
             n = max(self._max_doc, 1)
-            return {t: max(_whoosh_idf(n, s.doc_freq(f, t)) for f in ("title", "content")) for t in terms}
+            return {t: max(_whoosh_idf(n, s.doc_freq(f, t)) for f in fields) for t in terms}
 
     def count(self) -> int:
         with self._mutex:

@@ -311,11 +311,11 @@ class WhooshEngine:
                 self.close()
                 raise IndexBroken(f"cannot search index: {exc!r}") from None
 
-    def idf(self, terms: list[str]) -> dict[str, float]:
-        """Inverse document frequency of analyzed terms (the rarest field's), for coverage."""
+    def idf(self, terms: list[str], fields: tuple[str, ...] = ("title", "content")) -> dict[str, float]:
+        """Inverse document frequency of analyzed terms (the rarest of ``fields``'), for coverage."""
         with self._mutex:
             s = self._get_searcher()
-            return {t: max(s.idf(f, t) for f in ("title", "content")) for t in terms}
+            return {t: max(s.idf(f, t) for f in fields) for t in terms}
 
     def count(self) -> int:
         with self._mutex:
