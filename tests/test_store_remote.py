@@ -69,6 +69,8 @@ def test_errors_are_the_in_process_exceptions(srv: StoreServer, tmp_path: Path) 
             s.put(("m",), "k", {"x": "a\x00b"})                        # refused by the server's curate
         with pytest.raises(InvalidInput, match="not JSON-serializable"):
             s.put(("m",), "k", {"x": object()})                         # refused before anything is sent
+        with pytest.raises(InvalidInput, match="not JSON-serializable"):
+            s.search(("m",), filter={"when": object()})
         with pytest.raises(ServerError) as bad:
             s.search(("m",), limit=5000)
         assert bad.value.code == "invalid_request" and "1000" in str(bad.value)
