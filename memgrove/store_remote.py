@@ -166,9 +166,12 @@ class RemoteContextTreeStore(BaseStore):
             check_op(op)
         if not ops:
             return []
-        body = {"ops": [op_json(op) for op in ops], "index": self.index_fields}
-        writes = any(isinstance(op, PutOp) for op in ops)
-        results = self._post("/api/store/batch", json.dumps(body, ensure_ascii=False, allow_nan=False), writes)
+        try:
+            body = json.dumps({"ops": [op_json(op) for op in ops], "index": self.index_fields}, ensure_ascii=False,
+                              allow_nan=False)
+        except (TypeError, ValueError) as exc:   # a filter holding what JSON cannot (values are checked above)
+            raise tree_errors.InvalidInput(f"the operations are not JSON-serializable ({exc})") from None
+        results = self._post("/api/store/batch", body, any(isinstance(op, PutOp) for op in ops))
         return [result_of(op, r) for op, r in zip(ops, results)]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

@@ -69,6 +69,8 @@ def test_errors_are_the_in_process_exceptions(srv: StoreServer, tmp_path: Path) 
             s.put(("m",), "k", {"x": "a\x00b"})                        # refused by the server's curate
         with pytest.raises(InvalidInput, match="not JSON-serializable"):
             s.put(("m",), "k", {"x": object()})                         # refused before anything is sent
+        with pytest.raises(InvalidInput, match="not JSON-serializable"):
+            s.search(("m",), filter={"when": object()})
         with pytest.raises(ServerError) as bad:
             s.search(("m",), limit=5000)
         assert bad.value.code == "invalid_request" and "1000" in str(bad.value)
@@ -233,3 +235,51 @@ def test_env_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMGROVE_TOKEN", raising=False)
     assert remote_from_env() == ("http://127.0.0.1:9", None)
     assert os.environ["MEMGROVE_URL"]
+
+
+def test_the_route_refuses_what_langgraph_refuses(srv: StoreServer, tmp_path: Path) -> None:
+    """What the client checks before sending, the server checks again: any HTTP client may call it."""
+    project = tmp_path / "p"
+    c = srv.server.http(token=srv.add_project(project))
+
+    def send(*ops: dict) -> httpx.Response:
+        return c.post("/api/store/batch", json={"ops": list(ops)})
+
+    r = send({"op": "put", "namespace": ["a.b"], "key": "k", "value": {"x": 1}})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_namespace", r.text
+    r = send({"op": "put", "namespace": ["a"], "key": "k", "value": {"x": 1}, "ttl": 5})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "not_supported", r.text
+    r = send({"op": "drop_everything", "namespace": ["a"]})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", r.text
+    r = send({"op": "search", "namespace_prefix": ["a"], "filter": {"n": {"$regex": "x"}}})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_input", r.text
+    assert not (project / ".memgrove" / "tree" / "a").exists()
+    r = send({"op": "put", "namespace": ["a"], "key": "k", "value": {"x": 1}}, {"op": "get", "namespace": ["a"], "key": "k"},
+             {"op": "list_namespaces"}, {"op": "search", "namespace_prefix": ["a"]})
+    assert r.status_code == 200, r.text
+    put, got, spaces, found = r.json()["results"]
+    assert put is None and got is None and spaces == []           # reads see the tree before the batch's writes
+    assert found == []
+    [item] = send({"op": "search", "namespace_prefix": ["a"]}).json()["results"][0]
+    assert set(item) == {"namespace", "key", "value", "created_at", "updated_at", "score"}
+    assert item["namespace"] == ["a"] and item["value"] == {"x": 1} and item["score"] is None
+
+
+def test_a_store_outlives_a_restart_of_its_server(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    Memory.open(project, create=True).close()
+    server = start_server(project, "--no-auth")
+    with ContextTreeStore(url=server.url) as s:
+        try:
+            s.put(("m",), "k", {"text": "before the restart"})
+        finally:
+            assert stop_server(server) == 0, server.log_text()
+        with pytest.raises(ServerUnreachable):
+            s.get(("m",), "k")
+        server = start_server(project, "--no-auth", port=server.port)
+        try:
+            assert s.get(("m",), "k").value == {"text": "before the restart"}     # a new connection, same store
+            s.put(("m",), "k2", {"text": "after it"})
+            assert sorted(i.key for i in s.search(("m",))) == ["k", "k2"]
+        finally:
+            assert stop_server(server) == 0, server.log_text()
