@@ -112,6 +112,9 @@ class WritePath:
                 raise
             raise translated from exc
         self._settle(planned, touched)
+        if self.replication is not None and records:
+            # durable now: its copy in git is made by replication's own thread (tree/replication.py)
+            self.replication.batch_done(records, touched, self._generation())
 
     def _settle(self, planned: list[Planned], touched: list[str]) -> None:
         """After the commit point: the batch stands whatever fails here. Signals, context files
