@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .archive import in_tree, is_archived
 from .fsio import atomic_write
 from .paths import CONTEXT_FILE, parent_folders
-from .replication_git import REMOTE, Git, GitFailed, redact
+from .replication_git import REMOTE, Git, GitFailed, PushRejected, redact
 from .replication_settings import ReplicationSettings, load_replication_settings
 
 if TYPE_CHECKING:
@@ -241,9 +241,13 @@ class Replicator:
             if not c.get("pushed")]
         try:
             self.git.push(refs)
+        except PushRejected:
+            # someone pushed first: merge their commits now, push again right after (a second
+            # refusal in a row waits, so a merge that cannot settle it never spins)
+            self._next_pull = 0.0
+            self._next_push = time.monotonic() + min(self.settings.push_interval, 1.0)
+            return
         except GitFailed as exc:
-            if "non-fast-forward" in str(exc) or "fetch first" in str(exc) or "rejected" in str(exc):
-                self._next_pull = 0.0     # someone pushed first: merge their commits, then push again
             self._report("push_error", str(exc))
             self._next_push = time.monotonic() + self._backoff()
             return
@@ -310,6 +314,9 @@ def status_of(git: Git, settings: ReplicationSettings, state: dict[str, Any]) ->
         pushed = git.ref(f"refs/remotes/{REMOTE}/{branch}") if head else None
         out["commit"] = head
         out["unpushed"] = git.count(pushed, head) if head and head != pushed else 0
+        oldest = git.oldest_time(pushed, head) if out["unpushed"] else None
+        # how far the remote (and so every replica) lags this tree: the age of its oldest unpushed commit
+        out["lag_seconds"] = round(max(0.0, time.time() - oldest), 1) if oldest else 0.0
     except GitFailed as exc:
         out["git_error"] = str(exc)
     for key in ("push_error", "push_error_since", "pull_error", "commit_error", "pushed_at", "retry_in"):

@@ -31,6 +31,10 @@ class GitFailed(Exception):
     """A git command failed, timed out, or git is not installed."""
 
 
+class PushRejected(GitFailed):
+    """The remote refused a push that is not a fast-forward: someone else pushed first."""
+
+
 def redact(text: str) -> str:
     """``https://user:secret@host/x`` -> ``https://***@host/x``: a remote's credentials never reach a log
     or ``/health``."""
@@ -175,7 +179,21 @@ class Git:
         self.run("fetch", "-q", "--no-tags", REMOTE, f"+refs/heads/{branch}:refs/remotes/{REMOTE}/{branch}")
 
     def push(self, refspecs: list[str]) -> None:
-        self.run("push", "-q", "--porcelain", REMOTE, *refspecs)
+        """Push; a ref the remote refuses as not a fast-forward raises ``PushRejected``."""
+        res = self.run("push", "--porcelain", REMOTE, *refspecs, ok=(0, 1, 128))
+        if res.returncode == 0:
+            return
+        rejected = [ln for ln in res.stdout.decode("utf-8", "replace").splitlines() if ln.startswith("!")]
+        if rejected and all("rejected" in ln for ln in rejected):
+            raise PushRejected("push rejected: the remote has commits this tree does not have yet (merged next)")
+        err = res.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = next((ln for ln in err if ln.startswith(("fatal:", "error:"))), err[-1] if err else "")
+        raise GitFailed(redact(f"git push failed ({res.returncode}): {why}"))
+
+    def oldest_time(self, since: str | None, until: str) -> int | None:
+        """Commit time (unix seconds) of the oldest commit in ``since..until``."""
+        out = self.out("log", "--reverse", "--format=%ct", f"{since}..{until}" if since else until)
+        return int(out.split("\n", 1)[0]) if out else None
 
     def count(self, since: str | None, until: str) -> int:
         return int(self.out("rev-list", "--count", f"{since}..{until}" if since else until) or 0)

@@ -79,6 +79,8 @@ def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSett
                 from .idle import dream_when_idle
 
                 idle = asyncio.ensure_future(dream_when_idle(projects, settings.dream_check_s))
+            # the server's own project is opened now: its replication pulls before any request
+            await projects.amemory_for()
             try:
                 yield
             finally:
