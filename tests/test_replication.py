@@ -235,3 +235,92 @@ def test_kill_9_mid_load_loses_no_acknowledged_write(tmp_path):
         until(all_pushed, what="every acknowledged write in the remote")
     finally:
         assert stop_server(srv) == 0, srv.log_text()
+
+
+# -- read replicas (memgrove serve --replica-of) ---------------------------------------------------
+
+@pytest.fixture
+def primary_and_replica(tmp_path):
+    remote = bare(tmp_path / "remote.git")
+    primary = start_server(project(tmp_path / "p", remote, push_interval=0.2, pull_interval=0.5),
+                           env={"MEMGROVE_TOKEN": "shared-token"})
+    primary.token = "shared-token"
+    replica = None
+    try:
+        (tmp_path / "r").mkdir()
+        replica = start_server(tmp_path / "r", "--replica-of", primary.url, env={"MEMGROVE_TOKEN": "shared-token"})
+        replica.token = "shared-token"
+        yield primary, replica, remote
+    finally:
+        for srv in (replica, primary):
+            if srv is not None and srv.process.poll() is None:
+                assert stop_server(srv) == 0, srv.log_text()
+
+
+def test_a_replica_clones_follows_and_serves_reads(primary_and_replica):
+    primary, replica, remote = primary_and_replica
+    health = httpx.get(f"{replica.url}/health").json()
+    assert health["role"] == "replica" and health["commit"]
+    assert replica.client.get("/api/search", params={"q": "Postgres pool"}).json()["hits"][0]["path"] == "infra/db/pool.md"
+    op = primary.client.post("/api/curate", json={"operations": [ADD]}).json()["results"][0]
+    assert op["status"] == "added"
+    hits = until(lambda: replica.client.get("/api/search", params={"q": "refresh tokens rotate"}).json()["hits"],
+                 what="the primary's write on the replica")
+    assert hits[0]["path"] == "auth/jwt/rotation.md"
+    health = until(lambda: (h := httpx.get(f"{replica.url}/health").json())["lag_seconds"] == 0 and h)
+    assert health["commit"] == httpx.get(f"{primary.url}/health").json()["commit"]
+    answer = replica.client.post("/api/query", json={"question": "How do refresh tokens rotate?"}).json()
+    assert answer["tier"] <= 2 and "rotate" in answer["answer"]
+
+
+def test_a_write_on_a_replica_is_forwarded_to_the_primary(primary_and_replica):
+    primary, replica, remote = primary_and_replica
+    r = replica.client.post("/api/curate", json={"operations": [ADD]})
+    assert r.status_code == 200 and r.json()["results"][0]["status"] == "added"
+    op_id = r.json()["results"][0]["id"]
+    assert any(o["id"] == op_id for o in primary.client.get("/api/history").json()["operations"])
+    # what the primary answers, the replica answers: a refused batch is the same 400 and body
+    bad = replica.client.post("/api/curate", json={"operations": [{"op": "ADD", "path": "../x.md", "reason": "r"}]})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "batch_rejected"
+    assert replica.http(token="wrong").post("/api/curate", json={"operations": [ADD]}).status_code == 401
+    until(lambda: replica.client.get("/api/search", params={"q": "refresh tokens rotate"}).json()["hits"],
+          what="the forwarded write back on the replica")
+    # the replica's own tree takes no batch: its journal stays empty
+    assert not (replica.home / "journal" / "journal.jsonl").exists()
+
+
+def test_with_the_primary_gone_reads_work_and_writes_fail_503_then_promote(primary_and_replica, tmp_path):
+    primary, replica, remote = primary_and_replica
+    primary.process.send_signal(signal.SIGKILL)
+    primary.process.wait(10)
+    assert replica.client.get("/api/search", params={"q": "Postgres pool"}).json()["hits"]
+    r = replica.client.post("/api/curate", json={"operations": [ADD]})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "primary_unreachable"
+    assert not replica.client.get("/api/search", params={"q": "refresh tokens rotate"}).json()["hits"]
+    assert not (replica.home / "journal" / "journal.jsonl").exists()      # nothing applied here
+    assert httpx.get(f"{replica.url}/health").json()["replication"]["primary_reachable"] is False
+    # the primary comes back: writes through the replica work again
+    back = start_server(tmp_path / "p", port=primary.port, env={"MEMGROVE_TOKEN": "shared-token"})
+    back.token = "shared-token"
+    try:
+        r = until(lambda: (x := replica.client.post("/api/curate", json={"operations": [ADD]})).status_code == 200 and x,
+                  what="a write through the replica once the primary is back")
+        assert r.json()["results"][0]["status"] == "added"
+    finally:
+        assert stop_server(back) == 0, back.log_text()
+    # promote: the replica becomes the primary of the same remote
+    assert stop_server(replica) == 0, replica.log_text()
+    until(lambda: "auth/jwt/rotation.md" in subprocess.run(
+        ["git", f"--git-dir={remote}", "ls-tree", "-r", "--name-only", "main"], capture_output=True, text=True).stdout)
+    promoted = start_server(replica.project, "--promote", env={"MEMGROVE_TOKEN": "shared-token"})
+    promoted.token = "shared-token"
+    try:
+        assert httpx.get(f"{promoted.url}/health").json()["role"] == "primary"
+        assert promoted.client.get("/api/search", params={"q": "refresh tokens rotate"}).json()["hits"]
+        op = promoted.client.post("/api/curate", json={"operations": [
+            {"op": "ADD", "path": "infra/db/failover.md", "title": "Failover", "content": "The replica was promoted.",
+             "reason": "failover drill"}]}).json()["results"][0]
+        assert op["status"] == "added"
+        until(lambda: "failover drill" in remote_log(remote), what="the promoted primary's push")
+    finally:
+        assert stop_server(promoted) == 0, promoted.log_text()

@@ -34,7 +34,7 @@ from .archive import in_tree, is_archived
 from .fsio import atomic_write
 from .paths import CONTEXT_FILE, parent_folders
 from .replication_git import REMOTE, Git, GitFailed, PushRejected, redact
-from .replication_settings import ReplicationSettings, load_replication_settings
+from .replication_settings import ReplicationSettings, load_replication_settings, remote_location
 
 if TYPE_CHECKING:
     from .journal import JournalRecord
@@ -65,6 +65,8 @@ class Replicator:
         self.tree = tree
         self.settings = settings
         self.git = Git(tree.home / GIT_DIR, tree.home, settings.git_timeout)
+        self.remote = remote_location(settings.remote, tree.home.parent)
+        self.pushed_head: str | None = None     # the remote's tip as last seen (replicas wait on it)
         self._cond = threading.Condition()
         self._queue: list[tuple[str, dict[str, bytes | None]]] = []
         self._thread: threading.Thread | None = None
@@ -168,7 +170,7 @@ class Replicator:
 
     def _step(self, stopping: bool) -> None:
         if not self._ready:
-            self.git.ensure(self.settings.remote, self.settings.branch)
+            self.git.ensure(self.remote, self.settings.branch)
             self._ready = True
         self._commit_queued()
         now = time.monotonic()
@@ -179,6 +181,7 @@ class Replicator:
             self._pull()
         if stopping or now >= self._next_push:
             self._push()
+        self.pushed_head = self.git.ref(f"refs/remotes/{REMOTE}/{self.settings.branch}")
 
     def _next_due(self) -> float:
         return max(self._retry_at, min(self._next_push, self._next_pull, self._last_catch_up + CATCH_UP_S))

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,13 @@ class ReplicationSettings:
     push_interval: float = 5.0       # seconds within which a committed batch is pushed
     pull_interval: float = 5.0       # seconds between two looks at the remote for others' commits
     git_timeout: float = 60.0        # seconds a git command may take before it is given up (and retried)
+
+
+def remote_location(remote: str, project: Path) -> str:
+    """A remote as git is given it: a relative local path is taken from the project folder."""
+    if "://" in remote or re.match(r"^[^/]+:", remote) or Path(remote).is_absolute():
+        return remote
+    return str((project / remote).resolve())
 
 
 def load_replication_settings(home: Path | None, **overrides) -> ReplicationSettings:

@@ -86,7 +86,13 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
         self.vectors.notices = self.notices
         self.replication: "Replicator | None" = None
-        if replicate:
+        # a read replica's files come from its primary's remote only (tree/replication_follow.py)
+        self.replica_of: str | None = None
+        if (home / "replica.json").exists():
+            from .replication_follow import replica_info
+
+            self.replica_of = str((replica_info(home) or {}).get("primary") or "?")
+        elif replicate:
             from .replication_settings import load_replication_settings
 
             if load_replication_settings(home).remote:
