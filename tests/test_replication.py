@@ -324,3 +324,34 @@ def test_with_the_primary_gone_reads_work_and_writes_fail_503_then_promote(prima
         until(lambda: "failover drill" in remote_log(remote), what="the promoted primary's push")
     finally:
         assert stop_server(promoted) == 0, promoted.log_text()
+
+
+def test_files_the_tree_cannot_take_are_refused_and_kept_on_a_branch(tmp_path):
+    """In-process (the library replicates too): a pushed config.toml, a hidden file and a symlink
+    never reach .memgrove/; the entry beside them is taken."""
+    remote = bare(tmp_path / "remote.git")
+    folder = project(tmp_path / "p", remote, push_interval=0.2, pull_interval=0.2)
+    mem = Memory.open(folder)
+    try:
+        assert mem.tree.replication.start()
+        until(lambda: remote_log(remote), what="the first push")
+        work = tmp_path / "clone"
+        git("clone", "-q", str(remote), str(work))
+        (work / "config.toml").write_text("[tree]\nengine = 'nope'\n")
+        (work / "tree" / "team" / "oncall").mkdir(parents=True)
+        (work / "tree" / "team" / "oncall" / ".hidden.md").write_text("x")
+        os.symlink("/etc/passwd", work / "tree" / "team" / "oncall" / "passwd.md")
+        (work / "tree" / "team" / "oncall" / "rota.md").write_text(ENTRY)
+        git("add", "-A", cwd=work)
+        git("commit", "-q", "-m", "mixed", cwd=work)
+        git("push", "-q", "origin", "HEAD:main", cwd=work)
+        until(lambda: mem.search("pager rotates Priya"), what="the good file pulled")
+        status = until(lambda: (s := mem.tree.replication.status())["conflicts"] and s, what="the refusal report")
+        refused = {p["path"]: p["why"] for p in status["conflicts"][0]["paths"]}
+        assert set(refused) == {"config.toml", "tree/team/oncall/.hidden.md", "tree/team/oncall/passwd.md"}
+        assert "symlink" in refused["tree/team/oncall/passwd.md"]
+        assert "engine" not in (folder / ".memgrove" / "config.toml").read_text()
+        assert not (folder / ".memgrove" / "tree" / "team" / "oncall" / "passwd.md").exists()
+        assert any(r.op == "PULL" for r in mem.history(path="team/oncall/rota.md"))
+    finally:
+        mem.close()
