@@ -279,6 +279,7 @@ def test_a_write_on_a_replica_is_forwarded_to_the_primary(primary_and_replica):
     assert r.status_code == 200 and r.json()["results"][0]["status"] == "added"
     op_id = r.json()["results"][0]["id"]
     assert any(o["id"] == op_id for o in primary.client.get("/api/history").json()["operations"])
+    assert any(o["id"] == op_id for o in replica.client.get("/api/history").json()["operations"])   # the primary's
     # what the primary answers, the replica answers: a refused batch is the same 400 and body
     bad = replica.client.post("/api/curate", json={"operations": [{"op": "ADD", "path": "../x.md", "reason": "r"}]})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "batch_rejected"
@@ -355,3 +356,40 @@ def test_files_the_tree_cannot_take_are_refused_and_kept_on_a_branch(tmp_path):
         assert any(r.op == "PULL" for r in mem.history(path="team/oncall/rota.md"))
     finally:
         mem.close()
+
+
+def test_what_a_replica_forwards():
+    from memgrove.server.replica import is_write
+
+    for method, path in [("POST", "/api/curate"), ("POST", "/api/ingest"), ("POST", "/api/undo"),
+                         ("POST", "/api/dream"), ("POST", "/api/review/approve"), ("POST", "/api/review/reject"),
+                         ("POST", "/api/doctor/fix"), ("PUT", "/api/store/items"), ("DELETE", "/api/store/items"),
+                         ("GET", "/api/history"), ("GET", "/api/review"), ("GET", "/api/review/abcd")]:
+        assert is_write(method, path), (method, path)
+    for method, path in [("GET", "/api/search"), ("POST", "/api/query"), ("GET", "/api/tree"), ("GET", "/health"),
+                         ("GET", "/api/doctor"), ("POST", "/api/store/items/search"), ("GET", "/api/stats")]:
+        assert not is_write(method, path), (method, path)
+
+
+def test_promote_names_the_remote_and_keeps_the_other_settings(tmp_path):
+    from memgrove.server.replica import set_replication
+    from memgrove.tree.replication_settings import load_replication_settings
+    from memgrove.tree.settings import load_settings
+
+    home = tmp_path / ".memgrove"
+    home.mkdir()
+    (home / "config.toml").write_text('[tree]\ntitle_boost = 5.0\n\n[replication]\nremote = "old"\npush_interval = 2.0\n')
+    set_replication(home, "/srv/memory.git", "main")
+    s = load_replication_settings(home)
+    assert (s.remote, s.branch, s.push_interval) == ("/srv/memory.git", "main", 2.0)
+    assert load_settings(home).title_boost == 5.0
+    (home / "config.toml").unlink()
+    set_replication(home, "https://u:p@example.com/m.git", "trunk")
+    assert load_replication_settings(home).branch == "trunk"
+
+
+def test_credentials_in_a_remote_url_are_never_shown():
+    from memgrove.tree.replication_git import redact
+
+    assert redact("git push failed: https://ann:s3cret@example.com/m.git") == "git push failed: https://***@example.com/m.git"
+    assert redact("/srv/memory.git") == "/srv/memory.git"

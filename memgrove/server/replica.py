@@ -6,7 +6,8 @@ with the primary's token: ``MEMGROVE_TOKEN``), clones the tree from it and follo
 ``GET /api/replication/wait`` (one held request), or every ``pull_interval`` seconds when the
 primary does not answer. It answers reads itself (search, query tiers 0–2; tiers 3–4 with its
 own model settings) and forwards every write (``ForwardWrites``: any POST, PUT, PATCH or DELETE
-under ``/api/`` but the reads among them) to the primary, with the caller's token and body, and
+under ``/api/`` but the reads among them, and the history and review queue, which only the
+primary holds) to the primary, with the caller's token and body, and
 answers what the primary answers. With the primary unreachable a write is ``PrimaryUnreachable``
 (503) and nothing is applied here; reads go on from the commit served.
 
@@ -39,6 +40,7 @@ log = logging.getLogger("memgrove.replica")
 WAIT_S = 20.0           # how long one wait on the primary's next push is held
 READ_POSTS = ("/api/query",)
 READ_SUFFIXES = ("/search", "/namespaces")    # the store's reads that are POSTs (/api/store/...)
+PRIMARY_READS = ("/api/history", "/api/review")   # what only the primary holds: its journal, its review queue
 
 
 class ReplicaRefused(MemgroveError):
@@ -48,7 +50,10 @@ class ReplicaRefused(MemgroveError):
 
 
 def is_write(method: str, path: str) -> bool:
-    """A request the replica forwards: every POST/PUT/PATCH/DELETE under /api/ but the reads."""
+    """A request the replica forwards: every POST/PUT/PATCH/DELETE under /api/ but the reads, and the
+    reads of what only the primary holds (the journal's history, the review queue)."""
+    if method in ("GET", "HEAD") and (path in PRIMARY_READS or path.startswith(tuple(p + "/" for p in PRIMARY_READS))):
+        return True
     if method in ("GET", "HEAD", "OPTIONS") or not path.startswith("/api/"):
         return False
     if path in READ_POSTS or (path.startswith("/api/store/") and path.endswith(READ_SUFFIXES)):
