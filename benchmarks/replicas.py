@@ -18,7 +18,7 @@ missing on any replica (each one read back from each replica).
 
 The machine has 2 cores shared with other work: the clients, the primary and the replicas all
 share them, so a replica cannot add read capacity here; compare the topologies of one run, and
-read the scaling argument in docs/replication.md's capacity notes, not in these numbers.
+read the scaling argument in docs/replication.md ("What a replica adds"), not in these numbers.
 Results: ``benchmarks/results/replicas.{json,md}`` (``--out PREFIX`` writes elsewhere).
 """
 
