@@ -20,7 +20,6 @@ from pathlib import Path
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 IDENTITY = ("memgrove", "memgrove@localhost")
-TRACKED = ("tree", "archive")     # the folders of .memgrove/ the repository holds
 REMOTE = "origin"
 # what of .memgrove/ the repository holds: the tree and the archive, never hidden or temp files
 # (temp files start with ".mg-"); indexes, caches, locks, the journal and config stay local
@@ -249,8 +248,7 @@ class Git:
         index = self.git_dir / "memgrove-merge.index"
         try:
             self.run("read-tree", tree, index=index)
-            lines = [f"{m} {sha}\t{p}" if v is not None and (m := v[0]) and (sha := v[1])
-                     else f"0 {'0' * 40}\t{p}" for p, v in paths.items()]
+            lines = [f"{v[0]} {v[1]}\t{p}" if v else f"0 {'0' * 40}\t{p}" for p, v in paths.items()]
             self.run("update-index", "--index-info", input=("\n".join(lines) + "\n").encode("utf-8"), index=index)
             return self.run("write-tree", index=index).stdout.decode().strip()
         finally:
