@@ -100,9 +100,13 @@ def mcp_command(state: _State, mcp_root: str | None) -> None:
               help="Serve this project too, with its own token (repeatable; setting projects).")
 @click.option("--add", "add", multiple=True, type=click.Path(file_okay=False),
               help="Add this project to the server already running for this one, and exit (repeatable).")
+@click.option("--replica-of", "replica_of", default=None, metavar="URL",
+              help="Serve a read replica of the primary at URL (an empty folder: clones its git remote; "
+                   "MEMGROVE_TOKEN holds the primary's token). Writes are forwarded to the primary.")
+@click.option("--promote", is_flag=True, help="Turn this read replica into a primary, then serve it.")
 @click.pass_obj
 def serve(state: _State, port: int | None, host: str | None, no_auth: bool, projects: tuple[str, ...],
-          add: tuple[str, ...]) -> None:
+          add: tuple[str, ...], replica_of: str | None, promote: bool) -> None:
     """Serve this project's memory (and those named with --project) over HTTP: REST, LangServe
     routes for the query, curate and agent graphs, and MCP. Each project has its own bearer token
     in its .memgrove/server.token (readable by you only; MEMGROVE_TOKEN sets this one's) and the
@@ -111,6 +115,7 @@ def serve(state: _State, port: int | None, host: str | None, no_auth: bool, proj
 
     for one in add_to_running(state.root, add) if add else ():
         echo(f"serving {one['project']}" + (f", token in {one['token_file']}" if one["token_file"] else ""))
-    code = 0 if add else run_server(state.root, host=host, port=port, no_auth=no_auth, projects=projects)
+    code = 0 if add else run_server(state.root, host=host, port=port, no_auth=no_auth, projects=projects,
+                                    replica_of=replica_of, promote=promote)
     if code:
         raise click.exceptions.Exit(code)

@@ -6,6 +6,7 @@ The settings are the fields of three dataclasses, one per table:
     [query]   memgrove.graphs.settings.QuerySettings  the five tiers' thresholds, the cache
     [curate]  memgrove.graphs.settings.CurateSettings the LLM curator
     [server]  memgrove.server.settings.ServerSettings `memgrove serve`
+    [replication]  memgrove.tree.replication_settings.ReplicationSettings  git replication
 
 ``config_template()`` renders them as a TOML file with every setting commented
 out at its default, generated from the dataclasses so it cannot drift from
@@ -24,6 +25,7 @@ from typing import Any
 from memgrove.graphs.settings import CurateSettings, QuerySettings
 from memgrove.server.settings import ServerSettings
 from memgrove.tree.fsio import atomic_write
+from memgrove.tree.replication_settings import ReplicationSettings
 from memgrove.tree.settings import TreeSettings
 
 CONFIG_NAME = "config.toml"
@@ -38,6 +40,8 @@ TABLES: dict[str, tuple[type, str]] = {
                                "configured)."),
     "server": (ServerSettings, "`memgrove serve` (its --host and --port options override these, "
                                "--project adds to projects)."),
+    "replication": (ReplicationSettings, "Git replication: every batch a commit, pushed to the remote "
+                                         "replicas follow (docs/replication.md)."),
 }
 
 # One line per setting. tests/test_config_file.py checks that every field of the three
@@ -180,6 +184,16 @@ HELP: dict[str, dict[str, str]] = {
         "dream_when_idle": "run `memgrove dream` when the tree's idle gates open (dream_idle_hours, "
                            "dream_min_curations in [tree]); off by default",
         "dream_check_s": "seconds between two looks at those gates (with dream_when_idle)",
+    },
+    "replication": {
+        "remote": 'git URL or path of a bare repository the tree is pushed to ("" = no replication); '
+                  "read replicas clone and follow it",
+        "branch": "the remote's branch the tree is kept on",
+        "push_interval": "seconds within which a committed batch is pushed; a failed push is retried "
+                         "with backoff (up to 300 s) and reported in /health and doctor",
+        "pull_interval": "seconds between two looks at the remote for commits pushed by others (merged "
+                         "in as journaled PULL operations); a replica follows the remote this often",
+        "git_timeout": "seconds a git command may take before it is given up (and retried)",
     },
 }
 

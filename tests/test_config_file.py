@@ -14,9 +14,11 @@ from memgrove.cli import cli
 from memgrove.config import HELP, TABLES, config_template
 from memgrove.graphs.settings import CurateSettings, QuerySettings, load_curate_settings, load_query_settings
 from memgrove.server.settings import ServerSettings, load_server_settings
+from memgrove.tree.replication_settings import ReplicationSettings, load_replication_settings
 from memgrove.tree.settings import TreeSettings, load_settings
 
-SETTINGS = {"tree": TreeSettings, "query": QuerySettings, "curate": CurateSettings, "server": ServerSettings}
+SETTINGS = {"tree": TreeSettings, "query": QuerySettings, "curate": CurateSettings, "server": ServerSettings,
+            "replication": ReplicationSettings}
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -45,6 +47,7 @@ def test_the_written_file_loads_back_as_all_defaults(tmp_path):
     assert load_query_settings(home) == QuerySettings()
     assert load_curate_settings(home) == CurateSettings()
     assert load_server_settings(home) == ServerSettings()
+    assert load_replication_settings(home) == ReplicationSettings()
 
 
 def test_every_line_uncommented_still_loads_as_the_defaults(tmp_path):

@@ -140,6 +140,7 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
             rep.warnings.append(f"{rel}: symlink, ignored (links may not leave the tree)")
         elif not (fix and folder_of(rel) in missing_ctx):   # --fix writes the context file in its place
             rep.warnings.append(f"{rel}: a symlink where the folder's context file belongs; doctor --fix replaces it")
+    rep.warnings += _replication(tree)
     if fix and missing_ctx:
         tree.repair_contexts(missing_ctx)
         rep.fixed.append(f"wrote {len(missing_ctx)} missing context file(s)")
@@ -236,6 +237,17 @@ def _query_log(log: Path, rep: DoctorReport, fix: bool) -> None:
         rep.fixed.append(f"dropped {bad} damaged line(s) of the query log")
     else:
         rep.warnings.append(f"query-log.jsonl has {bad} damaged line(s); stats skips them, doctor --fix drops them")
+
+
+def _replication(tree) -> list[str]:
+    """What replication reports: a push failing and since when, commits waiting, conflicts kept on branches."""
+    from .replication import problems_of, read_status
+
+    try:
+        status = read_status(tree.home)
+    except MemgroveError as exc:       # a bad [replication] table
+        return [f"replication: {exc}"]
+    return problems_of(status) if status else []
 
 
 def _symlinks(root: Path) -> list[Path]:

@@ -20,6 +20,9 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     ├── DreamRunning        another ``memgrove dream`` is running on this tree
     ├── LockTimeout         another writer held the tree's lock for too long
     ├── NotWritable         the disk is full, or the tree is read-only; nothing was written
+    ├── PrimaryUnreachable  a read replica could not reach its primary to forward a write;
+    │                       nothing was applied here
+    ├── ReadOnlyReplica     a write reached a read replica's own tree (its writes go to the primary)
     └── Cancelled           a write was cancelled (time limit, client gone) before its commit
                             point; nothing was written (tree/cancel.py)
 
@@ -125,6 +128,19 @@ class NotWritable(MemgroveError):
     """A write failed because the file system is full, read-only or not ours; nothing was written."""
 
     code = "not_writable"
+
+
+class PrimaryUnreachable(MemgroveError):
+    """A read replica could not reach its primary to forward a write; nothing was applied on the replica
+    (the server answers 503: retry, or write to the primary once it is back)."""
+
+    code = "primary_unreachable"
+
+
+class ReadOnlyReplica(MemgroveError):
+    """A write reached a read replica's own tree: a replica's files come from its primary only."""
+
+    code = "read_only_replica"
 
 
 class Cancelled(MemgroveError):

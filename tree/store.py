@@ -50,13 +50,14 @@ from .writer_lock import WriterLock
 
 if TYPE_CHECKING:
     from .group_batch import GroupOutcome
+    from .replication import Replicator
 
 
 class ContextTree(WritePath, IndexSync, Meaning):
     """A Context Tree on disk: read, write (``curate``, ``undo``), search."""
 
     def __init__(self, home: Path, settings: TreeSettings | None = None,
-                 clock: Callable[[], datetime] | None = None):
+                 clock: Callable[[], datetime] | None = None, *, replicate: bool = True):
         self.home = home
         self.root = home / "tree"
         self.settings = settings or load_settings(home)
@@ -84,6 +85,20 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
         self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
         self.vectors.notices = self.notices
+        self.replication: "Replicator | None" = None
+        # a read replica's files come from its primary's remote only (tree/replication_follow.py)
+        self.replica_of: str | None = None
+        if (home / "replica.json").exists():
+            from .replication_follow import replica_info
+
+            self.replica_of = str((replica_info(home) or {}).get("primary") or "?")
+        elif replicate:
+            from .replication_settings import load_replication_settings
+
+            if load_replication_settings(home).remote:
+                from .replication import Replicator
+
+                self.replication = Replicator(self, load_replication_settings(home))
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, create: bool = False,
@@ -99,6 +114,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
             self.notices.append(text)
 
     def close(self) -> None:
+        if self.replication is not None:
+            self.replication.close()     # the last commit and push, bounded in time
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None

@@ -20,7 +20,7 @@ from .cancel import checkpoint
 from .archive import archive_root, is_archived
 from .catalog import Listed
 from .engine import IndexBroken
-from .errors import MemgroveError, NotWritable
+from .errors import MemgroveError, NotWritable, ReadOnlyReplica
 from .fsio import Pending, as_not_writable, atomic_write, disk_errors_as_not_writable, reason_of
 from .journal import JournalRecord, utc_now_iso
 from .operations import Planned
@@ -88,6 +88,9 @@ class WritePath:
         (``NotWritable`` for a full or read-only disk, ``Cancelled`` when its caller gave up on
         it, tree/cancel.py): the caller sees a failure, and the batch never appears later. After it, what is derived (signals, context files, the
         index) catches up later if it cannot now."""
+        if self.replica_of is not None:
+            raise ReadOnlyReplica(f"this memory is a read replica of {self.replica_of}: write to the primary "
+                                  "(its server forwards REST writes there), or promote it (`memgrove serve --promote`)")
         records = [p.record for p in planned if p.result.status != "unchanged"]
         checkpoint()
         with disk_errors_as_not_writable():
@@ -112,6 +115,9 @@ class WritePath:
                 raise
             raise translated from exc
         self._settle(planned, touched)
+        if self.replication is not None and records:
+            # durable now: its copy in git is made by replication's own thread (tree/replication.py)
+            self.replication.batch_done(records, touched, self._generation())
 
     def _settle(self, planned: list[Planned], touched: list[str]) -> None:
         """After the commit point: the batch stands whatever fails here. Signals, context files

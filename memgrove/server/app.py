@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from typing import Any
 
 from fastapi import FastAPI
@@ -47,6 +48,7 @@ def _mount_mcp(app: FastAPI, projects: Projects, timeout: float) -> bool:
 def build_routes(app: FastAPI, projects: Projects) -> None:
     from .langserve_routes import langserve_router
     from .owner import owner_router
+    from .replica_routes import router as replication_router
     from .routes import health_router, router
     from .store_routes import store_router
 
@@ -55,16 +57,18 @@ def build_routes(app: FastAPI, projects: Projects) -> None:
     app.include_router(health_router)
     app.include_router(router)
     app.include_router(store_router)
+    app.include_router(replication_router)
     app.include_router(owner_router)
     app.include_router(langserve_router(projects))
 
 
 def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSettings, *, token: str | None = None,
-               model: Any = None, mcp: bool = True) -> Any:
+               model: Any = None, mcp: bool = True, replica: Any = None) -> Any:
     """The server's ASGI app for ``project``: FastAPI wrapped in the guard.
 
     ``project`` is the served list (``served.py``) or one project folder, then served alone with
-    ``token`` (None: no authentication; the caller allows that on loopback only).
+    ``token`` (None: no authentication; the caller allows that on loopback only). ``replica``
+    (``replica.Replica``): a read replica, which follows its primary and forwards writes to it.
     """
     served = project if isinstance(project, ServedProjects) else ServedProjects(
         Served(locate_home(project).parent.resolve(), token))
@@ -81,9 +85,15 @@ def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSett
                 from .idle import dream_when_idle
 
                 idle = asyncio.ensure_future(dream_when_idle(projects, settings.dream_check_s))
+            # the server's own project is opened now: its replication pulls before any request
+            await projects.amemory_for()
+            if replica is not None:
+                replica.start(projects.memory_for)
             try:
                 yield
             finally:
+                if replica is not None:
+                    replica.stop()
                 if idle is not None:
                     idle.cancel()
                 await projects.drain()       # every write that started is finished before exit
@@ -92,9 +102,18 @@ def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSett
     app = FastAPI(title="memgrove", version=_version(), lifespan=lifespan,
                   description="Agent-native memory: the Context Tree over REST, LangServe and MCP.")
     build_routes(app, projects)
+    app.state.stopping = threading.Event()      # set by `memgrove serve` on SIGTERM/SIGINT (held waits end)
     if mcp:
         _mount_mcp(app, projects, settings.request_timeout)
-    return Guard(app, _policy(served, settings, bind_host=settings.host, port=settings.port))
+    inner: Any = app
+    if replica is not None:
+        from .replica import ForwardWrites
+
+        app.state.replica = replica
+        inner = ForwardWrites(app, replica)
+    guard = Guard(inner, _policy(served, settings, bind_host=settings.host, port=settings.port))
+    guard.stopping = app.state.stopping       # type: ignore[attr-defined]
+    return guard
 
 
 def _policy(served: ServedProjects, settings: ServerSettings, *, bind_host: str, port: int | None) -> GuardPolicy:

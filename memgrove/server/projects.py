@@ -93,6 +93,8 @@ class Projects:
             if mem is None:
                 mem = Memory.open(served.home, model=self.model)
                 self._open[served.home] = mem
+                if mem.tree.replication is not None:
+                    mem.tree.replication.start()     # pulls and pushes from now on (tree/replication.py)
             self._open.move_to_end(served.home)
             if lease:
                 self._leases[served.home] = self._leases.get(served.home, 0) + 1

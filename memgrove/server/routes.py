@@ -98,11 +98,13 @@ health_router = APIRouter(tags=["server"])
 
 @health_router.get("/health")
 async def health(request: Request) -> dict[str, Any]:
-    """Is the server up (never needs the token; clients probe it)."""
+    """Is the server up, and its replication role, commit and lag (never needs the token; clients probe it)."""
     from memgrove import __version__
 
+    from .replica_status import health_fields
+
     return {"status": "ok", "pid": os.getpid(), "version": __version__,
-            "project": str(request.app.state.projects.default)}
+            "project": str(request.app.state.projects.default), **await health_fields(request.app)}
 
 
 @router.get("/tree")

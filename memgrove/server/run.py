@@ -46,7 +46,8 @@ def resolve_token(home: Path, no_auth: bool, host: str) -> tuple[str | None, Pat
 
 
 def serve(project: str | os.PathLike | None, *, host: str | None = None, port: int | None = None,
-          no_auth: bool = False, log_level: str = "info", projects: Sequence[str] = ()) -> int:
+          no_auth: bool = False, log_level: str = "info", projects: Sequence[str] = (),
+          replica_of: str | None = None, promote: bool = False) -> int:
     import uvicorn
 
     from memgrove.memory import Memory
@@ -55,9 +56,12 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
     from .connections import bounded_protocol
     from .served import Served, ServedProjects
 
+    replica = _replica(project, replica_of, promote, no_auth)
     with Memory.open(project) as mem:      # the project must exist; its settings and recovery first
         home = mem.home
         mem.tree.recover()
+        if replica is not None:
+            replica.catch_up(mem.tree)     # the first clone or catch-up, before it answers
     settings: ServerSettings = load_server_settings(home, host=host, port=port)
     live = registry.read_registration(home)
     if live is not None and live.get("pid") != os.getpid() and registry.is_live(live):
@@ -72,7 +76,7 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
                 served.add_folder(folder)
             except MemgroveError as exc:
                 raise ServeRefused(f"cannot serve {folder}: {exc}") from None
-        app = create_app(served, settings)
+        app = create_app(served, settings, replica=replica)
     except BaseException:
         _forget(served, home)
         raise
@@ -105,6 +109,13 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
             served.start_announcing(announce)
 
     server.startup = startup  # type: ignore[method-assign]
+    original_exit = server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        app.stopping.set()       # requests held open (a replica's wait for a push) answer now
+        original_exit(sig, frame)
+
+    server.handle_exit = handle_exit  # type: ignore[method-assign]
     try:
         server.run()
     finally:
@@ -113,6 +124,28 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
         print(f"memgrove serve: could not start on {settings.host}:{settings.port} (see above)", file=sys.stderr)
         return 1
     return 0
+
+
+def _replica(project: str | os.PathLike | None, replica_of: str | None, promote: bool, no_auth: bool) -> Any:
+    """The read replica this start serves (``--replica-of``, or a folder that is one), or None; with
+    ``promote``, the replica in ``project`` becomes a primary first (replica.py)."""
+    from memgrove.tree.home import HOME_NAME
+
+    from .replica import Replica, promote as promote_replica
+
+    if promote:
+        if replica_of:
+            raise ServeRefused("--promote and --replica-of exclude each other")
+        promote_replica(project)
+        return None
+    base = Path(project or ".").expanduser().absolute()
+    if replica_of is None and not (base / HOME_NAME / "replica.json").exists():
+        return None
+    token = os.environ.get(registry.TOKEN_ENV) or None
+    if token is None and not no_auth:
+        raise ServeRefused(f"a replica needs its primary's token in {registry.TOKEN_ENV}: clients send that one "
+                           "token to the primary and to every replica")
+    return Replica.prepare(project, replica_of, token)
 
 
 def _forget(served: Any, home: Path) -> None:

@@ -1,0 +1,287 @@
+"""``memgrove serve --replica-of URL``: a read replica of a primary's memory.
+
+In an empty folder, the replica asks the primary for its git remote (``GET /api/replication``,
+with the primary's token: ``MEMGROVE_TOKEN``), clones the tree from it and follows it
+(tree/replication_follow.py): after every push of the primary, which it learns of by waiting on
+``GET /api/replication/wait`` (one held request), or every ``pull_interval`` seconds when the
+primary does not answer. It answers reads itself (search, query tiers 0–2; tiers 3–4 with its
+own model settings) and forwards every write (``ForwardWrites``: any POST, PUT, PATCH or DELETE
+under ``/api/`` but the reads among them, and the history and review queue, which only the
+primary holds) to the primary, with the caller's token and body, and
+answers what the primary answers. With the primary unreachable a write is ``PrimaryUnreachable``
+(503) and nothing is applied here; reads go on from the commit served.
+
+``memgrove serve --promote`` turns a replica into a primary (``promote``): it catches up with
+the remote, names the remote in ``[replication]`` and forgets the primary; stop the old primary
+first (one writer per project).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import logging
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlencode, urlsplit
+
+from memgrove.tree.errors import MemgroveError, PrimaryUnreachable
+from memgrove.tree.fsio import atomic_write
+from memgrove.tree.home import HOME_NAME, locate_home
+from memgrove.tree.replication_follow import Follower, replica_info, write_replica_info
+from memgrove.tree.replication_git import GitFailed, redact
+from memgrove.tree.replication_settings import load_replication_settings
+
+log = logging.getLogger("memgrove.replica")
+WAIT_S = 20.0           # how long one wait on the primary's next push is held
+READ_POSTS = ("/api/query",)
+READ_SUFFIXES = ("/search", "/namespaces")    # the store's reads that are POSTs (/api/store/...)
+PRIMARY_READS = ("/api/history", "/api/review")   # what only the primary holds: its journal, its review queue
+
+
+class ReplicaRefused(MemgroveError):
+    """A replica cannot start: the folder holds a memory already, or the primary cannot be asked."""
+
+    code = "serve_refused"
+
+
+def is_write(method: str, path: str) -> bool:
+    """A request the replica forwards: every POST/PUT/PATCH/DELETE under /api/ but the reads, and the
+    reads of what only the primary holds (the journal's history, the review queue)."""
+    if method in ("GET", "HEAD") and (path in PRIMARY_READS or path.startswith(tuple(p + "/" for p in PRIMARY_READS))):
+        return True
+    if method in ("GET", "HEAD", "OPTIONS") or not path.startswith("/api/"):
+        return False
+    if path in READ_POSTS or (path.startswith("/api/store/") and path.endswith(READ_SUFFIXES)):
+        return False
+    return True
+
+
+def ask_primary(primary: str, path: str, token: str | None, *, method: str = "GET", body: bytes | None = None,
+                headers: dict[str, str] | None = None, timeout: float = 30.0,
+                params: dict[str, str] | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One request to the primary: (status, headers, body). ``PrimaryUnreachable`` when it cannot be asked."""
+    u = urlsplit(primary)
+    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+    conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout)
+    sent = {"Host": u.netloc, **(headers or {})}
+    if token:
+        sent["Authorization"] = f"Bearer {token}"
+    target = u.path.rstrip("/") + path + ("?" + urlencode(params) if params else "")
+    try:
+        try:
+            conn.request(method, target, body=body, headers=sent)
+        except (OSError, http.client.HTTPException) as exc:
+            raise PrimaryUnreachable(f"the primary {redact(primary)} cannot be reached ({exc}); nothing was "
+                                     "applied: retry once it is back") from None
+        try:
+            resp = conn.getresponse()
+            return resp.status, resp.getheaders(), resp.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise PrimaryUnreachable(f"the primary {redact(primary)} did not answer ({exc}); the write may have "
+                                     "been applied there: see its history") from None
+    finally:
+        conn.close()
+
+
+class Replica:
+    def __init__(self, home: Path, primary: str, token: str | None):
+        info = replica_info(home) or {}
+        self.home = home
+        self.primary = primary.rstrip("/")
+        self.token = token
+        self.remote = str(info.get("remote") or "")
+        self.branch = str(info.get("branch") or "main")
+        settings = load_replication_settings(home)
+        self.interval = settings.pull_interval
+        self.timeout = settings.git_timeout
+        self.follower: Follower | None = None
+        self.confirmed_at = 0.0          # when it last knew it served everything the remote held
+        self.waiting = False             # a wait on the primary's next push is held (it wakes us)
+        self.error: str | None = None
+        self.primary_error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- setting up --------------------------------------------------------------------
+    @classmethod
+    def prepare(cls, folder: str | Path | None, primary: str | None, token: str | None) -> "Replica":
+        """The replica of ``folder``: made there in an empty folder (asking ``primary`` for its remote),
+        or the one already there (``replica.json``)."""
+        base = Path(folder or ".").expanduser().absolute()
+        home = base if base.name == HOME_NAME else base / HOME_NAME
+        info = replica_info(home) if home.exists() else None
+        if info is None:
+            if primary is None:
+                raise ReplicaRefused(f"{base} is not a replica: start one with --replica-of URL")
+            if (home / "tree").is_dir() and any((home / "tree").iterdir()):
+                raise ReplicaRefused(f"{base} holds a memory already: a replica starts in an empty folder")
+            status, _, body = ask_primary(primary, "/api/replication", token)
+            if status != 200:
+                raise ReplicaRefused(f"the primary {redact(primary)} answered {status} to /api/replication: "
+                                     f"{body[:300].decode('utf-8', 'replace')}")
+            data = json.loads(body)
+            if not data.get("remote"):
+                raise ReplicaRefused(f"the primary {redact(primary)} has no [replication] remote to follow")
+            home = locate_home(home, create=True)
+            write_replica_info(home, primary, data["remote"], data.get("branch") or "main")
+        elif primary is not None and primary.rstrip("/") != info.get("primary"):
+            write_replica_info(home, primary, str(info.get("remote")), str(info.get("branch") or "main"))
+        return cls(home, primary or str(info.get("primary")), token)   # type: ignore[union-attr]
+
+    def catch_up(self, tree: Any) -> None:
+        """The first sync, before the server answers (a replica never serves an empty tree it could fill)."""
+        self.follower = Follower(tree, self.remote, self.branch, self.timeout)
+        try:
+            self._sync()
+        finally:
+            self.follower = None      # the server's own memory follows from now on (start)
+
+    def start(self, memory_for: Callable[[], Any]) -> None:
+        def run() -> None:
+            if self.follower is None:
+                self.follower = Follower(memory_for().tree, self.remote, self.branch, self.timeout)
+            while not self._stop.is_set():
+                self._sync()
+                self._wait_for_push()
+
+        self._thread = threading.Thread(target=run, name="memgrove-replica", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # -- following ---------------------------------------------------------------------
+    def _sync(self) -> None:
+        assert self.follower is not None
+        started = time.time()
+        try:
+            self.follower.sync()
+            self.error = None
+            self.confirmed_at = started
+        except (GitFailed, OSError, MemgroveError) as exc:
+            if str(exc) != self.error:
+                log.warning("replica: following %s failed: %s", redact(self.remote), exc)
+            self.error = str(exc)
+
+    def _wait_for_push(self) -> None:
+        """Hold a request on the primary until it pushes past the commit served (or ``WAIT_S``);
+        without an answer, wait ``pull_interval`` and follow the remote alone."""
+        served = self.follower.served if self.follower else None
+        self.waiting = self.error is None
+        try:
+            status, _, body = ask_primary(self.primary, "/api/replication/wait", self.token, timeout=WAIT_S + 10,
+                                          params={"after": served or "", "timeout": str(WAIT_S)})
+            self.primary_error = None if status == 200 else f"{status}: {body[:200].decode('utf-8', 'replace')}"
+            if status == 200 and json.loads(body).get("pushed") in (None, served) and self.error is None:
+                self.confirmed_at = time.time()     # nothing pushed meanwhile: still up to date
+            if status != 200:
+                self._stop.wait(self.interval)
+        except PrimaryUnreachable as exc:
+            self.primary_error = str(exc)
+            self.waiting = False
+            self._stop.wait(self.interval)
+        finally:
+            self.waiting = False
+
+    # -- serving -----------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        served = self.follower.served if self.follower else None
+        lag = 0.0 if self.waiting and self.error is None else round(max(0.0, time.time() - self.confirmed_at), 1)
+        details = {"primary": redact(self.primary), "remote": redact(self.remote), "branch": self.branch,
+                   "primary_reachable": self.primary_error is None, "primary_error": self.primary_error,
+                   "follow_error": self.error, "refused": list(self.follower.refused) if self.follower else []}
+        return {"role": "replica", "commit": served, "lag_seconds": lag if self.confirmed_at else None,
+                "replication": details}
+
+    def forward(self, method: str, path: str, query: str, headers: dict[str, str],
+                body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        """A write sent on to the primary as it came (the caller's token, its body); the primary's answer."""
+        kept = {k: v for k, v in headers.items() if k in ("authorization", "content-type", "accept")}
+        target = path + ("?" + query if query else "")
+        status, got, data = ask_primary(self.primary, target, None, method=method, body=body, headers=kept,
+                                        timeout=max(self.timeout, 130.0))
+        return status, [(k, v) for k, v in got if k.lower() in ("content-type", "retry-after", "www-authenticate")], data
+
+
+class ForwardWrites:
+    """ASGI: a write goes to the primary (``Replica.forward``); everything else to the app."""
+
+    def __init__(self, app: Callable, replica: Replica):
+        self.app = app
+        self.replica = replica
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http" or not is_write(scope["method"], scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        try:
+            status, got, data = await asyncio.to_thread(
+                self.replica.forward, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
+                headers, b"".join(chunks))
+        except MemgroveError as exc:
+            from .errors import error_response
+
+            await error_response(exc)(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in got]
+                    + [(b"content-length", str(len(data)).encode())]})
+        await send({"type": "http.response.body", "body": data})
+
+
+def promote(folder: str | Path | None) -> Path:
+    """Turn the replica in ``folder`` into a primary: catch up with the remote, name it in
+    ``[replication]`` of config.toml, forget the primary. The home."""
+    from memgrove.tree.store import ContextTree
+
+    base = Path(folder or ".").expanduser().absolute()
+    home = locate_home(base)
+    info = replica_info(home)
+    if info is None:
+        raise ReplicaRefused(f"{home.parent} is not a replica: nothing to promote")
+    tree = ContextTree(home, replicate=False)
+    try:
+        try:
+            Follower(tree, str(info["remote"]), str(info.get("branch") or "main")).sync()
+        except (GitFailed, OSError) as exc:
+            log.warning("promote: could not catch up with %s (%s); serving the commit held", redact(str(info["remote"])), exc)
+    finally:
+        tree.close()
+    set_replication(home, str(info["remote"]), str(info.get("branch") or "main"))
+    (home / "replica.json").unlink()
+    return home
+
+
+def set_replication(home: Path, remote: str, branch: str) -> None:
+    """Name the remote and branch in ``[replication]`` of config.toml, keeping everything else."""
+    cfg = home / "config.toml"
+    lines = cfg.read_text(encoding="utf-8").splitlines() if cfg.exists() else []
+    mine = [f"remote = {json.dumps(remote)}", f"branch = {json.dumps(branch)}"]
+    out, inside, done = [], False, False
+    for line in lines:
+        header = re.match(r"\s*\[([^\]]+)\]", line)
+        if header:
+            inside = header.group(1).strip() == "replication"
+            out.append(line)
+            if inside and not done:
+                out += mine
+                done = True
+            continue
+        if inside and re.match(r"\s*(remote|branch)\s*=", line):
+            continue
+        out.append(line)
+    if not done:
+        out += ["", "[replication]", *mine]
+    atomic_write(cfg, "\n".join(out) + "\n")
