@@ -48,11 +48,13 @@ def build_routes(app: FastAPI, projects: Projects) -> None:
     from .langserve_routes import langserve_router
     from .owner import owner_router
     from .routes import health_router, router
+    from .tree_routes import tree_router
 
     app.state.projects = projects
     errors.install(app)
     app.include_router(health_router)
     app.include_router(router)
+    app.include_router(tree_router)
     app.include_router(owner_router)
     app.include_router(langserve_router(projects))
 
