@@ -123,6 +123,7 @@ class _Group(click.Group):
             return self._invoke(ctx)
         finally:
             _notices(ctx)
+            _close_remote(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
@@ -157,6 +158,13 @@ def _notices(ctx: click.Context) -> None:
             click.echo(f"notice: {safe(note)}", err=True)
         except OSError:
             return
+
+
+def _close_remote(ctx: click.Context) -> None:
+    """A server's memory holds kept-alive connections: closed when the command is done."""
+    mem = getattr(ctx.obj, "_memory", None)
+    if mem is not None and hasattr(mem, "wire"):
+        mem.close()
 
 
 def _reader_left() -> None:

@@ -141,6 +141,8 @@ class Wire:
         # (as a parameter: a path may hold characters a header cannot)
         self.named: dict[str, str] = {"project": str(project)} if project else {}
         self._kept = threading.local()
+        self._open: set[Any] = set()         # every kept connection, of every thread, for close()
+        self._lock = threading.Lock()
 
     def _connection(self) -> Any:
         import http.client  # here, not at the top: opening in-process (no server) needs no HTTP
@@ -170,11 +172,16 @@ class Wire:
         if retry:
             conn = getattr(self._kept, "conn", None)
             if conn is not None:
+                if conn.sock is None:            # closed by close(): opened again below, kept again
+                    with self._lock:
+                        self._open.add(conn)
                 try:
                     return self._answer(conn, method, target, data, headers)
                 except (_Refused, _NoAnswer, OSError):
                     conn.close()
             self._kept.conn = conn = self._connection()
+            with self._lock:
+                self._open.add(conn)
             return self._answer(conn, method, target, data, headers)
         conn = self._connection()
         try:
@@ -227,10 +234,15 @@ class Wire:
         return True
 
     def close(self) -> None:
-        conn = getattr(self._kept, "conn", None)
-        if conn is not None:
+        """Close the kept connections (a thread's next read opens a new one)."""
+        with self._lock:
+            kept, self._open = self._open, set()
+        for conn in kept:
             conn.close()
-            self._kept.conn = None
+
+    def __del__(self) -> None:
+        for conn in getattr(self, "_open", ()):
+            conn.close()
 
 
 # -- the tree the graphs and tools see ------------------------------------------------------------
