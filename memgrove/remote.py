@@ -135,6 +135,7 @@ class Wire:
         self.headers = {"Accept": "application/json", **(headers or {})}
         self.token = token
         self.token_given = bool(token)
+        self._tried_local = False
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
         # a token names its project; without tokens a project other than the server's own is named
@@ -218,9 +219,9 @@ class Wire:
 
     def _local_token(self) -> bool:
         """No token was given and the server runs on this machine: its project's ``server.token``."""
-        if self.token_given or self.token is not None:
+        if self.token_given or self._tried_local:
             return False
-        self.token = ""
+        self._tried_local = True
         try:
             health = self.send("GET", "/health")
             project = self.named.get("project") or health.get("project")
@@ -320,7 +321,7 @@ class RemoteTree:
         return self._owner.fingerprint()
 
     def entry_count(self) -> int:
-        return self._owner.count()
+        return int(self._owner._get("/api/fingerprint")["entries"])
 
     def count(self) -> int:
         return self._owner.count()
@@ -503,7 +504,8 @@ class RemoteMemory:
         return self._get("/api/fingerprint")["fingerprint"]
 
     def count(self) -> int:
-        return int(self._get("/api/fingerprint")["entries"])
+        """Documents in the server's index: entries and folder overviews (``Memory.count``)."""
+        return int(self._get("/api/fingerprint")["documents"])
 
     # -- writing ---------------------------------------------------------------------------
     def curate(self, ops: Any, *, actor: str = "user", allowed: tuple[str, ...] | None = None) -> builtins.list["OpResult"]:

@@ -43,8 +43,10 @@ async def settings(p: P, proj: Proj) -> dict[str, Any]:
 
 @tree_router.get("/fingerprint")
 async def fingerprint(p: P, proj: Proj) -> dict[str, Any]:
-    """The tree's fingerprint (its files and ranking settings) and its number of entries."""
-    return await p.read(proj, lambda m: {"fingerprint": m.tree.fingerprint(), "entries": m.tree.entry_count()})
+    """The tree's fingerprint (its files and ranking settings), its number of entries and of indexed
+    documents (entries and folder overviews)."""
+    return await p.read(proj, lambda m: {"fingerprint": m.tree.fingerprint(), "entries": m.tree.entry_count(),
+                                         "documents": m.count()})
 
 
 @tree_router.post("/analysis/terms")
