@@ -349,3 +349,22 @@ def test_two_app_processes_share_one_memory(served):
         assert sum(1 for r in mem.history(None, "apps")) == 16
     # whichever finished last saw every entry of the other
     assert max(len(json.loads(o[0])["seen"]) for o in outs) == 16
+
+
+def test_the_studio_graphs_follow_memgrove_url(served, tmp_path, monkeypatch):
+    import importlib.util
+
+    monkeypatch.setenv("MEMGROVE_URL", served.url)
+    monkeypatch.setenv("MEMGROVE_TOKEN", served.token)
+    monkeypatch.setenv("MEMGROVE_HOME", str(tmp_path / "not-used"))
+    path = Path(__file__).resolve().parents[1] / "graphs" / "deployment.py"
+    spec = importlib.util.spec_from_file_location("memgrove_remote_deployment", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        assert isinstance(module.memory, RemoteMemory)
+        out = module.query.invoke({"question": "When is the billing service deployed?"})
+        assert "Tuesday" in out["answer"]["answer"]
+        assert not (tmp_path / "not-used").exists()           # no sample curated into a local memory
+    finally:
+        module.memory.close()
