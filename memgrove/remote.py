@@ -564,8 +564,10 @@ class RemoteMemory:
 
     def _learn_with_model(self, text: Any, files: Any, conversation: Any, model: Any, settings: Any) -> Any:
         from memgrove.graphs.curate import build_curate_graph, report_from_state
+        from memgrove.tree import input_folders
 
-        data: dict[str, Any] = {"files": [str(f) for f in files]}
+        paths, _ = input_folders.expand(files, max_bytes=self.tree.settings.max_input_bytes)
+        data: dict[str, Any] = {"files": [str(f) for f in paths]}
         if text is not None:
             data["text"] = text
         if conversation is not None:
@@ -621,6 +623,12 @@ class RemoteMemory:
     def review_reject(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
         return self._post("/api/review/reject", {"id": item_id, "all": all},
                           local=lambda m: m.review_reject(item_id, all=all))
+
+    def queue_review(self, ops: builtins.list[dict[str, Any]], *, proposed_by: str = "model") -> str | None:
+        """Put operations a model decided in the server's review queue (what the LLM curator run here
+        does with its ``review_ops``); the item's id, or None when a person rejected them before."""
+        item = self._post("/api/review/queue", {"operations": ops, "proposed_by": proposed_by})["item"]
+        return item["id"] if item else None
 
     # -- graphs and tools, run here --------------------------------------------------------
     def graph(self, name: str = "query", **options: Any) -> Any:

@@ -368,3 +368,20 @@ def test_the_studio_graphs_follow_memgrove_url(served, tmp_path, monkeypatch):
         assert not (tmp_path / "not-used").exists()           # no sample curated into a local memory
     finally:
         module.memory.close()
+
+
+def test_the_llm_curator_runs_here_and_queues_on_the_server(remote, local):
+    from memgrove.graphs.settings import CurateSettings
+
+    model = ScriptedChatModel(replies=[tool_call("curate", operations=[
+        {"op": "UPSERT", "path": "learn/remote/release.md", "title": "Release date",
+         "content": "v2.4.0 ships on March 20.", "reason": "from the notes"},
+        {"op": "DELETE", "path": "infra/deploy/tuesday.md", "reason": "no longer true"}])])
+    report = remote.learn(text="v2.4.0 ships on March 20; deploys are no longer on Tuesdays.", model=model,
+                          settings=CurateSettings(finish_on_curate=True))
+    assert [(a.op, a.status) for a in report.applied] == [("UPSERT", "added"), ("DELETE", "queued")]
+    assert local.read("learn/remote/release.md").title == "Release date"
+    assert local.read("infra/deploy/tuesday.md")                          # waits for a person, on the server
+    waiting = [i for i in local.review() if "infra/deploy/tuesday.md" in i["candidate"]["paths"]]
+    assert len(waiting) == 1 and remote.review_show(waiting[0]["id"])["id"] == waiting[0]["id"]
+    remote.review_reject(waiting[0]["id"])

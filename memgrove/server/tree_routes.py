@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from .routes import P, Proj
@@ -26,6 +26,18 @@ class TermsBody(BaseModel):
 
 class PathsBody(BaseModel):
     paths: list[str] = Field(max_length=1_000)
+
+
+class QueueBody(BaseModel):
+    operations: list[dict[str, Any]] = Field(min_length=1)
+    proposed_by: str = "model"
+
+
+def _queue(m: Any, body: QueueBody) -> dict[str, Any]:
+    from memgrove.tree import review
+
+    item = review.queue(m.tree, review.proposal(body.operations), proposed_by=body.proposed_by)
+    return {"item": item.to_dict() if item is not None else None}
 
 
 def _settings(m: Any) -> dict[str, Any]:
@@ -66,3 +78,10 @@ async def delivered(p: P, proj: Proj, body: PathsBody) -> dict[str, Any]:
     """Entries given to a user or an agent as evidence: they gain importance (``record_delivery``)."""
     await p.read(proj, lambda m: m.tree.record_delivery(body.paths))
     return {"recorded": len(body.paths)}
+
+
+@tree_router.post("/review/queue")
+async def review_queue(p: P, proj: Proj, body: QueueBody, request: Request) -> dict[str, Any]:
+    """Operations a model decided that wait for a person (the LLM curator's ``review_ops``): the
+    queued item, or null when a person rejected the same change before."""
+    return await p.write(proj, lambda m: _queue(m, body), gone=request.is_disconnected)
