@@ -336,8 +336,8 @@ class RemoteMemory:
     """``Memory``'s API over a running ``memgrove serve`` (``Memory.connect``).
 
     ``project``: which of the server's projects (default: the token's, or the server's own).
-    ``home``: a local folder for the graphs' answer cache and the agent's threads (default: a
-    temporary one, removed by ``close``). ``model``: the chat model of the graphs run here.
+    ``home``: a local folder for the graphs' answer cache and the agent's threads (``tree.home``;
+    default: a temporary one, removed by ``close``). ``model``: the chat model of the graphs run here.
     """
 
     def __init__(self, url: str | None = None, token: str | None = None, *, project: str | os.PathLike | None = None,
@@ -414,7 +414,9 @@ class RemoteMemory:
 
     @property
     def home(self) -> Path:
-        return self.tree.home
+        """The project's ``.memgrove/`` on the server's machine (what the CLI shows); what this
+        process keeps is in ``tree.home``."""
+        return Path(self.project) / ".memgrove"
 
     def _client_home(self) -> Path:
         if self._home is not None:

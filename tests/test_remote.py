@@ -222,7 +222,7 @@ def test_the_query_graph_runs_here_over_the_server(remote, local):
     assert "Tuesday" in chat["messages"][-1].content
 
 
-def test_the_memory_agent_runs_here_and_curates_on_the_server(remote, local):
+def test_the_memory_agent_runs_here_and_curates_on_the_server(remote, local, served):
     port = {"op": "UPSERT", "path": "agent/remote/staging_port.md", "title": "Staging database port",
             "content": "The staging database listens on port 6543.", "reason": "the user said so"}
     model = ScriptedChatModel(replies=[tool_call("search_knowledge", query="staging database port"),
@@ -235,7 +235,8 @@ def test_the_memory_agent_runs_here_and_curates_on_the_server(remote, local):
     assert local.history(1)[0].actor == "memory-agent"
     two = agent.invoke({"messages": [("user", "Which port?")]}, {"configurable": {"thread_id": "t2"}})
     assert "6543" in [m for m in two["messages"] if isinstance(m, ToolMessage)][0].content
-    assert (remote.home / "threads.db").is_file()                        # threads kept on this side
+    assert (remote.tree.home / "threads.db").is_file()                   # threads kept on this side
+    assert remote.home == served.project / ".memgrove"
 
 
 # -- MEMGROVE_URL ---------------------------------------------------------------------------------
@@ -278,6 +279,10 @@ def test_the_cli_uses_memgrove_url_from_another_folder(served, tmp_path, monkeyp
     assert code == 0 and "five seconds" in out
     code, out = _cli(["history", "--json", "--path", "cli"], elsewhere, env)
     assert [r["path"] for r in json.loads(out)["operations"]] == ["cli/remote/replica.md"]
+    code, out = _cli(["tree"], elsewhere, env)
+    assert code == 0 and "cli/" in out and str(served.project / ".memgrove" / "tree") in out
+    code, out = _cli(["tree", "cli"], elsewhere, env)
+    assert code == 0 and "replica.md" in out
     code, out = _cli(["doctor", "--json"], elsewhere, env)
     assert code == 0 and json.loads(out)["ok"] is True
     assert not (elsewhere / ".memgrove").exists()                         # nothing was opened here
