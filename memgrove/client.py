@@ -36,7 +36,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from memgrove.remote import (  # noqa: F401 - ServerError, ServerUnreachable: the CLI's names since before
+from memgrove.remote import (  # noqa: F401 - ServerError, ServerUnreachable, TIMEOUT: this module's names before
+    TIMEOUT,
     TOKEN_ENV,
     URL_ENV,
     RemoteMemory,
@@ -46,6 +47,7 @@ from memgrove.remote import (  # noqa: F401 - ServerError, ServerUnreachable: th
     _NoAnswer,
     _Refused,
 )
+from memgrove.remote import error_of as _error_of  # noqa: F401
 from memgrove.server import registry
 from memgrove.tree.errors import MemgroveError
 from memgrove.tree.home import locate_home
