@@ -32,6 +32,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import quote, urlencode, urlsplit
@@ -424,6 +425,8 @@ class RemoteMemory:
             return self._home
         if self._temp_home is None:
             self._temp_home = Path(tempfile.mkdtemp(prefix="memgrove-remote-"))
+            # removed by close(), or when this memory is collected without one
+            weakref.finalize(self, shutil.rmtree, self._temp_home, ignore_errors=True)
         return self._temp_home
 
     def _settings_json(self) -> dict[str, Any]:
