@@ -390,3 +390,13 @@ def test_the_llm_curator_runs_here_and_queues_on_the_server(remote, local):
     waiting = [i for i in local.review() if "infra/deploy/tuesday.md" in i["candidate"]["paths"]]
     assert len(waiting) == 1 and remote.review_show(waiting[0]["id"])["id"] == waiting[0]["id"]
     remote.review_reject(waiting[0]["id"])
+
+
+def test_langgraph_dev_adds_no_routes_of_its_own_with_memgrove_url(served, tmp_path, monkeypatch):
+    from memgrove.server import app as app_module
+
+    monkeypatch.setenv("MEMGROVE_URL", served.url)
+    monkeypatch.setenv("MEMGROVE_HOME", str(tmp_path / "not-used"))
+    app = app_module._langgraph_app()
+    assert not [r for r in app.routes if getattr(r, "path", "").startswith("/api")]
+    assert not (tmp_path / "not-used").exists()

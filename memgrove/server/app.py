@@ -113,8 +113,12 @@ def _langgraph_app() -> FastAPI:
     """The routes for ``langgraph dev``: the project of ``memgrove.sample.studio_home`` (``MEMGROVE_HOME``).
 
     The LangGraph server runs its own app and lifespan; ours joins it as plain routes, with
-    the guard's checks as middleware (its token is ``MEMGROVE_TOKEN``, when set).
+    the guard's checks as middleware (its token is ``MEMGROVE_TOKEN``, when set). With
+    ``MEMGROVE_URL`` set the memory is that server's, routes and all: none are added here, and no
+    memory is opened or created on this machine.
     """
+    if os.environ.get("MEMGROVE_URL", "").strip():
+        return FastAPI(title="memgrove")
     from .settings import load_server_settings
 
     from memgrove.sample import studio_home
