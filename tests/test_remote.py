@@ -400,3 +400,26 @@ def test_langgraph_dev_adds_no_routes_of_its_own_with_memgrove_url(served, tmp_p
     app = app_module._langgraph_app()
     assert not [r for r in app.routes if getattr(r, "path", "").startswith("/api")]
     assert not (tmp_path / "not-used").exists()
+
+
+@pytest.mark.parametrize("case", ["wrong token", "no server"])
+def test_memgrove_mcp_answers_what_the_server_did_not(served, tmp_path, case):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.shared.exceptions import McpError
+
+    url = served.url if case == "wrong token" else f"http://127.0.0.1:{free_port()}"
+    env = server_env(MEMGROVE_URL=url, MEMGROVE_TOKEN="not-the-token", PYTHONWARNINGS="error")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memgrove", "mcp"], env=env, cwd=str(tmp_path))
+
+    async def main() -> str:
+        with anyio.fail_after(90), open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    with pytest.raises(McpError) as err:
+                        await session.initialize()
+                    return str(err.value)
+
+    said = anyio.run(main)
+    assert f"memgrove serve at {url}" in said
+    assert ("answered 401" in said and "bearer token" in said) if case == "wrong token" else "could not be reached" in said

@@ -3,12 +3,15 @@
 The server mounts the same MCP tools over streamable HTTP (``memgrove serve``), so an MCP client
 configured with ``memgrove mcp`` uses a memory on another machine by setting ``MEMGROVE_URL`` (and
 ``MEMGROVE_TOKEN``): every message goes through unchanged, and the tools, their answers and their
-errors are the server's. A request the server cannot be reached for is answered here with a
-JSON-RPC error naming the server, instead of leaving the client waiting.
+errors are the server's. A request the server cannot be reached for, or refuses at the HTTP level
+(a wrong token: 401), is answered here with a JSON-RPC error naming the server and its reason
+(``_Answering``): the MCP library's HTTP client would otherwise end the session on it and leave the
+client waiting.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -29,6 +32,53 @@ def bridge_headers(url: str) -> dict[str, str]:
     return {k: v for k, v in wire.headers.items() if k == "Authorization"}
 
 
+def _answering(url: str) -> Any:
+    """An httpx transport that answers a POSTed request the server did not answer: a JSON-RPC error."""
+    import httpx
+
+    class _Answering(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            try:
+                response = await self._inner.handle_async_request(request)
+            except httpx.TransportError as exc:
+                if request.method != "POST":
+                    raise
+                return self._refusal(request, f"could not be reached ({exc or type(exc).__name__})")
+            if request.method == "POST" and response.status_code >= 400 and response.status_code != 404:
+                raw = await response.aread()
+                await response.aclose()
+                return self._refusal(request, f"answered {response.status_code}: {_message(raw)}")
+            return response
+
+        def _refusal(self, request: httpx.Request, why: str) -> httpx.Response:
+            try:
+                sent = json.loads(request.content)
+            except ValueError:
+                sent = None
+            request_id = sent.get("id") if isinstance(sent, dict) else None
+            if request_id is None:             # a notification: nothing to answer
+                return httpx.Response(202, request=request)
+            return httpx.Response(200, request=request, json={"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": UNREACHABLE, "message": f"memgrove serve at {url} {why}"}})
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return _Answering()
+
+
+def _message(raw: bytes) -> str:
+    """The server's error message (``{"error": {"message"}}``), else its first words."""
+    try:
+        err = json.loads(raw).get("error")
+        return str(err["message"]) if isinstance(err, dict) else str(err)
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return raw.decode("utf-8", "replace")[:200] or "no message"
+
+
 def serve_bridge(url: str, protocol_out: Any) -> None:
     """Relay standard input/``protocol_out`` to ``url``'s ``/mcp`` until the client closes them."""
     import httpx
@@ -43,13 +93,13 @@ def serve_bridge(url: str, protocol_out: Any) -> None:
 
     def refused(request_id: Any, why: str) -> SessionMessage:
         return SessionMessage(JSONRPCMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
-            code=UNREACHABLE, message=f"memgrove serve at {url} could not be reached: {why}"))))
+            code=UNREACHABLE, message=f"memgrove serve at {url} did not answer: {why}"))))
 
     async def main() -> None:
         pending: dict[Any, None] = {}
         out = anyio.wrap_file(TextIOWrapper(protocol_out, encoding="utf-8", write_through=True))
         timeout = httpx.Timeout(30.0, read=600.0)
-        async with httpx.AsyncClient(headers=headers, timeout=timeout, trust_env=False) as client, \
+        async with httpx.AsyncClient(headers=headers, timeout=timeout, transport=_answering(url)) as client, \
                 streamable_http_client(endpoint, http_client=client) as (from_server, to_server, _), \
                 stdio_server(stdout=out) as (from_client, to_client):
 
