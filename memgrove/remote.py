@@ -122,9 +122,9 @@ class RemoteMemory:
         """A write: once sent, never sent again, whatever happens to the answer."""
         try:
             return self._send("POST", path, None, body)
-        except _Refused:
-            raise ServerUnreachable(f"memgrove serve at {self.url} refused the connection (is it running?); "
-                                    "nothing was sent") from None
+        except _Refused as exc:
+            raise ServerUnreachable(f"memgrove serve at {self.url} could not be reached ({exc or 'refused'}; "
+                                    "is it running?); nothing was sent") from None
         except (_NoAnswer, OSError):
             self._unreachable(path, write=True)
 

@@ -168,8 +168,8 @@ class Wire:
             if conn.sock is None:
                 try:
                     conn.connect()
-                except ConnectionRefusedError as exc:
-                    raise _Refused() from exc
+                except OSError as exc:      # refused, no route, no such host: nothing was sent
+                    raise _Refused(str(exc)) from exc
             conn.request(method, target, body=data, headers=headers)
             resp = conn.getresponse()
             raw = resp.read()
