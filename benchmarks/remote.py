@@ -116,19 +116,19 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[5000])
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS / "remote"), help="prefix of the .json and .md written")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     corpus = scale.Corpus(args.seed)
     report: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": scale._commit(),
-        "command": "python benchmarks/remote.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/remote.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "config": vars(args), "sizes": []}
@@ -141,6 +141,7 @@ def main() -> None:
     out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     out.with_suffix(".md").write_text(md, encoding="utf-8")
     print(md)
+    return report
 
 
 if __name__ == "__main__":
