@@ -60,6 +60,11 @@ def run_size(n: int, rounds: int, seed: int, batch: int, corpus: Any) -> dict[st
     try:
         log(f"[{n}] building")
         build_s = build_tree(tmp / "served", n, corpus, batch)
+        with Memory.open(tmp / "served") as built:      # the server (a clean environment) keeps its engine
+            engine = built.tree.engine.name
+        config = tmp / "served" / ".memgrove" / "config.toml"
+        if not config.exists():
+            config.write_text(f'[tree]\nengine = "{engine}"\n', encoding="utf-8")
         shutil.copytree(tmp / "served", tmp / "local")
         srv = Served(tmp / "served")
         log(f"[{n}] built in {build_s:.0f} s; server up in {srv.started_s:.1f} s")
@@ -83,7 +88,8 @@ def run_size(n: int, rounds: int, seed: int, batch: int, corpus: Any) -> dict[st
                 same = [h.path for h in remote.search(q, 10)] == [h.path for h in local.search(q, 10)]
         finally:
             code = srv.stop()
-        out: dict[str, Any] = {"size": n, "build_s": round(build_s, 1), "rounds": rounds, "server_exit": code,
+        out: dict[str, Any] = {"size": n, "engine": engine, "build_s": round(build_s, 1), "rounds": rounds,
+                               "server_exit": code,
                                "same_hits_last_round": same}
         for op, by_mode in times.items():
             row = {mode: {"p50_ms": pct(xs, 50), "p95_ms": pct(xs, 95)} for mode, xs in by_mode.items()}
