@@ -115,7 +115,10 @@ class RemoteMemory:
         server is gone; ``memgrove/client.py``.)"""
         try:
             return self._send(method, path, params, body, retry=True)
-        except (_Refused, _NoAnswer, OSError):
+        except _Refused as exc:
+            raise ServerUnreachable(f"memgrove serve at {self.url} could not be reached ({exc or 'refused'}; "
+                                    "is it running?)") from None
+        except (_NoAnswer, OSError):
             self._unreachable(path, write=False)
 
     def _post(self, path: str, body: Any, local: Callable[[Any], Any] | None = None) -> Any:
@@ -323,7 +326,7 @@ class RemoteMemory:
 
     def reindex(self, progress: Any = None) -> int:
         raise ServerError("local_only", f"reindex runs where the tree is: on the machine of memgrove serve at "
-                                        f"{self.url}, `memgrove reindex --no-server --root {self.project}`")
+                                        f"{self.url}, `memgrove reindex --no-server` in its project")
 
     def embed(self, progress: Any = None) -> tuple[int, int]:
         raise ServerError("local_only", f"embed runs where the tree is: on the machine of memgrove serve at "

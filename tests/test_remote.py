@@ -187,8 +187,10 @@ def test_a_wrong_token_an_absent_server_and_the_local_token(served):
     with Memory.connect(served.url, token="") as m:      # a server of this machine: its project's token file
         assert m.search("pool")[0].path == "infra/db/pool.md"
     gone = Memory.connect(f"http://127.0.0.1:{free_port()}", "t")
-    with pytest.raises(ServerUnreachable, match="did not answer"):
+    with pytest.raises(ServerUnreachable, match="could not be reached"):
         gone.search("pool")
+    with pytest.raises(ServerError, match="reindex runs where the tree is"):
+        gone.reindex()
     with pytest.raises(ServerUnreachable, match="nothing was sent"):
         gone.curate([{"op": "ADD", "path": "a/b/c.md", "title": "c", "content": "c", "reason": "r"}])
     with pytest.raises(memgrove.InvalidInput, match="not a memgrove server URL"):
