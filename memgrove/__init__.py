@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memgrove.graphs.tiers import Answer
     from memgrove.langgraph_store import ContextTreeStore
     from memgrove.memory import Memory
+    from memgrove.remote import RemoteMemory, ServerError, ServerUnreachable
     from memgrove.tree.doctor import DoctorReport
     from memgrove.tree.entry import Entry
     from memgrove.tree.errors import (
@@ -60,6 +61,9 @@ _WHERE = {
     "chat_model": "memgrove.graphs.llm",             # imports LangChain's OpenAI client: only when asked for
     "ContextTreeStore": "memgrove.langgraph_store",   # imports LangGraph: only when asked for
     "Memory": "memgrove.memory",
+    "RemoteMemory": "memgrove.remote",               # Memory.connect's: the standard library only
+    "ServerError": "memgrove.remote",
+    "ServerUnreachable": "memgrove.remote",
     "DoctorReport": "memgrove.tree.doctor",
     "Entry": "memgrove.tree.entry",
     "JournalRecord": "memgrove.tree.journal",
@@ -105,6 +109,9 @@ __all__ = [
     "NotWritable",
     "OpResult",
     "OperationConflict",
+    "RemoteMemory",
+    "ServerError",
+    "ServerUnreachable",
     "TreeNotFound",
     "TreeSettings",
     "__version__",

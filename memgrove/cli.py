@@ -30,13 +30,13 @@ from memgrove.tree.errors import MemgroveError, error_body
 # Heavy modules (Memory: Whoosh, YAML) are imported where used: with a server running,
 # `memgrove query` never loads them (memgrove/client.py).
 if TYPE_CHECKING:
-    from memgrove.client import ServerMemory
+    from memgrove.remote import RemoteMemory
     from memgrove.memory import Memory
 
 _ROOT_HELP = "Project folder holding .memgrove/ (default: found upwards from the current folder)."
 _JSON_HELP = "Print JSON instead of text (errors too: {\"error\": {\"code\", \"message\"}})."
-_NO_SERVER_HELP = ("Work in this process even when `memgrove serve` runs for the project "
-                   "(also MEMGROVE_NO_SERVER=1).")
+_NO_SERVER_HELP = ("Work in this process even when `memgrove serve` runs for the project or MEMGROVE_URL "
+                   "names a server (also MEMGROVE_NO_SERVER=1).")
 
 
 class _Failure(click.ClickException):
@@ -122,6 +122,7 @@ class _Group(click.Group):
             return self._invoke(ctx)
         finally:
             _notices(ctx)
+            _close_remote(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
@@ -158,6 +159,13 @@ def _notices(ctx: click.Context) -> None:
             return
 
 
+def _close_remote(ctx: click.Context) -> None:
+    """A server's memory holds kept-alive connections: closed when the command is done."""
+    mem = getattr(ctx.obj, "_memory", None)
+    if mem is not None and hasattr(mem, "wire"):
+        mem.close()
+
+
 def _reader_left() -> None:
     """`memgrove query ... | head -1`: the reader left, not an error. Output still buffered
     goes to /dev/null, so the flush at exit cannot fail again."""
@@ -171,22 +179,27 @@ class _State:
         self.root = root
         self.json = as_json
         self.no_server = no_server
-        self._memory: Memory | ServerMemory | None = None
+        self._memory: Memory | RemoteMemory | None = None
 
-    def memory(self) -> "Memory | ServerMemory":
-        """The project's memory, chosen once: its running server's, else in this process."""
+    def memory(self) -> "Memory | RemoteMemory":
+        """The project's memory, chosen once: ``MEMGROVE_URL``'s server, its running server's, else
+        in this process (``memgrove/client.py``)."""
         if self._memory is None:
             from memgrove.client import open_memory
 
             self._memory = open_memory(self.root, self.no_server)
         return self._memory
 
-    def local(self) -> Memory:
-        """The memory in this process, for what only it does (reindex, doctor)."""
+    def local(self) -> "Memory | RemoteMemory":
+        """The memory in this process, for what only it does (reindex, doctor); with ``MEMGROVE_URL``,
+        the server's (its doctor runs there; reindex says where to run it)."""
+        from memgrove.client import open_local, remote_url
         from memgrove.memory import Memory
 
+        if remote_url(self.no_server):
+            return self.memory()
         if self._memory is None or not isinstance(self._memory, Memory):
-            self._memory = Memory.open(self.root)
+            self._memory = open_local(self.root)
         return self._memory
 
 

@@ -85,11 +85,14 @@ def doctor(state: _State, fix: bool, as_json: bool) -> None:
 def mcp_command(state: _State, mcp_root: str | None) -> None:
     """Serve the memory to an MCP client over stdio (Claude Code, Claude Desktop, Cursor...).
 
-    Standard output carries only the protocol; messages go to standard error.
+    With MEMGROVE_URL (and MEMGROVE_TOKEN) set and no --root here, the tools are that server's:
+    the messages are relayed to its /mcp. Standard output carries only the protocol; messages go
+    to standard error.
     """
+    from memgrove.client import remote_url
     from memgrove.mcp.stdio import serve_stdio
 
-    serve_stdio(mcp_root or state.root)
+    serve_stdio(mcp_root or state.root, url=None if mcp_root else remote_url())
 
 
 @cli.command()

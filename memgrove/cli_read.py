@@ -17,7 +17,7 @@ from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe
 
 if TYPE_CHECKING:
-    from memgrove.client import ServerMemory
+    from memgrove.remote import RemoteMemory
     from memgrove.memory import Memory
 
 
@@ -127,13 +127,13 @@ def tree(state: _State, folder: str, limit: int, show_all: bool, as_json: bool) 
     _render(mem, top, "", 0 if show_all else limit)
 
 
-def _walk(mem: "Memory | ServerMemory", folder: str) -> dict[str, Any]:
+def _walk(mem: "Memory | RemoteMemory", folder: str) -> dict[str, Any]:
     node = mem.list(folder)
     node["folders"] = [_walk(mem, f["path"]) for f in node["folders"]]
     return node
 
 
-def _render(mem: "Memory | ServerMemory", node: dict[str, Any], prefix: str, limit: int) -> None:
+def _render(mem: "Memory | RemoteMemory", node: dict[str, Any], prefix: str, limit: int) -> None:
     """One line per folder and entry, never wrapped or cut here: a name is copied whole."""
     entries = node["entries"] if not limit else node["entries"][:limit]
     more = len(node["entries"]) - len(entries)

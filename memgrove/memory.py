@@ -23,6 +23,7 @@ from memgrove.tree.text_checks import text_problem
 
 if TYPE_CHECKING:
     from memgrove.graphs.curate_report import CurateReport
+    from memgrove.remote import RemoteMemory
     from memgrove.tree.conversation_formats import Conversation
     from memgrove.tree.doctor import DoctorReport
 
@@ -80,8 +81,34 @@ class Memory(MemoryHygiene):
         """Open the memory at ``path`` (or found upwards from it, like git); ``create`` makes one.
 
         ``model``: a LangChain chat model for tiers 3–4 (default: ``MEMGROVE_MODEL``, or none).
+        Without ``path``, ``MEMGROVE_URL`` (when set) names a server instead: the memory is then
+        ``Memory.connect()``'s, with the same methods (``create`` and tree settings are the server's).
         """
+        if path is None and os.environ.get("MEMGROVE_URL", "").strip():
+            if settings:
+                raise InvalidInput(f"MEMGROVE_URL names a server: its tree's settings are its own, "
+                                   f"not {', '.join(sorted(settings))}")
+            return cls.connect(model=model)  # type: ignore[return-value]
         return cls(ContextTree.open(path, create=create, **settings), model=model)
+
+    @staticmethod
+    def connect(url: str | None = None, token: str | None = None, *, project: str | os.PathLike | None = None,
+                model: Any = None, home: str | os.PathLike | None = None) -> "RemoteMemory":
+        """The memory ``memgrove serve`` holds at ``url`` (default: ``MEMGROVE_URL``), with this class's
+        methods, results and exceptions (``memgrove/remote.py``).
+
+        ``token``: the project's bearer token (default: ``MEMGROVE_TOKEN``; for a server on this
+        machine, its project's ``.memgrove/server.token``). ``project``: one of the server's projects
+        other than the token's. ``model``: the model of the graphs run here (``graph``, ``agent``);
+        ``home``: a folder here for their answer cache and threads (default: temporary).
+
+        >>> mem = Memory.connect("http://127.0.0.1:7437")           # doctest: +SKIP
+        >>> mem.search("refresh token")[0].path                      # doctest: +SKIP
+        'auth/jwt/refresh_rotation.md'
+        """
+        from memgrove.remote import RemoteMemory
+
+        return RemoteMemory(url, token, project=project, model=model, home=home)
 
     def close(self) -> None:
         if self._pipeline is not None:

@@ -34,6 +34,9 @@ EXPECTED_ALL = [
     "NotWritable",
     "OpResult",
     "OperationConflict",
+    "RemoteMemory",
+    "ServerError",
+    "ServerUnreachable",
     "TreeNotFound",
     "TreeSettings",
     "__version__",
@@ -60,6 +63,21 @@ def test_graphs_and_tools_all_are_pinned() -> None:
                                               "memory_from_context", "memory_tools", "open_memory"]
     for name in memgrove.graphs.__all__ + memgrove.tools.__all__:
         assert getattr(memgrove.graphs, name, None) or getattr(memgrove.tools, name, None)
+
+
+def test_connect_gives_a_remote_memory_with_memorys_methods() -> None:
+    remote = Memory.connect("http://127.0.0.1:9", "token")     # nothing is sent until a method is called
+    assert isinstance(remote, memgrove.RemoteMemory)
+    public = {n for n in vars(Memory) if not n.startswith("_")} - {"open", "connect", "pipeline"}
+    assert public - set(dir(remote)) == set()
+    assert issubclass(memgrove.ServerUnreachable, MemgroveError) and issubclass(memgrove.ServerError, MemgroveError)
+
+
+def test_a_remote_memory_loads_nothing_heavy() -> None:
+    # (Memory itself imports the tree: RemoteMemory is what a thin client imports)
+    mods = _imported_after("from memgrove import RemoteMemory; RemoteMemory('http://127.0.0.1:9', 't')")
+    assert [m for m in mods if m.split(".")[0] in ("whoosh", "yaml", "diskcache", "langchain", "langgraph",
+                                                    "fastapi")] == []
 
 
 def test_graph_names(mem) -> None:

@@ -115,10 +115,15 @@ def _queued(mem: Any, held: list[dict[str, Any]]) -> list[OpResult]:
     bad = [d for d in held if not str(d.get("reason") or "").strip()]
     if bad:
         raise BatchRejected([f"{d.get('op')} {d.get('path')}: every operation needs a 'reason'" for d in bad])
-    item = review.queue(getattr(mem, "tree", mem), review.proposal(held), proposed_by="model")
-    note = (f"waiting for review (memgrove review show {item.id})" if item is not None
+    queue = getattr(mem, "queue_review", None)
+    if queue is not None:                  # a memory on a server (Memory.connect): its queue
+        item_id = queue(held, proposed_by="model")
+    else:
+        item = review.queue(getattr(mem, "tree", mem), review.proposal(held), proposed_by="model")
+        item_id = item.id if item is not None else None
+    note = (f"waiting for review (memgrove review show {item_id})" if item_id is not None
             else "not applied: a person rejected this change before")
-    return [OpResult(str(d.get("op", "")).upper(), str(d.get("path", "")), "queued" if item else "rejected", note)
+    return [OpResult(str(d.get("op", "")).upper(), str(d.get("path", "")), "queued" if item_id else "rejected", note)
             for d in held]
 
 

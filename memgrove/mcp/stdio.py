@@ -26,16 +26,23 @@ from .projects import Projects
 EXIT_GRACE = 3.0   # seconds a worker gets to reach a checkpoint, or finish what is past its commit point
 
 
-def serve_stdio(root: str | None) -> None:
-    """Run the MCP server on standard input and output until the client closes them."""
-    from mcp.server.stdio import stdio_server
-
-    from .server import DEFAULT_CALL_TIMEOUT, create_server
-
+def serve_stdio(root: str | None, url: str | None = None) -> None:
+    """Run the MCP server on standard input and output until the client closes them; with ``url``
+    (``MEMGROVE_URL``), relay them to that server's MCP endpoint instead (``bridge.py``)."""
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
+    if url:
+        from .bridge import serve_bridge
+
+        serve_bridge(url, protocol_out)
+        return
+
+    from mcp.server.stdio import stdio_server
+
+    from .server import DEFAULT_CALL_TIMEOUT, create_server
+
     projects = Projects(root)
     calls = InFlight(DEFAULT_CALL_TIMEOUT)
     server = create_server(projects, inflight=calls)

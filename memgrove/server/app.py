@@ -51,6 +51,7 @@ def build_routes(app: FastAPI, projects: Projects) -> None:
     from .replica_routes import router as replication_router
     from .routes import health_router, router
     from .store_routes import store_router
+    from .tree_routes import tree_router
 
     app.state.projects = projects
     errors.install(app)
@@ -58,6 +59,7 @@ def build_routes(app: FastAPI, projects: Projects) -> None:
     app.include_router(router)
     app.include_router(store_router)
     app.include_router(replication_router)
+    app.include_router(tree_router)
     app.include_router(owner_router)
     app.include_router(langserve_router(projects))
 
@@ -132,8 +134,12 @@ def _langgraph_app() -> FastAPI:
     """The routes for ``langgraph dev``: the project of ``memgrove.sample.studio_home`` (``MEMGROVE_HOME``).
 
     The LangGraph server runs its own app and lifespan; ours joins it as plain routes, with
-    the guard's checks as middleware (its token is ``MEMGROVE_TOKEN``, when set).
+    the guard's checks as middleware (its token is ``MEMGROVE_TOKEN``, when set). With
+    ``MEMGROVE_URL`` set the memory is that server's, routes and all: none are added here, and no
+    memory is opened or created on this machine.
     """
+    if os.environ.get("MEMGROVE_URL", "").strip():
+        return FastAPI(title="memgrove")
     from .settings import load_server_settings
 
     from memgrove.sample import studio_home

@@ -1,7 +1,8 @@
 """Every failure as ``{"error": {"code", "message"}}`` (``error_body``) with a fitting HTTP status.
 
 The server's own refusals are ``MemgroveError`` subclasses too, so one function renders
-them all and clients branch on ``code``, never on the message.
+them all and clients branch on ``code``, never on the message. A ``MemgroveError``'s body also
+names its class (``"type"``), so ``Memory.connect`` raises the very subclass raised here.
 """
 
 from __future__ import annotations
@@ -119,7 +120,13 @@ def error_response(exc: BaseException) -> JSONResponse:
     if status == 503:
         headers["Retry-After"] = "1"
     message = str(exc) if status != 500 else f"internal error ({type(exc).__name__}); see the server's log"
-    return JSONResponse(error_body(exc, message), status_code=status, headers=headers)
+    body = error_body(exc, message)
+    if isinstance(exc, MemgroveError):
+        # the class too: a client raises the same subclass (EntryNotFound shares InvalidPath's code)
+        body["error"]["type"] = type(exc).__name__
+        if isinstance(exc, Cancelled) and exc.reason:
+            body["error"]["reason"] = exc.reason
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def install(app: FastAPI) -> None:

@@ -44,6 +44,7 @@ class CurateBody(BaseModel):
                                               "each with a reason; "
                                                          "applied all or nothing")
     actor: str = "api"
+    allowed: list[str] | None = Field(None, description="the operations this batch may use (default: all)")
 
 
 class Document(BaseModel):
@@ -78,6 +79,7 @@ class DreamBody(BaseModel):
     dry_run: bool = Field(False, description="only scan: the candidates, nothing changed")
     undo: str | None = Field(None, description='revert a run instead: its id, or "" for the last one')
     force: bool = Field(False, description="with undo: revert even if files changed since")
+    use_model: bool = Field(True, description="false: queue what the model would decide, without asking it")
 
 
 class ReviewDecision(BaseModel):
@@ -122,10 +124,12 @@ async def read_entry(p: P, proj: Proj, path: str) -> dict[str, Any]:
 @router.get("/search")
 async def search(p: P, proj: Proj, q: Annotated[str, Query()],
                  limit: Annotated[int, Query(ge=1, le=200)] = 10,
-                 include_archived: Annotated[bool, Query()] = False) -> dict[str, Any]:
-    """BM25F search (no LLM); ``include_archived`` searches the archived entries too."""
+                 include_archived: Annotated[bool, Query()] = False,
+                 exact: Annotated[bool, Query()] = False) -> dict[str, Any]:
+    """BM25F search (no LLM); ``include_archived`` searches the archived entries too; ``exact``
+    gives every field of each hit, scores unrounded (what ``Memory.connect``'s search returns)."""
     hits = await p.read(proj, lambda m: m.search(q, limit=limit, include_archived=include_archived))
-    return {"query": q, "hits": [h.to_dict() for h in hits]}
+    return {"query": q, "hits": [dataclasses.asdict(h) if exact else h.to_dict() for h in hits]}
 
 
 @router.post("/query")
@@ -138,7 +142,8 @@ async def query(p: P, proj: Proj, body: QueryBody) -> dict[str, Any]:
 @router.post("/curate")
 async def curate(p: P, proj: Proj, body: CurateBody, request: Request) -> dict[str, Any]:
     """Apply explicit operations, all or nothing."""
-    return _results(await p.write(proj, lambda m: m.curate(body.operations, actor=body.actor),
+    allowed = {} if body.allowed is None else {"allowed": tuple(str(a).upper() for a in body.allowed)}
+    return _results(await p.write(proj, lambda m: m.curate(body.operations, actor=body.actor, **allowed),
                                   gone=request.is_disconnected))
 
 
@@ -194,7 +199,7 @@ async def dream(p: P, proj: Proj, body: DreamBody, request: Request) -> dict[str
     if body.undo is not None:
         return await p.write(proj, lambda m: m.dream(undo=body.undo or True, force=body.force),
                              gone=request.is_disconnected)
-    return await p.write(proj, lambda m: m.dream(dry_run=body.dry_run, budget_s=min(
+    return await p.write(proj, lambda m: m.dream(dry_run=body.dry_run, use_model=body.use_model, budget_s=min(
         m.tree.settings.dream_budget_s, p.timeout / 2)), gone=request.is_disconnected)
 
 

@@ -1,0 +1,154 @@
+#!/usr/bin/env python
+"""``Memory.connect`` against ``Memory.open``: p50 of search and curate, side by side.
+
+    python benchmarks/remote.py                                   # 5,000 entries, 300 rounds (~5 min)
+    python benchmarks/remote.py --sizes 5000 25000                # both sizes (~25 min)
+    python benchmarks/remote.py --sizes 500 --rounds 30 --out /tmp/r   # smoke (~1 min)
+
+Per size, a seeded tree is built like benchmarks/scale.py's (the same corpus, ``mem.curate`` in
+batches of ADDs, ``durable=False`` while building) and copied: one copy is served by ``memgrove
+serve`` (a subprocess on 127.0.0.1) and used through ``Memory.connect``, the other is opened in
+this process with ``Memory.open``. Each round asks both the same novel search (``search``, 10
+hits: the index, not the answer cache) and makes the same one-entry ADD on both (``curate``,
+durable as configured by default: fsync'd), alternating which goes first, so the machine's noise
+falls on both. After warm-up rounds, p50/p95 per operation and mode, and the ratio and the
+difference of the medians (what the HTTP hop costs).
+
+Results: ``benchmarks/results/remote.{json,md}`` (``--out PREFIX`` writes elsewhere). The machine
+is shared and has 2 cores: the server and this process share them; read the ratios, measured
+in the same run, not the absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+sys.path.insert(0, str(HERE))
+
+import scale  # noqa: E402  (the corpus and the percentiles)
+from serve_load import Served, build_tree, log  # noqa: E402  (the server subprocess, the tree builder)
+
+WARMUP = 10
+
+
+def pct(xs: list[float], q: float) -> float:
+    return round(scale.pct(xs, q), 3) if xs else float("nan")
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def run_size(n: int, rounds: int, seed: int, batch: int, corpus: Any) -> dict[str, Any]:
+    from memgrove import Memory
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"memgrove-remote-{n}-"))
+    try:
+        log(f"[{n}] building")
+        build_s = build_tree(tmp / "served", n, corpus, batch)
+        with Memory.open(tmp / "served") as built:      # the server (a clean environment) keeps its engine
+            engine = built.tree.engine.name
+        config = tmp / "served" / ".memgrove" / "config.toml"
+        if not config.exists():
+            config.write_text(f'[tree]\nengine = "{engine}"\n', encoding="utf-8")
+        shutil.copytree(tmp / "served", tmp / "local")
+        srv = Served(tmp / "served")
+        log(f"[{n}] built in {build_s:.0f} s; server up in {srv.started_s:.1f} s")
+        times: dict[str, dict[str, list[float]]] = {op: {"connect": [], "open": []} for op in ("search", "curate")}
+        rng = random.Random(f"remote-{seed}-{n}")
+        try:
+            with Memory.connect(srv.url, srv.token) as remote, Memory.open(tmp / "local") as local:
+                mems = {"connect": remote, "open": local}
+                for i in range(WARMUP + rounds):
+                    q = corpus.query(rng)
+                    op = {**corpus.op(n + i), "path": f"bench/remote/entry_{i}.md"}
+                    order = ["connect", "open"] if i % 2 else ["open", "connect"]
+                    for mode in order:
+                        t = timed(lambda: mems[mode].search(q, 10))
+                        if i >= WARMUP:
+                            times["search"][mode].append(t)
+                    for mode in order:
+                        t = timed(lambda: mems[mode].curate([op]))
+                        if i >= WARMUP:
+                            times["curate"][mode].append(t)
+                same = [h.path for h in remote.search(q, 10)] == [h.path for h in local.search(q, 10)]
+        finally:
+            code = srv.stop()
+        out: dict[str, Any] = {"size": n, "engine": engine, "build_s": round(build_s, 1), "rounds": rounds,
+                               "server_exit": code,
+                               "same_hits_last_round": same}
+        for op, by_mode in times.items():
+            row = {mode: {"p50_ms": pct(xs, 50), "p95_ms": pct(xs, 95)} for mode, xs in by_mode.items()}
+            row["ratio_p50"] = round(row["connect"]["p50_ms"] / row["open"]["p50_ms"], 2)
+            row["extra_p50_ms"] = round(row["connect"]["p50_ms"] - row["open"]["p50_ms"], 3)
+            out[op] = row
+            log(f"[{n}] {op}: connect p50 {row['connect']['p50_ms']} ms, open p50 {row['open']['p50_ms']} ms "
+                f"(x{row['ratio_p50']})")
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = ["# `Memory.connect` vs `Memory.open`", "",
+             f"{report['date']} · commit {report['commit']} · `{report['command']}` · {report['machine']['cpus']} cores "
+             f"(shared) · load {report['loadavg_start']} → {report['loadavg_end']}", "",
+             "Same run, interleaved round by round; a novel 2–4 word search (10 hits) and a one-entry ADD "
+             "(fsync'd) per round on each; medians after warm-up.", "",
+             "| entries | operation | connect p50 ms | open p50 ms | ratio | extra ms | connect p95 ms | open p95 ms |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for s in report["sizes"]:
+        for op in ("search", "curate"):
+            r = s[op]
+            lines.append(f"| {s['size']:,} | {op} | {r['connect']['p50_ms']} | {r['open']['p50_ms']} | "
+                         f"×{r['ratio_p50']} | {r['extra_p50_ms']:+} | {r['connect']['p95_ms']} | {r['open']['p95_ms']} |")
+    lines += ["", "Rounds per size: " + ", ".join(f"{s['size']:,}: {s['rounds']}" for s in report["sizes"])
+              + "; the two copies gave the same hits in the last round: "
+              + ", ".join(str(s["same_hits_last_round"]) for s in report["sizes"]) + ".", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5000])
+    ap.add_argument("--rounds", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(RESULTS / "remote"), help="prefix of the .json and .md written")
+    args = ap.parse_args(argv)
+
+    corpus = scale.Corpus(args.seed)
+    report: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": scale._commit(),
+        "command": "python benchmarks/remote.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "config": vars(args), "sizes": []}
+    for n in sorted(args.sizes):
+        report["sizes"].append(run_size(n, args.rounds, args.seed, args.batch, corpus))
+    report["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    md = render(report)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    out.with_suffix(".md").write_text(md, encoding="utf-8")
+    print(md)
+    return report
+
+
+if __name__ == "__main__":
+    main()
