@@ -35,7 +35,10 @@ PROBE_TIMEOUT = 0.5       # seconds for /health, as memgrove.server.registry.PRO
 TIMEOUT = 600.0           # seconds for the answer, as memgrove.client.TIMEOUT
 SEARCH_LIMIT = 200        # the most results /api/search gives (memgrove.client.SEARCH_LIMIT)
 SHORT_SOURCES = 3         # the sources a short answer lists; the rest are one --verbose away
-_ON = ("", "0", "false", "no")
+_OFF = ("", "0", "false", "no")
+NO_SERVER_ENV = "MEMGROVE_NO_SERVER"     # as memgrove.client: work in-process
+URL_ENV = "MEMGROVE_URL"                 # a remote server named: the click CLI's to reach
+TOKEN_ENV = "MEMGROVE_TOKEN"
 
 
 def main() -> None:
@@ -121,7 +124,7 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 
 def _plain_env() -> bool:
-    if os.environ.get("MEMGROVE_NO_SERVER", "").strip().lower() not in _ON or os.environ.get("MEMGROVE_URL"):
+    if os.environ.get(NO_SERVER_ENV, "").strip().lower() not in _OFF or os.environ.get(URL_ENV):
         return False
     # click re-encodes a stream it finds misconfigured (ASCII); plain writes would not
     return all((getattr(s, "encoding", "") or "").lower().replace("-", "") == "utf8" for s in (sys.stdout, sys.stderr))
@@ -191,7 +194,7 @@ def _registration(home: str) -> dict[str, Any] | None:
 def _token(home: str, info: dict[str, Any]) -> str | None:
     """As ``registry.client_token``: the registration's token file, else MEMGROVE_TOKEN, else server.token."""
     path = info.get("token_file")
-    return (_read(path) if path else None) or os.environ.get("MEMGROVE_TOKEN") or _read(os.path.join(home, "server.token"))
+    return (_read(path) if path else None) or os.environ.get(TOKEN_ENV) or _read(os.path.join(home, "server.token"))
 
 
 def _read(path: str) -> str | None:
