@@ -15,7 +15,9 @@ with the load average, and writes ``--out`` JSON when given.
 interpreter (the first ``--python``): in-process (``--no-server``), the click CLI through a
 running ``memgrove serve`` (``python -m memgrove.cli``), and the console script's fast path
 (``memgrove``, memgrove/fastpath.py), beside ``python -c pass``; for each ``--command`` (query,
-search), with each path's imports measured once with ``-X importtime``. ``--semantic W`` sets
+search), with each path's imports measured once with ``-X importtime``. Each run's wall time
+and the client process's own CPU time (user + system: what the command costs whatever else the
+machine runs; the server's share is not in it). ``--semantic W`` sets
 ``semantic_weight = W`` in the tree's config.toml for the run (and embeds every entry first, so
 the runs pay the encoder, not the vectors), then restores the file: the cold cost of ranking by
 meaning in-process against a server that keeps the model loaded.
@@ -153,20 +155,22 @@ def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list
                    for path in PATHS}
         times: dict[str, list[float]] = {f"{c}/{p}": [] for c in commands for p in PATHS}
         times["python -c pass"] = []
+        cpu: dict[str, list[float]] = {k: [] for k in times}    # the client process's own CPU: load-proof
         load = [os.getloadavg()]
         for r in range(a.rounds):
             order = list(times) if r % 2 == 0 else list(times)[::-1]
             for key in order:
+                c0, t0 = _child_cpu(), time.perf_counter()
                 if key == "python -c pass":
-                    t0 = time.perf_counter()
                     subprocess.run([py, "-c", "pass"], check=True)
                     times[key].append(time.perf_counter() - t0)
+                    cpu[key].append(_child_cpu() - c0)
                     continue
                 cmd, path = key.split("/")
                 q = f"what do we know about {rng.choice(pool)}?"
-                t0 = time.perf_counter()
                 out = _run(words[path] + [cmd, q, "--json"], key)
                 times[key].append(time.perf_counter() - t0)
+                cpu[key].append(_child_cpu() - c0)
                 data = json.loads(out)
                 if cmd == "search" and not data["hits"]:
                     raise SystemExit(f"{key}: no hits for {q!r}")
@@ -179,12 +183,21 @@ def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list
     report = {"tree": str(a.tree), "entries": len(pool), "rounds": a.rounds, "semantic_weight": a.semantic,
               "loadavg": load, "p50_ms": med,
               "p95_ms": {k: round(pct(v, 95) * 1000, 1) for k, v in times.items()},
+              "client_cpu_p50_ms": {k: round(pct(v, 50) * 1000, 1) for k, v in cpu.items()},
               "imports_ms": imports,
               "fast_vs_server_click_p50": {c: round(med[f"{c}/fast_path"] / med[f"{c}/server_click"], 3)
                                            for c in commands},
               "fast_vs_in_process_p50": {c: round(med[f"{c}/fast_path"] / med[f"{c}/in_process"], 3)
                                          for c in commands}}
     return report
+
+
+def _child_cpu() -> float:
+    """User + system seconds of the children waited for so far (the server is not waited for)."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def _run(cmd: list[str], what: str) -> str:

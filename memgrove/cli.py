@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgrove.fastpath import wrap as _wrap  # noqa: F401 - the commands' wrapping, shared with the fast path
+from memgrove.render import wrap as _wrap  # noqa: F401 - the commands' wrapping, shared with the fast path
 from memgrove.terminal import dumps, safe
 from memgrove.tree.errors import MemgroveError, error_body
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memgrove.cli import _console, _emit_json, _State, _wrap, cli, json_option
-from memgrove.fastpath import answer_lines, hits_lines
+from memgrove.render import answer_lines, hits_lines
 from memgrove.given_paths import tree_path
 from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe

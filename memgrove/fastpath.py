@@ -6,7 +6,7 @@ CLI's modules, ``http.client`` (which imports ``ssl`` and ``email``), ``pathlib`
 ``typing`` cost more than the answer. This module reads the words itself, finds the project's
 ``.memgrove/server.json`` as ``memgrove.server.registry.find_server`` does (the process alive,
 ``/health`` answering as that process), asks over a plain socket on the same connection, and
-prints what ``memgrove.cli_read`` prints: the renderers below are the ones it uses.
+prints what ``memgrove.cli_read`` prints, with the same renderers (``memgrove/render.py``).
 
 It hands the whole command line to the click CLI (``memgrove.cli.main``), unchanged, whenever it
 is not sure to do the same: another command, a word or flag it does not know (``--help``,
@@ -34,8 +34,10 @@ COMMANDS = ("query", "search")
 PROBE_TIMEOUT = 0.5       # seconds for /health, as memgrove.server.registry.PROBE_TIMEOUT
 TIMEOUT = 600.0           # seconds for the answer, as memgrove.client.TIMEOUT
 SEARCH_LIMIT = 200        # the most results /api/search gives (memgrove.client.SEARCH_LIMIT)
-SHORT_SOURCES = 3         # the sources a short answer lists; the rest are one --verbose away
-_ON = ("", "0", "false", "no")
+_OFF = ("", "0", "false", "no")
+NO_SERVER_ENV = "MEMGROVE_NO_SERVER"     # as memgrove.client: work in-process
+URL_ENV = "MEMGROVE_URL"                 # a remote server named: the click CLI's to reach
+TOKEN_ENV = "MEMGROVE_TOKEN"
 
 
 def main() -> None:
@@ -121,7 +123,7 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 
 def _plain_env() -> bool:
-    if os.environ.get("MEMGROVE_NO_SERVER", "").strip().lower() not in _ON or os.environ.get("MEMGROVE_URL"):
+    if os.environ.get(NO_SERVER_ENV, "").strip().lower() not in _OFF or os.environ.get(URL_ENV):
         return False
     # click re-encodes a stream it finds misconfigured (ASCII); plain writes would not
     return all((getattr(s, "encoding", "") or "").lower().replace("-", "") == "utf8" for s in (sys.stdout, sys.stderr))
@@ -191,7 +193,7 @@ def _registration(home: str) -> dict[str, Any] | None:
 def _token(home: str, info: dict[str, Any]) -> str | None:
     """As ``registry.client_token``: the registration's token file, else MEMGROVE_TOKEN, else server.token."""
     path = info.get("token_file")
-    return (_read(path) if path else None) or os.environ.get("MEMGROVE_TOKEN") or _read(os.path.join(home, "server.token"))
+    return (_read(path) if path else None) or os.environ.get(TOKEN_ENV) or _read(os.path.join(home, "server.token"))
 
 
 def _read(path: str) -> str | None:
@@ -341,65 +343,10 @@ def _fail(code: str, message: str, *, as_json: bool) -> int:
     return 1
 
 
-# -- the output (memgrove.cli_read prints with these too) -------------------------------------
-def answer_lines(answer: Any, verbose: bool) -> list[str]:
-    """``memgrove query``'s text: the answer, how it was answered, its first sources."""
-    from memgrove.graphs.answer import tier_label
-
-    lines = [answer.text if verbose else answer.answer, ""]
-    lines.append(f"[tier {answer.tier} · {tier_label(answer)} · {answer.latency_ms:.1f} ms · "
-                 f"top score {answer.top_score:.3f}]")
-    if answer.error:
-        lines.append(f"[LLM error: {answer.error}]")
-    if not verbose and answer.sources:
-        shown = answer.sources[:SHORT_SOURCES]
-        lines += ["sources:"] + [f"  {p}" for p in shown]
-        if len(answer.sources) > len(shown):
-            lines.append(f"  … {len(answer.sources) - len(shown)} more (--verbose shows the evidence)")
-    return [safe(line) for line in lines]
-
-
-def hits_lines(query: str, hits: list[Any], ms: float, limit: int, more: bool, color: bool) -> list[str]:
-    """``memgrove search``'s text: a count, then each hit's score and title, path and excerpt.
-    ``hits`` are ``Hit``s or their dicts; ``color`` adds the terminal's bold and cyan."""
-    if not hits:
-        return [safe(f"no results for {query!r}")]
-    lines = [f"{len(hits)} result(s) in {ms:.1f} ms"]
-    for hit in hits:
-        h = hit if isinstance(hit, dict) else vars(hit)    # a Hit's own score, not to_dict's rounded one
-        lines.append("")
-        lines.append(_style(wrap(h["title"], 7, f"{h['score']:6.3f} "), "1", color))
-        # the path whole: it is what `show` takes
-        lines.append(_style(f"       {safe(h['path'])}" + ("  [archived]" if h.get("archived") else ""), "36", color))
-        if h.get("excerpt"):
-            lines.append(wrap(h["excerpt"], 7))
-    if more:
-        lines.append(f"\n… more results: use --limit {limit + 10} to see more")
-    return lines
-
-
-def _style(text: str, code: str, color: bool) -> str:
-    # click.style(text, bold=True) and fg="cyan" write exactly these
-    return f"\x1b[{code}m{text}\x1b[0m" if color else text
-
-
-def width() -> int:
-    import shutil
-
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
-
-
-def wrap(text: str, indent: int, first: str = "") -> str:
-    """``text`` wrapped at the terminal's width by words; a word longer than a line (a path,
-    a URL) is kept whole, for the terminal to wrap, never cut."""
-    import textwrap
-
-    return textwrap.fill(" ".join(safe(text).split()), width=width(), initial_indent=first or " " * indent,
-                         subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)
-
-
+# -- the output ------------------------------------------------------------------------------
 def _print_answer(data: Any, cmd: dict[str, Any]) -> None:
     from memgrove.graphs.answer import Answer
+    from memgrove.render import answer_lines
 
     answer = Answer.from_dict(data)
     if cmd["json"]:
@@ -415,6 +362,8 @@ def _print_hits(data: Any, cmd: dict[str, Any], ms: float) -> None:
     if cmd["json"]:
         _out(dumps({"query": cmd["text"], "latency_ms": round(ms, 2), "hits": hits, "more": more}))
     else:
+        from memgrove.render import hits_lines
+
         _out("\n".join(hits_lines(cmd["text"], hits, ms, cmd["limit"], more, sys.stdout.isatty())))
 
 

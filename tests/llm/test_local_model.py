@@ -1,4 +1,8 @@
-"""Tiers 3 and 4 and the LLM curator against a real llama.cpp server (``make test-llm``).
+"""Tiers 3 and 4 and the LLM curator against a real llama.cpp server (``make test-llm``), opt-in.
+
+A real llama.cpp server (tests/helpers/llama_server.py: xllamacpp serving SmolLM2-135M-Instruct)
+on 127.0.0.1. Skipped unless ``MEMGROVE_TEST_LLM=1`` (the Makefile target sets it): ``make test``
+never starts it.
 
 memgrove builds its own ``ChatOpenAI`` from ``MEMGROVE_MODEL`` and ``OPENAI_BASE_URL`` (no key),
 as a user pointing it at llama.cpp, Ollama or vLLM would. SmolLM2-135M answers in plain text and
@@ -14,25 +18,39 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from conftest import QUERY_SEED, QUESTIONS
+from helpers import llama_server
+from helpers.memgrove_server import free_port
+
 from memgrove import Memory
 from memgrove.graphs.settings import CurateSettings
 
-# tests/conftest.py's QUERY_SEED and QUESTIONS (a conftest of this folder shadows that module's name)
-QUERY_SEED = [
-    {"op": "ADD", "path": "auth/jwt/rotation.md", "title": "JWT refresh token rotation",
-     "content": "Refresh tokens rotate on every use. The old refresh token is revoked after a 30 second grace period.",
-     "reason": "seed"},
-    {"op": "ADD", "path": "infra/db/postgres_version.md", "title": "Postgres version",
-     "content": "Production runs Postgres 16 on the primary cluster since March 2024.", "reason": "seed"},
-    {"op": "ADD", "path": "team/people/ana.md", "title": "Ana leads payments",
-     "content": "Ana leads the payments team and owns the billing service. Ben handles search.", "reason": "seed"},
-    {"op": "ADD", "path": "releases/notes/release_2023.md", "title": "Release 2023",
-     "content": "The 2023 release moved invoices to the new ledger format.", "reason": "seed"},
-    {"op": "ADD", "path": "releases/notes/release_2024.md", "title": "Release 2024",
-     "content": "The 2024 release added audit trails to the ledger.", "reason": "seed"},
-]
-QUESTIONS = {"llm": "who owns billing",
-             "agent": "Who leads the payments team and what database does billing use?"}
+OPT_IN = "MEMGROVE_TEST_LLM"
+pytestmark = pytest.mark.skipif(os.environ.get(OPT_IN) != "1",
+                                reason=f"a real local model: opt-in with `make test-llm` ({OPT_IN}=1)")
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory):
+    pytest.importorskip("xllamacpp", reason="`make test-llm` installs xllamacpp")
+    srv = llama_server.start(free_port(), tmp_path_factory.mktemp("llama") / "llama.log")
+    try:
+        yield srv
+    finally:
+        llama_server.stop(srv)
+
+
+@pytest.fixture
+def llm_env(llama, monkeypatch: pytest.MonkeyPatch):
+    """memgrove's model is the local server's: ``MEMGROVE_MODEL`` and ``OPENAI_BASE_URL``, no key."""
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MEMGROVE_MODEL", "smollm2-135m")
+    monkeypatch.setenv("OPENAI_BASE_URL", llama.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return llama
+
 
 SLOW = "[query]\nllm_timeout = 600.0\nllm_retries = 0\n"   # a loaded 2-core machine: minutes, not seconds
 CONV = {"id": "c1", "messages": [

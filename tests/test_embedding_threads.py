@@ -1,0 +1,37 @@
+"""A question's vector runs on one BLAS thread (tree/embedding.py): its matrices are too small to
+share out, and OpenBLAS's spinning threads made it 7x slower on a busy machine. Batches (reindex)
+keep the library's threads, and the setting is the library's again afterwards."""
+
+from __future__ import annotations
+
+import pytest
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+from memgrove.tree import embedding  # noqa: E402
+
+
+def _blas_threads() -> int:
+    return max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+
+
+def test_a_question_runs_on_one_blas_thread_and_a_batch_on_the_librarys(monkeypatch):
+    enc = embedding.load_encoder("")
+    enc.encode(["load numpy's BLAS"])
+    before = _blas_threads()
+    seen: list[int] = []
+    forward = enc._forward
+
+    def spy(ids, mask):
+        seen.append(_blas_threads())
+        return forward(ids, mask)
+
+    monkeypatch.setattr(enc, "_forward", spy)
+    one = enc.encode(["who owns billing?"])
+    many = enc.encode([f"entry number {i} about the billing service" for i in range(embedding.FEW + 1)])
+    assert seen == [1, before]                     # the question: one thread; the batch: as before
+    assert _blas_threads() == before               # restored
+    assert one.shape == (1, 384) and many.shape == (embedding.FEW + 1, 384)
+    # the same vector whatever the threads
+    monkeypatch.setattr(enc, "_forward", forward)
+    assert abs(float(enc._encode(["who owns billing?"], 16)[0] @ one[0]) - 1.0) < 1e-5
