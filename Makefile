@@ -61,9 +61,9 @@ test-llm: $(LLM_STAMP)
 	MEMGROVE_TEST_LLM=1 $(BIN)/python -m pytest -q -p no:xdist tests/llm -rA
 
 # the reliability suite (~10 minutes): concurrency, crash points, faults, hostile inputs, fuzzing;
-# writes benchmarks/results/reliability.{md,json} and exits 1 if it found any failure
+# a test suite, not a benchmark (reliability/); writes reliability/report.{md,json} and exits 1 if it found any failure
 reliability: $(STAMP)
-	$(BIN)/python -m benchmarks.reliability
+	$(BIN)/python -m reliability
 
 BENCH_STAMP := $(VENV)/.bench-installed
 

@@ -52,8 +52,6 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
                 [["hygiene.py"]]),
     "lock_fairness": (None, ["lock_fairness.py", "--seconds", "3", "--no-write"], [["lock_fairness.py"]]),
     "wal_size": (None, ["wal_size.py", "--entries", "200", "--out", f"{Q}/wal_size"], [["wal_size.py"]]),
-    "reliability": (None, ["-m", "benchmarks.reliability", "--quick", "--out", f"{Q}/reliability"],
-                    [["-m", "benchmarks.reliability"]]),
 }
 DATA_VARS = {"locomo": "LOCOMO_PATH", "beam": "BEAM_PATH", "longmemeval": "LONGMEMEVAL_PATH"}
 
@@ -87,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         for args in full if a.full else [quick]:
             args = [os.path.expandvars(x) for x in args]
             to = HERE.parent / args.pop()[1:] if args[-1].startswith(">") else None
-            cmd = [sys.executable] + (args if args[0] == "-m" else [str(HERE / args[0]), *args[1:]])
+            cmd = [sys.executable, str(HERE / args[0]), *args[1:]]
             print(f"-- {name}: {' '.join(args)}", file=sys.stderr, flush=True)
             t0 = time.perf_counter()
             with open(to, "w") if to else open(os.devnull, "w") as out:
