@@ -35,7 +35,7 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
     "longmemeval": ("longmemeval", ["longmemeval.py", str(TINY_LME), "--no-cache", "--out", Q],
                     [["longmemeval.py", "$LONGMEMEVAL_PATH"]]),
     "scale": (None, ["scale.py", "--quick", "--out", f"{Q}/scale"], [["scale.py"]]),
-    "scale_curve": (None, ["scale.py", "--curve", "--sizes", "1000", "5000", "--out", f"{Q}/scale_curve"],
+    "scale_curve": (None, ["scale.py", "--curve", "--sizes", "500", "2500", "--out", f"{Q}/scale_curve"],
                     [["scale.py", "--curve"]] + [["scale.py", "--curve", "--sizes", "1000", "5000", "25000", "--engine", e,
                                                    "--out", f"benchmarks/results/scale_curve_{e}"]
                                                   for e in ("whoosh", "tantivy")]),
