@@ -71,7 +71,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(PIP) install --quiet $(EDITABLE) -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-# the quick form of every benchmark (benchmarks/run_all.py: 4 min of CPU, 22 min at load 14), into the ignored
+# the quick form of every benchmark (benchmarks/run_all.py: 3.8 min of CPU, user + sys; 15 min at load 8-15), into the ignored
 # benchmarks/runs/quick/: they check that each still runs and never overwrite a current report
 bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py --quick
