@@ -81,7 +81,7 @@ from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kep
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data  # noqa: E402
 from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import log  # noqa: E402
+from harness.report import log, ratio as _ratio  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
@@ -242,10 +242,6 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
     if cfg.get("keep_calls"):
         ours["call_records"] = recs
     return ours
-
-
-def _ratio(a: int | None, b: int | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
 
 
 def run_conversation(sample: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, system: str) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import random
 import statistics
 import sys
@@ -39,6 +38,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import machine_info  # noqa: E402
+from harness import report as harness_report  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct  # noqa: E402
 from harness.synthetic import Corpus  # noqa: E402
@@ -177,10 +177,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             log(f"{engine}: {a.searches} searches x {len(MODES)} modes")
             report["runs"].append(run_engine(tmp, engine, cfg))
     report["machine"] = machine_info(a.seed)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     md = render(report)
-    a.out.with_suffix(".md").write_text(md + "\n", encoding="utf-8")
+    harness_report.write(a.out.with_suffix(""), report, md)
     print(md)
     return report
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import sys
 import time
 from collections import defaultdict
@@ -50,6 +49,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hygiene_stream import Stream, generate  # noqa: E402,F401 - benchmarks/ is not a package; generate: the lead's entry point
 from harness.machine import machine_info  # noqa: E402
+from harness import report as harness_report  # noqa: E402
+from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -76,10 +77,6 @@ def refs_of(mem: Any) -> dict[str, list[str]]:
         e = mem.read(p)
         out[p] = [s["ref"] for s in e.sources if s.get("kind") == "conversation" and s.get("ref")]
     return out
-
-
-def _ratio(a: int, b: int) -> float | None:
-    return round(a / b, 3) if b else None
 
 
 def evaluate(cands: list[Any], stream: Stream, refs: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
@@ -348,10 +345,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if a.locomo:
         report["locomo"] = run_locomo(a.locomo, a.engine, cfg)
     report["machine"] = machine_info(a.seed)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     md = render(report)
-    a.out.with_suffix(".md").write_text(md + "\n", encoding="utf-8")
+    harness_report.write(a.out.with_suffix(""), report, md)
     print(md)
     return report
 

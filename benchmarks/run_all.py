@@ -35,7 +35,7 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
     "longmemeval": ("longmemeval", ["longmemeval.py", str(TINY_LME), "--no-cache", "--out", Q],
                     [["longmemeval.py", "$LONGMEMEVAL_PATH"]]),
     "scale": (None, ["scale.py", "--quick", "--out", f"{Q}/scale"], [["scale.py"]]),
-    "scale_curve": (None, ["scale.py", "--curve", "--sizes", "1000", "5000", "--out", f"{Q}/scale_curve"],
+    "scale_curve": (None, ["scale.py", "--curve", "--sizes", "500", "2500", "--out", f"{Q}/scale_curve"],
                     [["scale.py", "--curve"]] + [["scale.py", "--curve", "--sizes", "1000", "5000", "25000", "--engine", e,
                                                    "--out", f"benchmarks/results/scale_curve_{e}"]
                                                   for e in ("whoosh", "tantivy")]),
@@ -52,8 +52,6 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
                 [["hygiene.py"]]),
     "lock_fairness": (None, ["lock_fairness.py", "--seconds", "3", "--no-write"], [["lock_fairness.py"]]),
     "wal_size": (None, ["wal_size.py", "--entries", "200", "--out", f"{Q}/wal_size"], [["wal_size.py"]]),
-    "reliability": (None, ["-m", "benchmarks.reliability", "--quick", "--out", f"{Q}/reliability"],
-                    [["-m", "benchmarks.reliability"]]),
 }
 DATA_VARS = {"locomo": "LOCOMO_PATH", "beam": "BEAM_PATH", "longmemeval": "LONGMEMEVAL_PATH"}
 
@@ -87,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         for args in full if a.full else [quick]:
             args = [os.path.expandvars(x) for x in args]
             to = HERE.parent / args.pop()[1:] if args[-1].startswith(">") else None
-            cmd = [sys.executable] + (args if args[0] == "-m" else [str(HERE / args[0]), *args[1:]])
+            cmd = [sys.executable, str(HERE / args[0]), *args[1:]]
             print(f"-- {name}: {' '.join(args)}", file=sys.stderr, flush=True)
             t0 = time.perf_counter()
             with open(to, "w") if to else open(os.devnull, "w") as out:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
 from harness.machine import machine_info
+from harness import report as harness_report
 from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
@@ -326,10 +327,7 @@ def _write_curve(report: dict[str, Any], out: Path, *, write: bool, plot: bool) 
     md = render_curve_markdown(report, png.name if png else None)
     print(md)
     if write:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        out.with_suffix(".md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {out.with_suffix('.json')}, {out.with_suffix('.md')}" + (f" and {png}" if png else ""))
+        harness_report.write(out.with_suffix(""), report, md)
 
 
 def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:

@@ -48,6 +48,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
 from harness import machine, stats, synthetic  # noqa: E402
+from harness import report as harness_report  # noqa: E402
 
 TARGET_COLD_P50_MS = 80.0
 REPEAT_POOL = 20
@@ -405,10 +406,7 @@ def main() -> None:
     report["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     report["wall_s"] = round(time.perf_counter() - t_all, 1)
     md = render(report)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    out.with_suffix(".md").write_text(md, encoding="utf-8")
+    harness_report.write(Path(args.out).with_suffix(""), report, md.rstrip("\n"))
     print(md)
 
 

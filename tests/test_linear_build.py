@@ -186,15 +186,3 @@ def test_commits_never_rewrite_more_than_the_bound_and_deletes_stay_deleted(tmp_
     assert ix.doc_count_all() - ix.doc_count() == 0  # the delete was purged by a merge
     eng.close()
 
-
-def test_build_profile_benchmark_charges_every_batch(capsys):
-    from helpers.benchmarks import load_benchmark
-
-    bp = load_benchmark("build_profile")
-    r = bp.main(["60", "--batch", "20", "--durable"])
-    assert [row[0] for row in r["rows"]] == [20, 40, 60]
-    assert all(row[2].get("index write", 0) > 0 and row[2].get("fsync", 0) > 0 for row in r["rows"])
-    assert r["segments"] >= 1 and r["first_write_s"] > 0
-    assert "| 60 |" in capsys.readouterr().out
-    m = bp.main(["50", "--batch", "10", "--marginal", "2"])
-    assert len(m["batch_s"]) == 2 and m["reindex_s"] > 0

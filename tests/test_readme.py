@@ -98,7 +98,7 @@ def test_the_readme_is_a_guide_not_a_lab_notebook():
     assert not table_rows, "measurement tables belong in benchmarks/README.md"
     assert not re.search(r"\b[0-9a-f]{7}\b(?![-\w])", readme.replace("6543", "")), "a commit hash in the README"
     for needed in ("source .venv/bin/activate", "make demo", "make test", "benchmarks/README.md",
-                   "docs/architecture.md", "benchmarks/results/reliability.md", "langgraph dev"):
+                   "docs/architecture.md", "reliability/report.md", "langgraph dev"):
         assert needed in readme, needed
 
 
@@ -160,7 +160,7 @@ def newest_operation(env: dict[str, str]) -> str:
 
 
 # The reliability report arrives with issue 13's work; the README links it already.
-ARRIVING = {"benchmarks/results/reliability.md"}
+ARRIVING = {"reliability/report.md"}
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md", "benchmarks/README.md", "benchmarks/HISTORY.md"])

@@ -1,9 +1,9 @@
-"""The reliability suite (benchmarks/reliability, `make reliability`) at its quick size: every section
+"""The reliability suite (reliability/, `make reliability`) at its quick size: every section
 runs (concurrency, crash points, faults, hostile inputs, fuzzing; the server killed under load, on a
 full disk, against slow clients and hostile requests; memories dropped unclosed) and finds nothing.
 
 The suite runs once per test session (all xdist workers share its report) in a child
-process, as `python -m benchmarks.reliability --quick` does.
+process, as `python -m reliability --quick` does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow   # multi-process, like tests/test_concurrency.py
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.reliability.runner import SECTIONS  # noqa: E402
+from reliability.runner import SECTIONS  # noqa: E402
 # sections that need to mount a tmpfs: skipped, not failed, where that is not allowed
 MAY_SKIP = {"server_disk"} if os.geteuid() != 0 else set()
 
@@ -37,7 +37,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not out.with_suffix(".json").exists():
             env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGROVE_")}
-            r = subprocess.run([sys.executable, "-m", "benchmarks.reliability", "--quick", "--out", str(out),
+            r = subprocess.run([sys.executable, "-m", "reliability", "--quick", "--out", str(out),
                                 "--work", str(shared / "reliability_work")], cwd=REPO, env=env,
                                capture_output=True, text=True, timeout=900)
             assert out.with_suffix(".json").exists(), r.stderr[-2000:]

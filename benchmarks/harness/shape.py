@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """The shape of benchmarks/: no module over ``MAX_LINES`` lines, no import cycle among its modules, the harness
-importing no benchmark script, and the share of the code the benchmarks take.
+importing no benchmark script, and the share of the code the benchmarks take. The reliability suite
+(``reliability/``, a fault-injection test suite asserting zero failures) is held to the same line cap and
+cycle check, and counted with the tests, not the benchmarks.
 
     python benchmarks/harness/shape.py        # prints the numbers; exits 1 on a long module or a cycle
 """
@@ -16,14 +18,15 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parents[1]
 REPO = BENCHMARKS.parent
 PRODUCT = ("memgrove", "tree", "graphs", "tools")
+TESTS = ("tests", "reliability")
 MAX_LINES = 450
 
 
 def modules() -> dict[str, Path]:
     """Module name (as the scripts import it: ``locomo``, ``harness.stats``, ``reliability.common``) -> file."""
     out = {}
-    for p in sorted(BENCHMARKS.rglob("*.py")):
-        parts = list(p.relative_to(BENCHMARKS).with_suffix("").parts)
+    for p in sorted(BENCHMARKS.rglob("*.py")) + sorted((REPO / "reliability").rglob("*.py")):
+        parts = list(p.relative_to(REPO if p.is_relative_to(REPO / "reliability") else BENCHMARKS).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         if parts:
@@ -108,10 +111,10 @@ def share() -> dict[str, dict[str, int]]:
     def total(files: list[Path]) -> dict[str, int]:
         counts = [code_lines(p) for p in files]
         return {"lines": sum(c[0] for c in counts), "code": sum(c[1] for c in counts)}
-    bench = sorted(BENCHMARKS.rglob("*.py"))
-    return {"benchmarks": total(bench),
-            "benchmarks_without_reliability": total([p for p in bench if "reliability" not in p.parts]),
-            "product": total([p for d in PRODUCT for p in sorted((REPO / d).rglob("*.py"))])}
+    def files(dirs: tuple[str, ...]) -> list[Path]:
+        return [p for d in dirs for p in sorted((REPO / d).rglob("*.py"))]
+    return {"benchmarks": total(sorted(BENCHMARKS.rglob("*.py"))), "product": total(files(PRODUCT)),
+            "tests": total(files(TESTS))}
 
 
 def main() -> int:
@@ -123,11 +126,12 @@ def main() -> int:
               if n.startswith("harness") and any(not d.startswith("harness") for d in deps)}
     s = share()
     p = s["product"]
-    for key in ("benchmarks", "benchmarks_without_reliability"):
-        b = s[key]
-        print(f"{key}: {b['lines']:,} lines ({100 * b['lines'] / (b['lines'] + p['lines']):.1f}% of benchmarks + "
-              f"product), {b['code']:,} code lines ({100 * b['code'] / (b['code'] + p['code']):.1f}%)")
+    b, t = s["benchmarks"], s["tests"]
+    print(f"benchmarks/: {b['lines']:,} lines ({100 * b['lines'] / (b['lines'] + p['lines']):.1f}% of benchmarks + "
+          f"product), {b['code']:,} code lines ({100 * b['code'] / (b['code'] + p['code']):.1f}%)")
     print(f"product (memgrove/ tree/ graphs/ tools/): {p['lines']:,} lines, {p['code']:,} code lines")
+    print(f"tests (tests/ and the reliability suite, reliability/; not counted above): {t['lines']:,} lines, "
+          f"{t['code']:,} code lines")
     print(f"modules over {MAX_LINES} lines: {long or 'none'}; import cycles: {loops or 'none'}; "
           f"harness importing scripts: {upward or 'none'}")
     return 1 if long or loops or upward else 0

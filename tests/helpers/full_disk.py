@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository: benchmarks/ is importable
 # one copy of the filling, shared with the reliability suite
-from benchmarks.reliability.disk import fill, free, free_pages, mount, umount  # noqa: E402,F401
+from reliability.disk import fill, free, free_pages, mount, umount  # noqa: E402,F401
 
 
 @contextmanager

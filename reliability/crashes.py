@@ -346,7 +346,7 @@ def run_section(work: Path, *, seed: int, kills: int, reindex_kills: int, reinde
     base = work / SECTION
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
-    repro = f"python -m benchmarks.reliability --sections crashes --seed {seed}"
+    repro = f"python -m reliability --sections crashes --seed {seed}"
 
     small = base / "small" / "proj"
     _no_fsync(small)

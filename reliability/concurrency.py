@@ -284,7 +284,7 @@ def run_round(res: SectionResult, work: Path, mode: str, k: int, seconds: float,
             p.kill()
             p.wait()
             res.fail("writer hung", f"{mode} K={k}: a writer did not finish within {seconds + 150:.0f} s",
-                     f"python -m benchmarks.reliability --sections concurrency --seed {seed}", 9)
+                     f"python -m reliability --sections concurrency --seed {seed}", 9)
     stop.touch()
     for p in readers:
         try:
@@ -359,7 +359,7 @@ def run_round(res: SectionResult, work: Path, mode: str, k: int, seconds: float,
                 lag.append(line)
             else:
                 stale_run.append(line)
-    repro = f"python -m benchmarks.reliability --sections concurrency --seed {seed} (round {mode} K={k})"
+    repro = f"python -m reliability --sections concurrency --seed {seed} (round {mode} K={k})"
     for line in stale_run[:5]:
         res.fail("stale answer", f"{mode} K={k}: {line['how']} {line['q']!r} (acknowledged {line['ack']} "
                  f"{line['after_ack']:.2f} s earlier) answered without {line['path']} (tier {line['tier']}, "

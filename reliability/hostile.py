@@ -235,14 +235,14 @@ def _api_outcomes(base: Path, api: list[dict], template: Path, case_timeout: flo
     cases_file.write_text("\n".join(json.dumps(c) for c in api))
     out = base / "api_out.jsonl"
     out.touch()
-    repro = "python -m benchmarks.reliability --sections hostile --no-write --hostile-only "
+    repro = "python -m reliability --sections hostile --no-write --hostile-only "
     start, pos = 0, 0
     while start < len(api):
         args = base / "worker.json"
         args.write_text(json.dumps({"cases": str(cases_file), "template": str(template), "out": str(out),
                                     "scratch": str(base / "api_case"), "start": start, "timeout": case_timeout}))
         with (base / "worker.stderr").open("w") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.reliability.hostile", "--child", "worker",
+            proc = subprocess.Popen([sys.executable, "-m", "reliability.hostile", "--child", "worker",
                                      str(args)], stdout=subprocess.DEVNULL, stderr=err, env=child_env(),
                                     start_new_session=True)
         current, since, progressed = None, time.monotonic(), False
@@ -364,7 +364,7 @@ def run_section(work: Path, *, seed: int, limit: int, case_timeout: float, slow:
                      f"{starts[1]:.2f} s here), at least 1 s. A case may take {slow:g} s plus {ENTRY_MARGIN:g} x "
                      f"{per_entry * 1000:.1f} ms for each entry it wrote: the median time per entry of curating "
                      f"a file of {CALIBRATION_ENTRIES} one-line sections or a message of as many parts, whichever "
-                     "is dearer, measured at the start of this run (benchmarks/reliability/pace.py: a 5,000-section "
+                     "is dearer, measured at the start of this run (reliability/pace.py: a 5,000-section "
                      "file is 5,000 entries, linear, not slow).")
     return res
 

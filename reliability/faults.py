@@ -184,7 +184,7 @@ def _run_commands(case_dir: Path, root: Path, commands: list[list[str]], timeout
     out = case_dir / f"out{n}.json"
     args = case_dir / f"args{n}.json"
     args.write_text(json.dumps({"root": str(root), "commands": commands, "ops": str(ops), "out": str(out)}))
-    r = run([sys.executable, "-m", "benchmarks.reliability.faults", "--child", "commands", str(args)],
+    r = run([sys.executable, "-m", "reliability.faults", "--child", "commands", str(args)],
             timeout=timeout * len(commands))
     done = json.loads(out.read_text()) if out.exists() else []
     if r.timed_out or r.code != 0:
@@ -257,7 +257,7 @@ def disk_cases(res: SectionResult, base: Path, template: Path, size_mb: int, tim
         args = base / "full.args.json"
         args.write_text(json.dumps({"root": str(root), "filler": str(point / "filler.bin"), "ops": str(ops),
                                     "out": str(out)}))
-        r = run([sys.executable, "-m", "benchmarks.reliability.faults", "--child", "disk_full", str(args)],
+        r = run([sys.executable, "-m", "reliability.faults", "--child", "disk_full", str(args)],
                 timeout=timeout * 3)
         steps = json.loads(out.read_text()) if out.exists() else []
         repro = (f"fill a {size_mb} MB tmpfs holding the memory, then in one process: curate, search, query, "

@@ -1,6 +1,6 @@
 """What every section shares: failures and results, child processes with timeouts, the CLI.
 
-Children run as ``python -m benchmarks.reliability.<module> --child ...`` with the
+Children run as ``python -m reliability.<module> --child ...`` with the
 repository on ``PYTHONPATH``, and the real ``memgrove`` entry point beside the
 interpreter; none of them sees the developer's ``MEMGROVE_*`` settings or a model.
 """
@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 MEMGROVE = str(Path(sys.executable).with_name("memgrove"))
 
@@ -140,7 +140,7 @@ def spawn_child(module: str, mode: str, args: dict[str, Any], workdir: Path, nam
     arg_file = workdir / f"{name}.args.json"
     arg_file.write_text(json.dumps(args))
     err = (workdir / f"{name}.stderr").open("w")
-    proc = subprocess.Popen([PYTHON, "-m", f"benchmarks.reliability.{module}", "--child", mode, str(arg_file)],
+    proc = subprocess.Popen([PYTHON, "-m", f"reliability.{module}", "--child", mode, str(arg_file)],
                             stdout=subprocess.DEVNULL, stderr=err, env=child_env(), start_new_session=True)
     err.close()
     return proc

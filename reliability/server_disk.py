@@ -71,7 +71,7 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
     if why:
         res.skipped = f"cannot mount a tmpfs ({why})"
         return res
-    repro = "python -m benchmarks.reliability --sections server_disk"
+    repro = "python -m reliability --sections server_disk"
     srv = None
     try:
         project = point / "proj"

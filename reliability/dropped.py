@@ -61,8 +61,8 @@ def run_section(work: Path, *, memories: int) -> SectionResult:
     for mode in ("dropped", "closed"):
         args = base / f"{mode}.json"
         args.write_text(json.dumps({"project": str(base / mode), "memories": memories, "close": mode == "closed"}))
-        repro = f"python -m benchmarks.reliability --sections dropped --dropped-memories {memories}"
-        r = run([PYTHON, "-m", "benchmarks.reliability.dropped", "--child", "count", str(args)], timeout=1800,
+        repro = f"python -m reliability --sections dropped --dropped-memories {memories}"
+        r = run([PYTHON, "-m", "reliability.dropped", "--child", "count", str(args)], timeout=1800,
                 env=child_env())
         if r.code != 0:
             res.fail("child failed", (r.err.strip().splitlines() or ["?"])[-1], repro)

@@ -185,11 +185,11 @@ def run_section(work: Path, *, seed: int, examples: int, timeout: float = 600.0)
     base.mkdir(parents=True, exist_ok=True)
     args, out = base / "fuzz.json", base / "fuzz.out.json"
     args.write_text(json.dumps({"names": list(PROPERTIES), "examples": examples, "seed": seed, "out": str(out)}))
-    r = run([sys.executable, "-m", "benchmarks.reliability.fuzz", "--child", "prop", str(args)], timeout=timeout)
+    r = run([sys.executable, "-m", "reliability.fuzz", "--child", "prop", str(args)], timeout=timeout)
     done = json.loads(out.read_text()) if out.exists() else {}
     for name, item in PROPERTIES.items():
         n = examples if name not in ("operation_sequences", "conversations", "operations_any_text") else max(3, examples // 3)
-        repro = f"python -m benchmarks.reliability --sections fuzz --seed {seed} --fuzz-examples {examples} ({name})"
+        repro = f"python -m reliability --sections fuzz --seed {seed} --fuzz-examples {examples} ({name})"
         d = done.get(name)
         if d is None:
             why = f"no result within {timeout:g} s" if r.timed_out else f"the fuzz process failed: {r.err.strip()[-200:]}"

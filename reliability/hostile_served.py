@@ -149,7 +149,7 @@ def run_section(work: Path, *, slow: float) -> SectionResult:
     shutil.rmtree(base / "pace", ignore_errors=True)
     other_before = _tree_files(other)
     outside_before = set(p.name for p in base.iterdir())
-    repro = "python -m benchmarks.reliability --sections hostile_served"
+    repro = "python -m reliability --sections hostile_served"
     try:
         srv = serving.start(project, base / "serve.log")
     except RuntimeError as exc:

@@ -1,7 +1,7 @@
-"""``python -m benchmarks.reliability [--quick] [--seed N] [--sections ...]``: run the suite, write the report.
+"""``python -m reliability [--quick] [--seed N] [--sections ...]``: run the suite, write the report.
 
 Exit status 1 when any failure was found (each is listed with a one-line
-reproduction in ``benchmarks/results/reliability.md``).
+reproduction in ``reliability/report.md``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def _cell(v: Any) -> str:
 def render(results: list[SectionResult], meta: dict[str, Any]) -> str:
     total = sum(len(r.failures) for r in results)
     lines = ["# Reliability suite", "",
-             f"`make reliability` (`python -m benchmarks.reliability {meta['argv']}`), {meta['date']}, "
+             f"`make reliability` (`python -m reliability {meta['argv']}`), {meta['date']}, "
              f"commit {meta['commit']}, seed {meta['seed']}, wall time {meta['seconds']:.0f} s, "
              f"{os.cpu_count()} cores, load average {meta['load']} at the start.", "",
              f"**{total} failure(s).**" + ("" if total else " Nothing lost, torn, stale, blocked or unexpected."), "",

@@ -28,11 +28,11 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.reliability", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m reliability", description=__doc__)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="every section small: < 60 s in all")
     p.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
-    p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "reliability",
+    p.add_argument("--out", type=Path, default=REPO / "reliability" / "report",
                    help="report prefix: writes PREFIX.md and PREFIX.json")
     p.add_argument("--no-write", action="store_true", help="print the report, write nothing")
     p.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")

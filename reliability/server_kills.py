@@ -64,7 +64,7 @@ def run_section(work: Path, *, seed: int, rounds: int, clients: int) -> SectionR
     log = base / "serve.log"
     all_acked: list[tuple[str, Any]] = []
     totals = {"acked": 0, "applied": 0, "dropped": 0, "reads": 0}
-    repro = "python -m benchmarks.reliability --sections server_kills"
+    repro = "python -m reliability --sections server_kills"
     for rnd in range(rounds):
         try:
             srv = serving.start(project, log)

@@ -76,7 +76,7 @@ def run_section(work: Path, *, half_sent: int, silent: int, trickling: int, extr
     (project / ".memgrove" / "config.toml").write_text(
         f"[server]\nheader_timeout = {header_timeout}\nbody_timeout = {body_timeout}\n"
         f"keep_alive_timeout = {KEEP_ALIVE}\nmax_connections = {limit}\n")
-    repro = "python -m benchmarks.reliability --sections slow_clients"
+    repro = "python -m reliability --sections slow_clients"
     try:
         srv = serving.start(project, base / "serve.log")
     except RuntimeError as exc:
