@@ -23,7 +23,9 @@ tier 2). Out of the same chosen entries, these answers are compared, same run:
 
 A hit = the normalised gold answer occurs on word boundaries in the shown text
 (``harness.metrics.answer_in_text``: lower-cased, punctuation removed;
-category 3 uses the text before ';'). Reported overall and per category, with
+category 3 uses the text before ';'). Beside it (``rates_any_day_format``): a gold
+answer that is one day also counts when the text writes that day in the other
+order ("1 May 2023" for "May 1, 2023"; ``answer_or_its_day_in_text``). Reported overall and per category, with
 the answers' mean length in words (a longer text contains more by chance), and
 "reachable": the share of questions whose gold answer is anywhere in the chosen
 entries' texts (the ceiling of any pick).
@@ -115,6 +117,7 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
     hits: dict[str, dict[Any, list[bool]]] = {r: defaultdict(list) for r in RULES}
     words: dict[str, list[int]] = {r: [] for r in ("old", "main", "new", "sentence")}
+    same_day: dict[str, list[bool]] = {r: [] for r in RULES}     # a day in another format counts too
     base = baseline_picker()
     started = time.perf_counter()
     for sample in samples:
@@ -130,6 +133,7 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
                     ok = rm.answer_in_text(q.answer, shown[r])
                     hits[r]["all"].append(ok)
                     hits[r][q.category].append(ok)
+                    same_day[r].append(rm.answer_or_its_day_in_text(q.answer, shown[r]))
                 for r in words:
                     words[r].append(rm.word_count(shown[r]))
         finally:
@@ -149,6 +153,7 @@ def run(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "questions": len(hits["old"]["all"]),
         "seconds": round(time.perf_counter() - started, 1),
         "rates": {r: {str(g): rate(hits[r][g]) for g in groups} for r in RULES},
+        "rates_any_day_format": {r: rate(same_day[r]) for r in RULES},
         "counts": {str(g): len(hits["old"][g]) for g in groups},
         "mean_words": {r: round(sum(w) / len(w), 1) if w else 0.0 for r, w in words.items()},
     }
@@ -170,6 +175,9 @@ def render(rep: dict[str, Any]) -> str:
         lines.append(f"| {names[r]} | " + " | ".join(f"{rates[g]:.1f}%" for g in ("all", "1", "2", "3", "4"))
                      + f" | {mw if mw is not None else '—'} |")
     lines.append("| questions | " + " | ".join(str(rep["counts"][g]) for g in ("all", "1", "2", "3", "4")) + " | |")
+    if "rates_any_day_format" in rep:
+        lines += ["", "A day in the gold written in the other order also counts (\"1 May 2023\" for \"May 1, 2023\"), all: "
+                  + ", ".join(f"{names[r].split(':')[0]} {rep['rates_any_day_format'][r]:.1f}%" for r in RULES)]
     return "\n".join(lines)
 
 

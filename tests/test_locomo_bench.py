@@ -237,3 +237,12 @@ def test_tree_overrides_take_words_and_json():
                                    ["engine=tantivy", "link_weight=0", "watch=false", "profile=\"benchmark\""])
     assert {k: v.tree[k] for k in ("engine", "link_weight", "watch", "profile")} == {
         "engine": "tantivy", "link_weight": 0, "watch": False, "profile": "benchmark"}
+
+
+def test_a_day_in_another_order_is_the_same_answer():
+    assert rm.day_of("May 1, 2023") == (2023, 5, 1) and rm.day_of("7 Jun 2023") == (2023, 6, 7)
+    assert rm.day_of("May 2023") is None and rm.day_of("the week before 1 May 2023") is None
+    assert rm.answer_or_its_day_in_text("May 1, 2023", "(Caroline, 1 May 2023; yesterday = 30 April 2023)")
+    assert not rm.answer_or_its_day_in_text("May 1, 2023", "on 11 May 2023")
+    assert not rm.answer_or_its_day_in_text("May 1, 2023", "on 1 May 2024")
+    assert rm.answer_or_its_day_in_text("Pepper", "my dog Pepper")     # not a day: the plain rule

@@ -185,6 +185,40 @@ def answer_in_text(answer: str, text: str) -> bool:
     return f" {a} " in f" {normalize_text(text)} "
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = {m: i + 1 for i, m in enumerate(_MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(_MONTHS)}
+_DMY = re.compile(r"^(\d{1,2}) ([a-z]+) (\d{4})$")
+_MDY = re.compile(r"^([a-z]+) (\d{1,2}) (\d{4})$")
+
+
+def day_of(answer: str) -> tuple[int, int, int] | None:
+    """(year, month, day) when the whole (normalised) answer is one day written "7 May 2023" or
+    "May 7, 2023" (month names in full or three letters); else None."""
+    a = normalize_text(answer)
+    m = _DMY.match(a)
+    if m and m.group(2) in _MONTH:
+        return int(m.group(3)), _MONTH[m.group(2)], int(m.group(1))
+    m = _MDY.match(a)
+    if m and m.group(1) in _MONTH:
+        return int(m.group(3)), _MONTH[m.group(1)], int(m.group(2))
+    return None
+
+
+def answer_or_its_day_in_text(answer: str, text: str) -> bool:
+    """``answer_in_text``, or, when the answer is a day, that day written in the other order
+    ("1 May 2023" for "May 1, 2023"): the same answer in another format."""
+    if answer_in_text(answer, text):
+        return True
+    day = day_of(answer)
+    if day is None:
+        return False
+    year, month, d = day
+    name = _MONTHS[month - 1]
+    return any(answer_in_text(form, text) for form in (f"{d} {name} {year}", f"{name} {d} {year}",
+                                                       f"{d} {name[:3]} {year}", f"{name[:3]} {d} {year}"))
+
+
 # -- LongMemEval's retrieval metrics (src/retrieval/eval_utils.py of xiaowu0162/LongMemEval) ----
 # rankings: indices into corpus_ids, best first; correct_docs: gold ids.
 
