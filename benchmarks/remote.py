@@ -37,14 +37,16 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402  (the corpus and the percentiles)
+from harness.machine import commit  # noqa: E402
+from harness.stats import pct as _pct  # noqa: E402
+from harness.synthetic import Corpus  # noqa: E402
 from serve_load import Served, build_tree, log  # noqa: E402  (the server subprocess, the tree builder)
 
 WARMUP = 10
 
 
 def pct(xs: list[float], q: float) -> float:
-    return round(scale.pct(xs, q), 3) if xs else float("nan")
+    return round(_pct(xs, q), 3) if xs else float("nan")
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -131,9 +133,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", default=str(RESULTS / "remote"), help="prefix of the .json and .md written")
     args = ap.parse_args(argv)
 
-    corpus = scale.Corpus(args.seed)
+    corpus = Corpus(args.seed)
     report: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": scale._commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(),
         "command": "python benchmarks/remote.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],

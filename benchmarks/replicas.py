@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-import scale  # noqa: E402
+from harness.synthetic import Corpus  # noqa: E402
 import serve_load  # noqa: E402  (the load mix, the level runner, the tree builder)
 
 TOKEN = "replicas-benchmark-token"
@@ -175,7 +175,7 @@ def missing_on_replicas(primary: Proc, replicas: list[Proc], acked: list[tuple[s
 def run(entries: int, clients: list[int], duration: float, seed: int, folder: Path) -> dict[str, Any]:
     import httpx
 
-    corpus = scale.Corpus(seed)
+    corpus = Corpus(seed)
     remote = folder / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     log(f"building a {entries}-entry tree")
