@@ -1038,6 +1038,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", type=Path, default=None,
                     help="locomo10.json (default: $LOCOMO_PATH or ../shared/datasets/locomo/locomo10.json from the repo)")
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--split", default="all", choices=("dev", "test", "all"),
+                    help="the fixed half of the conversations (benchmarks/splits.json; default all)")
     ap.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS), help="memgrove variant")
     ap.add_argument("--window", type=int, default=None, help="override the variant's curation window")
     ap.add_argument("--tree", action="append", default=[], metavar="KEY=VALUE",
@@ -1083,6 +1085,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit(f"LoCoMo data not found at {data_path} (give --data or set LOCOMO_PATH)")
     raw = data_path.read_bytes()
     samples = load_samples(data_path)
+    import splits   # benchmarks/splits.py: the fixed dev/test halves
+    samples = [s for s in samples if splits.in_split("locomo", s["sample_id"], a.split)]
     chosen = samples[:a.conversations] if a.conversations else samples
     variant = VARIANTS[a.variant]
     variant = with_tree_overrides(variant, a.tree)
@@ -1120,7 +1124,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not a.no_write:
         a.out.mkdir(parents=True, exist_ok=True)
         stem = output_stem(a.variant if a.window is None else f"{a.variant}-w{a.window}", len(chosen), len(samples),
-                           bool(llm_systems), llm_curator, a.prefetch_limit, a.tree)
+                           bool(llm_systems), llm_curator, a.prefetch_limit, a.tree) \
+            + ("" if a.split == "all" else f"_{a.split}")
         (a.out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
         (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
         log(f"wrote {a.out / stem}.json and .md")
