@@ -82,8 +82,27 @@ def _no_stem_exceptions() -> Iterator[None]:
         analysis._term.cache_clear()
 
 
+def _constant(module: str, name: str, value: Any) -> Callable[[], Iterator[None]]:
+    """A stand-in for one of a step's constants (``tree/coverage.py``'s pool, head, session share)."""
+    def patch() -> Iterator[None]:
+        import importlib
+        mod = importlib.import_module(f"memgrove.tree.{module}")
+        saved = getattr(mod, name)
+        setattr(mod, name, value)
+        try:
+            yield
+        finally:
+            setattr(mod, name, saved)
+    return patch
+
+
 PATCHES: dict[str, Callable[[], Iterator[None]]] = {
-    "one_per_source": _no_one_per_source, "stem_exceptions": _no_stem_exceptions}
+    "one_per_source": _no_one_per_source, "stem_exceptions": _no_stem_exceptions,
+    "cover_session=0": _constant("coverage", "SESSION_SHARE", 0.0),
+    "cover_session=0.5": _constant("coverage", "SESSION_SHARE", 0.5),
+    "cover_head=10": _constant("coverage", "COVER_HEAD", 10),
+    "cover_head=25": _constant("coverage", "COVER_HEAD", 25),
+    "cover_pool=50": _constant("coverage", "COVER_POOL", 50)}
 CURATION_PATCHES = ("stem_exceptions",)
 
 ARMS: list[Arm] = [
@@ -105,6 +124,7 @@ ARMS: list[Arm] = [
     Arm("ask_penalty=0", "an entry that mostly asks keeps 0.9", {"ask_penalty": 0.0}),
     Arm("gap_ratio=0", "the gap filter", {"gap_ratio": 0.0}),
     Arm("semantic_weight=0.5", "meaning (0 by default)", {"semantic_weight": 0.5}),
+    Arm("cover_weight=0", "coverage of the question by the top (tree/coverage.py)", {"cover_weight": 0.0}),
 ]
 
 
@@ -113,6 +133,8 @@ def parse_arm(text: str) -> Arm:
     known = {a.name: a for a in ARMS}
     if text in known:
         return known[text]
+    if text in PATCHES:
+        return Arm(text, f"tree/coverage.py constant {text}", patch=text)
     tree = locomo.with_tree_overrides(locomo.Variant("arm", ""), [kv for kv in text.split(",") if kv]).tree
     return Arm(text, text, tree)
 
