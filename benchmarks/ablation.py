@@ -13,7 +13,9 @@ indexed; every other arm shares one curation), then every question goes through 
 once per arm with the arm's settings, the query cache cleared and the importance the arm's answers
 recorded forgotten before the next arm, exactly as ``beam.py --compare`` does; in each arm the
 questions run in file order, so the product profile's signals drift as in a plain run
-(``locomo.py`` / ``beam.py`` give the default arm's numbers to the question).
+(``beam.py`` gives the default arm's numbers to the question; LoCoMo's adversarial questions, which
+have no evidence, are left out unless ``--with-adversarial``, so its drift differs slightly from
+``locomo.py``'s).
 
 Scored by the benchmarks' own code (``locomo.score`` / ``beam.score``); flat BM25 references run
 once beside the arms. Per arm: the pooled means (LoCoMo categories 1-4; BEAM the nine types with
@@ -100,9 +102,11 @@ PATCHES: dict[str, Callable[[], Iterator[None]]] = {
     "one_per_source": _no_one_per_source, "stem_exceptions": _no_stem_exceptions,
     "cover_session=0": _constant("coverage", "SESSION_SHARE", 0.0),
     "cover_session=0.5": _constant("coverage", "SESSION_SHARE", 0.5),
+    "cover_session=1.0": _constant("coverage", "SESSION_SHARE", 1.0),
     "cover_head=10": _constant("coverage", "COVER_HEAD", 10),
     "cover_head=25": _constant("coverage", "COVER_HEAD", 25),
-    "cover_pool=50": _constant("coverage", "COVER_POOL", 50)}
+    "cover_pool=50": _constant("coverage", "COVER_POOL", 50),
+    "cover_any_term": _constant("coverage", "SESSION_NEEDS_NEW_TERM", False)}
 CURATION_PATCHES = ("stem_exceptions",)
 
 ARMS: list[Arm] = [
@@ -123,20 +127,24 @@ ARMS: list[Arm] = [
         patch="stem_exceptions"),
     Arm("ask_penalty=0", "an entry that mostly asks keeps 0.9", {"ask_penalty": 0.0}),
     Arm("gap_ratio=0", "the gap filter", {"gap_ratio": 0.0}),
-    Arm("semantic_weight=0.5", "meaning (0 by default)", {"semantic_weight": 0.5}),
-    Arm("cover_weight=0", "coverage of the question by the top (tree/coverage.py)", {"cover_weight": 0.0}),
 ]
+# ranking by meaning: its own arm (each entry's vector is computed once per memory, minutes per half here)
+MEANING = Arm("semantic_weight=0.5", "meaning (0 by default)", {"semantic_weight": 0.5})
 
 
 def parse_arm(text: str) -> Arm:
     """A name of ARMS, or ``key=value[,key=value]`` of [tree] settings."""
-    known = {a.name: a for a in ARMS}
+    known = {a.name: a for a in ARMS + [MEANING]}
     if text in known:
         return known[text]
-    if text in PATCHES:
-        return Arm(text, f"tree/coverage.py constant {text}", patch=text)
-    tree = locomo.with_tree_overrides(locomo.Variant("arm", ""), [kv for kv in text.split(",") if kv]).tree
-    return Arm(text, text, tree)
+    parts = [x for x in text.replace("+", ",").split(",") if x]
+    patch = [x for x in parts if x in PATCHES]
+    tree = locomo.with_tree_overrides(locomo.Variant("arm", ""), [x for x in parts if x not in PATCHES]).tree
+    from memgrove.tree.settings import TreeSettings
+    unknown = sorted(set(tree) - set(TreeSettings.__dataclass_fields__))
+    if unknown:
+        raise SystemExit(f"--arms {text}: unknown [tree] setting or stand-in {', '.join(unknown)}")
+    return Arm(text, text, tree, patch="+".join(patch))
 
 
 @contextlib.contextmanager
@@ -144,7 +152,9 @@ def patched(name: str) -> Iterator[None]:
     if not name:
         yield
         return
-    with contextlib.contextmanager(PATCHES[name])():
+    with contextlib.ExitStack() as stack:
+        for one in name.split("+"):
+            stack.enter_context(contextlib.contextmanager(PATCHES[one])())
         yield
 
 
@@ -165,13 +175,13 @@ class Unit:
     references: dict[str, Callable[[str], Any]]
 
 
-def locomo_units(split: str) -> list[Unit]:
+def locomo_units(split: str, adversarial: bool = False) -> list[Unit]:
     samples = [s for s in locomo.load_samples(locomo.default_data())
                if splits.in_split("locomo", s["sample_id"], split)]
     out = []
     for s in samples:
         turns = locomo.turns_of(s)
-        qs = locomo.questions_of(s, turns)
+        qs = [q for q in locomo.questions_of(s, turns) if adversarial or q.category != 5]
         refs = {"bm25-turns": locomo.bm25_turns(turns), "bm25-sessions": locomo.bm25_sessions(turns)}
         out.append(Unit(s["sample_id"], locomo.to_conversation(s), qs, lambda q: str(q.category),
                         lambda q, items: locomo.score(q, locomo.Retrieved(items, 0.0)), refs))
@@ -301,10 +311,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("dataset", choices=("locomo", "beam"))
     ap.add_argument("--split", default="test", choices=splits.SPLITS)
     ap.add_argument("--tier", default="100K", help="BEAM tier (100K or 500K)")
-    ap.add_argument("--arms", default="", help="comma-separated names of ARMS or key=value arms (';' between "
-                                                "key=value arms); default: every arm of ARMS")
+    ap.add_argument("--arms", default="", help="names of ARMS or key=value[+key=value] arms, comma-separated "
+                                                "(';'-separated when an arm has commas); default: every arm of ARMS")
     ap.add_argument("--base", default="", help="key=value[,key=value] [tree] settings every arm starts from")
     ap.add_argument("--conversations", type=int, default=None, help="only the first N of the half")
+    ap.add_argument("--with-adversarial", action="store_true",
+                    help="LoCoMo: ask the category-5 questions too (no evidence, not scored; by default left "
+                         "out, a fifth of the time; their answers' signals then do not drift the others')")
     ap.add_argument("--prefetch-limit", type=int, default=locomo.DEFAULT_PREFETCH)
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
@@ -313,7 +326,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if arms[0].name != "default":
         arms.insert(0, ARMS[0])
     base = locomo.with_tree_overrides(locomo.Variant("base", ""), [kv for kv in a.base.split(",") if kv]).tree
-    units = locomo_units(a.split) if a.dataset == "locomo" else beam_units(a.split, a.tier)
+    units = locomo_units(a.split, a.with_adversarial) if a.dataset == "locomo" else beam_units(a.split, a.tier)
     units = units[:a.conversations] if a.conversations else units
     machine = machine_info(0)
     t0 = time.perf_counter()

@@ -35,6 +35,9 @@ COVER_HEAD = 15
 # what a hit from a session (folder) no hit above it came from counts, beside a new term's share:
 # "across our chats" asks for every session, in the same words each time
 SESSION_SHARE = 0.25
+# whether a hit from a new session must also add a new term to count it (else any term will do: a
+# question asking "across our chats" repeats its words in every session)
+SESSION_NEEDS_NEW_TERM = True
 
 
 def with_coverage(order: list[tuple[str, float]], matched: Mapping[str, frozenset], idf: Mapping[str, float],
@@ -61,7 +64,8 @@ def with_coverage(order: list[tuple[str, float]], matched: Mapping[str, frozense
         best_i, best_v = 0, float("-inf")
         for i, (p, s) in enumerate(left):
             new = sum(idf.get(t, 0.0) for t in matched.get(p, ()) if t not in covered) / total
-            gain = new + (share if new > 0 and folder(p) not in folders else 0.0)
+            fresh = folder(p) not in folders and (new > 0 or not SESSION_NEEDS_NEW_TERM) and matched.get(p)
+            gain = new + (share if fresh else 0.0)
             v = s / top + weight * gain * muted.get(p, 1.0)
             if v > best_v:
                 best_i, best_v = i, v
