@@ -106,7 +106,8 @@ PATCHES: dict[str, Callable[[], Iterator[None]]] = {
     "cover_head=10": _constant("coverage", "COVER_HEAD", 10),
     "cover_head=25": _constant("coverage", "COVER_HEAD", 25),
     "cover_pool=50": _constant("coverage", "COVER_POOL", 50),
-    "cover_any_term": _constant("coverage", "SESSION_NEEDS_NEW_TERM", False)}
+    "cover_any_term": _constant("coverage", "SESSION_NEEDS_NEW_TERM", False),
+    "cover_several": _constant("coverage", "ONLY_ASKING_SEVERAL", True)}
 CURATION_PATCHES = ("stem_exceptions",)
 
 ARMS: list[Arm] = [

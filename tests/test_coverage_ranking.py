@@ -83,3 +83,16 @@ def test_a_search_brings_both_pieces_of_a_two_part_question(tmp_path):
 def test_cover_weight_is_checked(tmp_path):
     with pytest.raises(MemgroveError, match="cover_weight must be between 0 and 2"):
         Memory.open(tmp_path, create=True, cover_weight=3.0)
+
+
+@pytest.mark.parametrize("question,several", [
+    ("Which came first, the hike or the road trip?", True),
+    ("How many days between my move and the first client meeting?", True),
+    ("What did I say about the budget across our chats?", True),
+    ("Can you list the order in which I brought up the features?", True),
+    ("What is the name of the greyhound Ana adopted?", False),
+    ("When is my dentist appointment?", False),
+])
+def test_asks_several_reads_the_questions_that_need_several_pieces(question, several):
+    from memgrove.tree.coverage import asks_several
+    assert asks_several(question) is several

@@ -24,6 +24,7 @@ follow in their order. 0 turns it off.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from .paths import folder_of
@@ -38,6 +39,22 @@ SESSION_SHARE = 0.25
 # whether a hit from a new session must also add a new term to count it (else any term will do: a
 # question asking "across our chats" repeats its words in every session)
 SESSION_NEEDS_NEW_TERM = True
+
+
+# a question that asks for several pieces: their order, the time between them, what was said across
+# the chats, a comparison. Other questions (most: one fact) are ranked as before when ``ONLY_ASKING_SEVERAL``.
+_SEVERAL = re.compile(
+    r"\b(?:across|throughout|between|in (?:what|which) order|order in which|the order|sequence|came first|"
+    r"first or|before or after|earlier|both|compare|comparison|differen(?:t|ce)s?|how many (?:days|weeks|months|"
+    r"years|times|hours)|how long (?:after|before|between)|over time|(?:our|my|these|the) (?:conversations|chats|"
+    r"sessions)|each time|every time|all the)\b", re.I)
+ONLY_ASKING_SEVERAL = False
+
+
+def asks_several(question: str) -> bool:
+    """Whether ``question`` asks for several pieces of evidence (an order, a span of time, what was
+    said across chats, a comparison), by its words."""
+    return bool(_SEVERAL.search(question))
 
 
 def with_coverage(order: list[tuple[str, float]], matched: Mapping[str, frozenset], idf: Mapping[str, float],

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import analysis, dates, roles, standing, validity
+from . import coverage as coverage_step
 from .coverage import with_coverage
 from .catalog import Catalog, Traits
 from .lifecycle import RankingProfile as Profile, rank_score
@@ -377,7 +378,8 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
         order = with_meaning(order, near, st.semantic_weight)
     traits.update(inputs.catalog.traits_of([p for p, _ in order if p not in traits]))
     order = one_per_source(order, traits)
-    order = with_coverage(order, {p: m for p, (_s, m) in lifted.items()}, idf, st.cover_weight, muted)
+    if st.cover_weight > 0 and (not coverage_step.ONLY_ASKING_SEVERAL or coverage_step.asks_several(query)):
+        order = with_coverage(order, {p: m for p, (_s, m) in lifted.items()}, idf, st.cover_weight, muted)
     order = validity.with_validity(query, order, {p: (t.superseded_by, t.valid_until) for p, t in traits.items()
                                                   if t.superseded_by}, inputs.catalog.closed_by)
     order = with_rules(order, rules_for(order, traits, rules, st.standing_rules, near))
