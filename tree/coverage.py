@@ -20,6 +20,13 @@ a new session counts only with a new term (a hit only a link brought, matching n
 An AI assistant's entry (``muted``) gains that times its role factor, as every other lift. The
 best hit keeps the first place (the tiers read it as the best match); the hits below the pool
 follow in their order. 0 turns it off.
+
+Off by default (``cover_weight`` 0.0): on the held-out halves (benchmarks/results/heldout.md) no
+variant helped. BEAM 100K dev at 0.5 −0.4 / −0.8 / +0.1 points (R@10 / R@200w / R@500w), test −0.5 /
+−1.7 / +0.0, LoCoMo test ±0.0. BEAM's multi-evidence questions are vague ("the order in which I
+brought up different aspects of X"): every piece matches the same few words, so the terms give
+nothing to choose by, and a new session's best match is more often not evidence. It helps where
+a question names its pieces ("the hike or the road trip"), and a user can turn it on.
 """
 
 from __future__ import annotations
