@@ -1,8 +1,11 @@
 #!/usr/bin/env python
-"""benchmarks/results/heldout.md and .json from ablation runs (benchmarks/ablation.py) of the test halves.
+"""The ablation table of benchmarks/results/heldout.md from ablation runs (benchmarks/ablation.py) of the test halves.
 
-    python benchmarks/heldout_report.py --beam runs/ablation_beam_100k_test.json \\
-        --locomo runs/ablation_locomo_test.json [--cover-beam ... --cover-locomo ...] [--extra name=path ...]
+    python benchmarks/heldout_report.py --beam benchmarks/runs/ablation_beam_100k_test.json \\
+        --locomo benchmarks/runs/ablation_locomo_test.json \\
+        --decisions benchmarks/results/heldout_decisions.json --out /tmp/heldout
+
+Prints the table and writes it to ``<out>.table.md``, its rows to ``<out>.ablation.json``.
 
 Per arm (one step switched to its neutral value): the change on each test half at R@10, R@200w and
 R@500w (points) with the questions gained and lost, beside the decision recorded in DECISIONS.
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--beam", type=Path, required=True)
     ap.add_argument("--locomo", type=Path, required=True)
     ap.add_argument("--decisions", type=Path, default=None, help="JSON {arm: decision}")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "heldout")
+    ap.add_argument("--out", type=Path, default=HERE / "runs" / "heldout")
     a = ap.parse_args(argv)
     beam, locomo = (json.loads(p.read_text(encoding="utf-8")) for p in (a.beam, a.locomo))
     decisions = {**DECISIONS, **(json.loads(a.decisions.read_text(encoding="utf-8")) if a.decisions else {})}
