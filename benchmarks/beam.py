@@ -266,6 +266,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="the BEAM directory (default: $BEAM_PATH or ../shared/datasets/beam from the repo)")
     ap.add_argument("--tier", default=DEFAULT_TIER, help=f"100K or 500K (default {DEFAULT_TIER})")
     ap.add_argument("--chats", type=int, default=None, help="only the first N chats of the tier")
+    ap.add_argument("--split", default="all", choices=("dev", "test", "all"),
+                    help="the fixed half of the tier's chats (benchmarks/splits.json; default all)")
     ap.add_argument("--full-chats", action="store_true",
                     help=f"read chat.json even where BEAM ships {TRUNCATED} (which its answer generation uses)")
     cli.memgrove_options(ap, out=RESULTS, prefetch=DEFAULT_PREFETCH)
@@ -281,7 +283,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit("--chats must be at least 1")
 
     root = (a.data or default_data()).resolve()
-    dirs = chat_dirs(root, a.tier)
+    import splits   # benchmarks/splits.py: the fixed dev/test halves
+    dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)]
     chosen = dirs[:a.chats] if a.chats else dirs
     chats = [load_chat(d, a.tier, a.full_chats) for d in chosen]
     digest = hashlib.sha256()
@@ -316,7 +319,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         + ("" if a.variant == DEFAULT_VARIANT else f"_{a.variant}") \
         + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
         + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "") \
-        + ("_compare" if arms is not None else "") + ("_embed" if arms is not None and a.embed else "")
+        + ("" if a.split == "all" else f"_{a.split}") + ("_compare" if arms is not None else "") + ("_embed" if arms is not None and a.embed else "")
     cli.finish(report, md, a.out, stem, not a.no_write)
     return report
 

@@ -277,6 +277,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", type=Path, default=None,
                     help="locomo10.json (default: $LOCOMO_PATH or ../shared/datasets/locomo/locomo10.json from the repo)")
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--split", default="all", choices=("dev", "test", "all"),
+                    help="the fixed half of the conversations (benchmarks/splits.json; default all)")
     ap.add_argument("--window", type=int, default=None, help="override the variant's curation window")
     cli.memgrove_options(ap, out=RESULTS, prefetch=DEFAULT_PREFETCH)
     ap.add_argument("--llm", action="store_true",
@@ -315,6 +317,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit(f"LoCoMo data not found at {data_path} (give --data or set LOCOMO_PATH)")
     raw = data_path.read_bytes()
     samples = load_samples(data_path)
+    import splits   # benchmarks/splits.py: the fixed dev/test halves
+    samples = [s for s in samples if splits.in_split("locomo", s["sample_id"], a.split)]
     chosen = samples[:a.conversations] if a.conversations else samples
     variant = VARIANTS[a.variant]
     variant = with_tree_overrides(variant, a.tree)
@@ -346,7 +350,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         **body,
     }
     stem = output_stem(a.variant if a.window is None else f"{a.variant}-w{a.window}", len(chosen), len(samples),
-                       bool(llm_systems), llm_curator, a.prefetch_limit, a.tree)
+                       bool(llm_systems), llm_curator, a.prefetch_limit, a.tree) \
+        + ("" if a.split == "all" else f"_{a.split}")
     cli.finish(report, render_markdown(report), a.out, stem, not a.no_write)
     return report
 

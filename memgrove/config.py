@@ -99,6 +99,10 @@ HELP: dict[str, dict[str, str]] = {
         "max_input_bytes": "largest text or file the curators accept, in bytes",
         "part_words": "a conversation message longer than this many words is curated as linked "
                       "entries of its paragraphs, about this size each (at least 20)",
+        "cover_weight": "the best 30 hits are re-picked one place at a time: each next place goes to the hit "
+                        "with the most score / top score + this x the share of the question's terms (and a "
+                        "session) it adds to those of the hits above it, so a question needing several pieces "
+                        "gets each (0..2; 0 = off, the default: it helped neither benchmark's held-out half)",
         "semantic_weight": "off at 0: the best 50 hits are re-sorted by their score + this x the top "
                            "score x the closeness of their meaning to the question's (0.5 measured best; "
                            "pip install 'memgrove[semantic]' and the model, see semantic_model)",

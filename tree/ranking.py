@@ -34,11 +34,14 @@ below run in this order, each a plain function of the candidates with the settin
    embeddings (off by default; it needs the embedding model, tree/embedding.py).
 10. ``one_per_source``: the later entries of one source (the other parts of a long message)
     move after every source's first.
-11. ``with_validity`` (tree/validity.py): an entry a newer one superseded goes right below the
+11. ``with_coverage`` (tree/coverage.py): the best ``COVER_POOL`` re-picked one place at a time for
+    their score and what each adds to the question's coverage (its terms, and a session) beyond
+    the hits above it (``cover_weight``): a question needing several pieces gets each.
+12. ``with_validity`` (tree/validity.py): an entry a newer one superseded goes right below the
     entry that replaced it, which takes its place if it ranked lower or not at all, unless the
     question asks about the past ("before", "used to", a date before ``validUntil``). A tree
     without superseded entries is ranked as before (no setting: a closed fact is not a knob).
-12. ``with_rules``: the user's standing rules ("always …") follow the best ``RULES_AFTER``
+13. ``with_rules``: the user's standing rules ("always …") follow the best ``RULES_AFTER``
     hits, matched or not, while there are at most ``standing_rules``; beyond, those it found
     and, with ``semantic_weight`` set, the one closest in meaning to the question.
 
@@ -54,6 +57,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import analysis, dates, roles, standing, validity
+from . import coverage as coverage_step
+from .coverage import with_coverage
 from .catalog import Catalog, Traits
 from .lifecycle import RankingProfile as Profile, rank_score
 from .paths import CONTEXT_FILE
@@ -373,6 +378,8 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
         order = with_meaning(order, near, st.semantic_weight)
     traits.update(inputs.catalog.traits_of([p for p, _ in order if p not in traits]))
     order = one_per_source(order, traits)
+    if st.cover_weight > 0 and (not coverage_step.ONLY_ASKING_SEVERAL or coverage_step.asks_several(query)):
+        order = with_coverage(order, {p: m for p, (_s, m) in lifted.items()}, idf, st.cover_weight, muted)
     order = validity.with_validity(query, order, {p: (t.superseded_by, t.valid_until) for p, t in traits.items()
                                                   if t.superseded_by}, inputs.catalog.closed_by)
     order = with_rules(order, rules_for(order, traits, rules, st.standing_rules, near))

