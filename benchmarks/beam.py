@@ -37,9 +37,6 @@ with evidence (abstention has none by design and is left out). Evidence = the qu
 ids not in the chat are dropped and counted. Also, per system: the share of each budget's words
 that is assistant text, recall of user and of assistant evidence separately, the roles of the
 top-5 items that hold no evidence, paired per-question differences memgrove − baseline, latency.
-Also, the same run re-sorts memgrove's own hits with the assistant's scores scaled by 0.95, 0.9, 0.8 and 0
-(``memgrove-assistant×w``): a simulation within the 50 hits, to size a role prior before any ranking
-code changes; the product's ranking is untouched.
 No answers are generated or judged: BEAM's answers need an LLM judge and none is reachable.
 """
 
@@ -59,11 +56,11 @@ if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
 from beam_report import ARM_SYSTEMS, render_compare, render_markdown  # noqa: E402
-from beam_scoring import Conflation, aggregate, by_role, inflection, paired, reweigh, score  # noqa: E402,F401
+from beam_scoring import Conflation, aggregate, by_role, inflection, paired, score  # noqa: E402,F401
 from harness import cli  # noqa: E402
 from harness import metrics as rm  # noqa: E402
 from harness.datasets.beam import (  # noqa: E402,F401  (names the tests read here)
-    BASELINES, BUDGETS, DEFAULT_TIER, KS, POOLED, RECALL_KEYS, ROLE_PRIORS, ROLES, SIMULATED, SYSTEMS, TRUNCATED, TYPES,
+    BASELINES, BUDGETS, DEFAULT_TIER, KS, POOLED, RECALL_KEYS, ROLES, SYSTEMS, TRUNCATED, TYPES,
     Chat, Question, bm25_sessions, bm25_turns, chat_dirs, default_data, evidence_ids, load_chat, readable_anchor,
     to_conversation)
 from harness.report import conversation_versions, log  # noqa: E402
@@ -106,9 +103,6 @@ def run(chats: list[Chat], *, variant: Variant, prefetch_limit: int,
                                                      conflation if name == "memgrove" else None)
                         if name == "memgrove":
                             tiers[str(r.info.get("tier"))] += 1
-                            for w, sim in zip(ROLE_PRIORS, SIMULATED):
-                                rec["systems"][sim] = score(q, reweigh(r.items, r.info["scores"], roles, w), roles,
-                                                           sessions)
                     records.append(rec)
         finally:
             entry_words += [sum(s.words for s in segs) for segs, _how in mg.bodies.values()]
@@ -122,7 +116,7 @@ def run(chats: list[Chat], *, variant: Variant, prefetch_limit: int,
         log(f"  curated in {mg.curation['seconds']:.1f} s ({mg.curation['entries']} entries); "
             f"{len(chat.questions)} questions x {len(systems)} systems in {time.perf_counter() - t0:.1f} s")
 
-    by_system = {s: aggregate(records, s) for s in SYSTEMS + SIMULATED}
+    by_system = {s: aggregate(records, s) for s in SYSTEMS}
     best = {g: {k: max((by_system[b][g][k] for b in BASELINES if by_system[b][g][k] is not None), default=None)
                 for k in RECALL_KEYS} for g in by_system["memgrove"]}
     message_best = {g: {k: max((by_system[b][g][k] for b in ("bm25-turns", "bm25-user-turns")
@@ -139,9 +133,8 @@ def run(chats: list[Chat], *, variant: Variant, prefetch_limit: int,
         "best_baseline": best,
         "ratio_to_best_baseline": ratio_best,
         "ratio_to_best_message_baseline": ratio_message,
-        "by_role": {s: by_role(records, s) for s in SYSTEMS + SIMULATED},
+        "by_role": {s: by_role(records, s) for s in SYSTEMS},
         "paired": {b: paired(records, "memgrove", b) for b in BASELINES},
-        "paired_simulated": {s: {b: paired(records, s, b) for b in ("memgrove", "bm25-user-turns")} for s in SIMULATED},
         "latency_ms": {s: rm.latency_summary(v) for s, v in latencies.items()},
         "memgrove": {"tiers": dict(sorted(tiers.items())),
                      "curation_seconds_total": round(sum(c["seconds"] for c in chat_rows), 2),

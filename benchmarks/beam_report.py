@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SIMULATED,
-                                   SYSTEMS)
+from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SYSTEMS)
 from harness.report import conversation_machine_line, latency_table
 from harness.report import pct as _pct
 from harness.report import times as _x
@@ -141,31 +140,6 @@ def render_markdown(report: dict[str, Any]) -> str:
         L.append(f"| {b} | " + " | ".join(
             f"{d[k]['mean_diff'] * 100:+.1f} ({d[k]['wins']}/{d[k]['losses']}/{d[k]['ties']})"
             if d[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
-    L.append("")
-    L.append("## A role prior, simulated on memgrove's own hits (no ranking code changed)")
-    L.append("")
-    L.append("memgrove's 50 hits per question re-sorted with each assistant message's score × w (w = 0: every user "
-             "hit first, the assistant's after, in their order). Overall, percent:")
-    L.append("")
-    rows = ("memgrove", *SIMULATED, "bm25-user-turns")
-    L.append("| system | " + " | ".join(RECALL_KEYS) + " | user ev. @1000w | assistant ev. @1000w | "
-             "assistant share @500w |")
-    L.append("|---|" + "---|" * (len(RECALL_KEYS) + 3))
-    for s in rows:
-        row, br = syst[s][OVERALL], report["by_role"][s]
-        L.append(f"| {s} | " + " | ".join(_pct(row[k]) for k in RECALL_KEYS) + f" | {_pct(br['user']['R@1000w'])} | "
-                 f"{_pct(br['assistant']['R@1000w'])} | {_pct(row['assistant_share@500w'])} |")
-    L.append("")
-    L.append("| simulated | vs | " + " | ".join(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS) + " |")
-    L.append("|---|---|" + "---|" * len(PAIRED_KEYS))
-    for s, d in report["paired_simulated"].items():
-        for b, x in d.items():
-            L.append(f"| {s} | {b} | " + " | ".join(
-                f"{x[k]['mean_diff'] * 100:+.1f} ({x[k]['wins']}/{x[k]['losses']}/{x[k]['ties']})"
-                if x[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
-    L.append("")
-    L.append("Per type at 500 words (memgrove → " + " → ".join(SIMULATED) + "): " + "; ".join(
-        f"{t} " + " → ".join(_pct(syst[s][t]["R@500w"]) for s in ("memgrove", *SIMULATED)) for t in POOLED) + ".")
     L.append("")
     L.append("## Latency and curation")
     L.append("")

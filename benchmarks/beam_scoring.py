@@ -1,5 +1,5 @@
 """BEAM's scoring beyond recall: which role an item holds, session recall, inflection-aware matching of
-memgrove's entries to BEAM's message ids (``Conflation``), the role prior's simulation (``reweigh``) and the
+memgrove's entries to BEAM's message ids (``Conflation``) and the
 means per question type, per role and paired between two systems."""
 
 from __future__ import annotations
@@ -99,13 +99,6 @@ def score(q: Question, items: Sequence[rm.Item], roles: dict[str, str], sessions
             out["conflated_top5"] = [{"evidence": bool(ev & set(it.ids)), "pairs": conflation.pairs(qf, it.text)}
                                      for it in items[:5]]
     return out
-
-
-def reweigh(items: Sequence[rm.Item], scores: Sequence[float], roles: dict[str, str], w: float) -> list[rm.Item]:
-    """``items`` re-sorted by their score, an assistant message's scaled by ``w``; ties keep the order."""
-    keyed = [((sc or 0.0) * (w if item_role(it, roles) == "assistant" else 1.0), -i, it)
-             for i, (it, sc) in enumerate(zip(items, scores))]
-    return [it for _, _, it in sorted(keyed, key=lambda x: (x[0], x[1]), reverse=True)]
 
 
 def aggregate(records: list[dict[str, Any]], system: str) -> dict[str, dict[str, Any]]:

@@ -145,16 +145,6 @@ def test_score_by_role_hand_computed():
     assert [s.id for s in cut.segments] == ["a", "u"] and cut.words == 160
 
 
-def test_role_prior_simulation_reorders_by_scaled_score():
-    seg = rm.Segment
-    items = [rm.Item((seg(i, 1, i),), key=i) for i in ("a1", "u1", "a2", "u2")]
-    roles = {"a1": "assistant", "a2": "assistant", "u1": "user", "u2": "user"}
-    scores = [10.0, 6.0, 5.0, 2.0]
-    assert [it.key for it in beam.reweigh(items, scores, roles, 1.0)] == ["a1", "u1", "a2", "u2"]
-    assert [it.key for it in beam.reweigh(items, scores, roles, 0.5)] == ["u1", "a1", "a2", "u2"]   # 6 > 5 > 2.5 > 2
-    assert [it.key for it in beam.reweigh(items, scores, roles, 0.0)] == ["u1", "u2", "a1", "a2"]
-
-
 def test_baselines_by_role(data):
     msgs = beam.load_chat(data / "100K" / "1", "100K").messages
     turns = beam.bm25_turns(msgs)("What name did I give the greyhound I adopted?")
@@ -182,7 +172,7 @@ def test_end_to_end(data, tmp_path, monkeypatch):
     saved = json.loads((out / "beam_c1.json").read_text())
     md = (out / "beam_c1.md").read_text()
     assert md.startswith("# memgrove BEAM retrieval benchmark") and "assistant share @200w" in md
-    assert saved["systems"].keys() == set(beam.SYSTEMS + beam.SIMULATED)
+    assert saved["systems"].keys() == set(beam.SYSTEMS)
     for name, s in saved["systems"].items():
         for group, row in s.items():
             _rates(row, f"{name}.{group}")
@@ -199,9 +189,7 @@ def test_end_to_end(data, tmp_path, monkeypatch):
     assert report["systems"]["bm25-turns"]["overall"]["assistant_share@1000w"] > 0.0
     assert report["by_role"]["bm25-turns"]["wrong_top1_roles"].get("assistant", 0) >= 1
     assert set(report["paired"]) == set(beam.BASELINES)
-    assert set(report["paired_simulated"]) == set(beam.SIMULATED)
-    user_first = report["systems"]["memgrove-assistant×0"]["overall"]
-    assert user_first["questions"] == 4 and user_first["with_evidence"] == 3 and "A role prior, simulated" in md
+    assert "paired_simulated" not in report and "A role prior, simulated" not in md   # retired (HISTORY.md)
     assert report["paired"]["bm25-turns"]["R@10"]["n"] == 3
     assert mg["overall"]["S@5-all"] is not None and mg["abstention"]["S@5"] is None
     assert set(report["by_role"]["memgrove"]["conflated_top5"]) == {"evidence", "wrong"}

@@ -28,10 +28,6 @@ KS = LOCOMO_KS
 BUDGETS = LOCOMO_BUDGETS
 SYSTEMS = ("memgrove", "bm25-turns", "bm25-user-turns", "bm25-sessions")
 BASELINES = SYSTEMS[1:]
-# not systems: memgrove's own hits re-sorted with the assistant's scores scaled by w (w = 0: every user hit
-# first), to size the role prior the numbers call for before any ranking code changes
-ROLE_PRIORS = (0.95, 0.9, 0.8, 0.0)
-SIMULATED = tuple(f"memgrove-assistant×{w:g}" for w in ROLE_PRIORS)
 RECALL_KEYS = [f"R@{k}" for k in KS] + [f"R@{b}w" for b in BUDGETS]
 SESSION_KEYS = [f"S@{k}" for k in KS] + [f"S@{k}-all" for k in KS]
 PAIRED_KEYS = ("R@10", "R@200w", "R@500w", "R@1000w")
