@@ -64,7 +64,6 @@ import argparse
 import json
 import os
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -79,7 +78,7 @@ if str(HERE) not in sys.path:  # `import harness` however this file is run
 
 from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
 from curate_cost_report import render_markdown  # noqa: E402
-from harness.datasets.locomo import default_data  # noqa: E402
+from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
 from harness.machine import machine_info, uncommitted, versions  # noqa: E402
 from harness.report import log, ratio as _ratio  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
@@ -91,32 +90,12 @@ from memgrove.tree.paths import snake_case  # noqa: E402
 
 DATA = default_data()
 
-_SESSION_KEY = re.compile(r"^session_(\d+)$")
-
-
-# -- data ------------------------------------------------------------------------------------
-
-def turn_text(turn: dict[str, Any]) -> str:
-    text = str(turn.get("text") or "").strip()
-    cap = str(turn.get("blip_caption") or "").strip()
-    if cap:
-        text = f"{text} [shares a photo: {cap}]".strip()
-    return text
-
 
 def to_conversation(sample: dict[str, Any]) -> dict[str, Any]:
-    """A LoCoMo sample in memgrove's conversation format (sessions in chronological order)."""
-    c = sample["conversation"]
-    keys = sorted((k for k in c if _SESSION_KEY.match(k)), key=lambda k: int(_SESSION_KEY.match(k).group(1)))
-    messages = []
-    for key in keys:
-        when = c.get(f"{key}_date_time")
-        for t in c[key]:
-            m = {"id": str(t["dia_id"]), "speaker": str(t["speaker"]), "text": turn_text(t), "session": key}
-            if when:
-                m["time"] = str(when)
-            messages.append(m)
-    return {"id": str(sample["sample_id"]), "messages": messages}
+    """The harness's LoCoMo conversation, a message's time left out when its session has none."""
+    conv = locomo_conversation(sample)
+    return {"id": str(conv["id"]), "messages": [{k: v for k, v in m.items() if k != "time" or v}
+                                                for m in conv["messages"]]}
 
 
 def sessions_of(conv: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
