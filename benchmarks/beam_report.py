@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SYSTEMS)
-from harness.report import conversation_machine_line, latency_table
+from harness.report import conversation_machine_line, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -30,29 +30,21 @@ def render_compare(report: dict[str, Any]) -> str:
               f"{e['entries']:,} entries in {e['seconds']:,.1f} s, {e['ms_per_entry']} ms each; the arms' "
               "latencies are warm searches."]
     if len(names) > 1:
-        L += ["", f"Paired against `{names[0]}` (mean difference in points, questions won / lost):", "",
-              "| arm | " + " | ".join(PAIRED_KEYS) + " |", "|---|" + "---|" * len(PAIRED_KEYS)]
-        for n in names[1:]:
-            p = report["paired"][n]
-            L.append(f"| {n} | " + " | ".join(f"{100 * p[k]['mean_diff']:+.1f} ({p[k]['wins']}/{p[k]['losses']})"
-                                              for k in PAIRED_KEYS) + " |")
+        L += ["", f"Paired against `{names[0]}` (mean difference in points, questions won / lost):", ""] + table(
+            ["arm", *PAIRED_KEYS], [[n, *(f"{100 * p[k]['mean_diff']:+.1f} ({p[k]['wins']}/{p[k]['losses']})"
+                                          for k in PAIRED_KEYS)] for n in names[1:] if (p := report["paired"][n])])
     for k in ("R@10", "R@200w", "R@500w"):
-        L += ["", f"{k} by question type:", "", "| arm | " + " | ".join(POOLED) + " |", "|---|" + "---|" * len(POOLED)]
-        for s in names + list(ARM_SYSTEMS):
-            L.append(f"| {s} | " + " | ".join(_pct(syst[s][t][k]) for t in POOLED) + " |")
+        L += ["", f"{k} by question type:", ""] + table(["arm", *POOLED], [[s, *(_pct(syst[s][t][k]) for t in POOLED)]
+                                                                           for s in names + list(ARM_SYSTEMS)])
     return "\n".join(L)
 
 
 def _recall_table(report: dict[str, Any], group: str) -> list[str]:
     syst, ratio, rmsg = report["systems"], report["ratio_to_best_baseline"], report["ratio_to_best_message_baseline"]
-    L = ["| metric | " + " | ".join(SYSTEMS) + " | memgrove ÷ best baseline | ÷ best message baseline |",
-         "|---|" + "---|" * (len(SYSTEMS) + 2)]
-    for k in RECALL_KEYS:
-        L.append(f"| {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS)
-                 + f" | {_x(ratio[group][k])} | {_x(rmsg[group][k])} |")
-    for k in SESSION_KEYS:
-        L.append(f"| sessions {k} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS) + " | | |")
-    return L
+    return table(["metric", *SYSTEMS, "memgrove ÷ best baseline", "÷ best message baseline"],
+                 [[k, *(_pct(syst[s][group][k]) for s in SYSTEMS), _x(ratio[group][k]), _x(rmsg[group][k])]
+                  for k in RECALL_KEYS] + [[f"sessions {k}", *(_pct(syst[s][group][k]) for s in SYSTEMS), "", ""]
+                                           for k in SESSION_KEYS])
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -82,11 +74,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append("")
     L.append("## Per question type")
     L.append("")
-    L.append("| type | n | " + " | ".join(f"{s} R@10 / @200w / @500w" for s in SYSTEMS) + " |")
-    L.append("|---|---|" + "---|" * len(SYSTEMS))
-    for t in POOLED:
-        L.append(f"| {t} | {syst['memgrove'][t]['with_evidence']} | " + " | ".join(
-            " / ".join(_pct(syst[s][t][k]) for k in ("R@10", "R@200w", "R@500w")) for s in SYSTEMS) + " |")
+    L += table(["type", "n", *(f"{s} R@10 / @200w / @500w" for s in SYSTEMS)], [
+        [t, syst["memgrove"][t]["with_evidence"],
+         *(" / ".join(_pct(syst[s][t][k]) for k in ("R@10", "R@200w", "R@500w")) for s in SYSTEMS)] for t in POOLED])
     L.append("")
     L.append("Every metric per type and system is in the JSON (`systems.<system>.<type>`).")
     L.append("")
@@ -109,12 +99,9 @@ def render_markdown(report: dict[str, Any]) -> str:
                  + ", ".join(f"{k} {n}" for k, n in br["wrong_top5_roles"].items()) + " | "
                  + ", ".join(f"{k} {n}" for k, n in br["wrong_top1_roles"].items()) + " |")
     L.append("")
-    L.append("| system | " + " | ".join(f"used / empty / stopped by an assistant message @{b}w" for b in BUDGETS) + " |")
-    L.append("|---|" + "---|" * len(BUDGETS))
-    for s in SYSTEMS:
-        row = syst[s][OVERALL]
-        L.append(f"| {s} | " + " | ".join(f"{_pct(row[f'used@{b}w'])} / {_pct(row[f'empty@{b}w'])} / "
-                                          f"{_pct(row[f'blocked_by_assistant@{b}w'])}" for b in BUDGETS) + " |")
+    L += table(["system", *(f"used / empty / stopped by an assistant message @{b}w" for b in BUDGETS)], [
+        [s, *(" / ".join(_pct(syst[s][OVERALL][f"{k}@{b}w"]) for k in ("used", "empty", "blocked_by_assistant"))
+              for b in BUDGETS)] for s in SYSTEMS])
     L.append("")
     L.append("Assistant share = assistant words ÷ all words within the budget (pooled over the questions). "
              "User / assistant ev. = recall of the evidence ids in user / assistant messages (pooled over ids). "
@@ -134,12 +121,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         L.append("")
     L.append("## Paired per question: memgrove − baseline (pooled questions with evidence)")
     L.append("")
-    L.append("| baseline | " + " | ".join(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS) + " |")
-    L.append("|---|" + "---|" * len(PAIRED_KEYS))
-    for b, d in report["paired"].items():
-        L.append(f"| {b} | " + " | ".join(
-            f"{d[k]['mean_diff'] * 100:+.1f} ({d[k]['wins']}/{d[k]['losses']}/{d[k]['ties']})"
-            if d[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS) + " |")
+    L += table(["baseline", *(f"{k} mean diff (wins/losses/ties)" for k in PAIRED_KEYS)], [
+        [b, *(f"{d[k]['mean_diff'] * 100:+.1f} ({d[k]['wins']}/{d[k]['losses']}/{d[k]['ties']})"
+              if d[k]["mean_diff"] is not None else "—" for k in PAIRED_KEYS)] for b, d in report["paired"].items()])
     L.append("")
     L.append("## Latency and curation")
     L.append("")
@@ -150,13 +134,10 @@ def render_markdown(report: dict[str, Any]) -> str:
              + f". Retrieved entries average {mg['retrieved_entry_words_mean']} words "
              f"({mg['distinct_entries_retrieved']:,} distinct).")
     L.append("")
-    L.append("| chat | file | sessions | messages | user words | assistant words | questions | curation s | entries "
-             "| query phase s |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
-    for r in data["chats"]:
-        L.append(f"| {r['chat']} | {r['file']} | {r['sessions']} | {r['messages']} | {r['user_words']:,} | "
-                 f"{r['assistant_words']:,} | {r['questions']} | {r['seconds']:.1f} | {r['entries']} | "
-                 f"{r['query_seconds']} |")
+    L += table(["chat", "file", "sessions", "messages", "user words", "assistant words", "questions", "curation s",
+                "entries", "query phase s"],
+               [[r["chat"], r["file"], r["sessions"], r["messages"], f"{r['user_words']:,}", f"{r['assistant_words']:,}",
+                 r["questions"], f"{r['seconds']:.1f}", r["entries"], r["query_seconds"]] for r in data["chats"]])
     L.append("")
     L.append(f"Data: questions without evidence by type: {data['without_evidence'] or 'none'}; evidence ids not in "
              f"the chat file read (dropped): {len(data['evidence_dropped'])}.")

@@ -4,6 +4,7 @@ tables), the number formats of those tables, and the log line on stderr."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -52,9 +53,9 @@ def write(out: Path, report: dict[str, Any], md: str, *, compact: bool = False, 
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    """A markdown table's lines."""
+    """A markdown table's lines (an empty cell as "| |")."""
     return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+            + [re.sub(r"\|  (?=\|)", "| ", "| " + " | ".join(str(c) for c in r) + " |") for r in rows])
 
 
 def conversation_versions() -> dict[str, str | None]:
