@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.datasets.locomo import (AIC_KEYS, BASELINES, BUDGETS, CATEGORIES, KS, OVERALL, POOLED, RECALL_KEYS,
                                       SYSTEMS)
-from harness.report import conversation_machine_line, latency_table
+from harness.report import conversation_machine_line, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -74,15 +74,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         L.append(f"**{s}**")
         L.append("")
         keys = RECALL_KEYS + ["R@all"] + AIC_KEYS
-        L.append("| category | n (evidence) | " + " | ".join(METRIC_LABELS.get(k, k) for k in keys)
-                 + " | items returned (mean) | 1,000 w filled |")
-        L.append("|---|---|" + "---|" * (len(keys) + 2))
-        for g in groups:
-            r = syst[s][g]
-            name = OVERALL if g == OVERALL else f"{g} {CATEGORIES[int(g)]}"
-            L.append(f"| {name} | {r['with_evidence']} | " + " | ".join(_pct(r[k]) for k in keys)
-                     + f" | {r['items_mean']:.1f} | {_pct(r['filled_1000w'])}% |")
-        L.append("")
+        L += table(["category", "n (evidence)", *(METRIC_LABELS.get(k, k) for k in keys), "items returned (mean)",
+                    "1,000 w filled"],
+                   [[OVERALL if g == OVERALL else f"{g} {CATEGORIES[int(g)]}", r["with_evidence"],
+                     *(_pct(r[k]) for k in keys), f"{r['items_mean']:.1f}", f"{_pct(r['filled_1000w'])}%"]
+                    for g in groups if (r := syst[s][g])]) + [""]
     L.append("R@all = recall over every item the system returned (memgrove: all entry hits of the graph, at most "
              f"`prefetch_limit` = {c['prefetch_limit']}; baselines: every item with a positive score).")
     L.append("")
@@ -111,13 +107,12 @@ def render_markdown(report: dict[str, Any]) -> str:
                  f"same entries as whole files with their frontmatter would be {files['p50']:.0f} / {files['p95']:.0f} "
                  f"({files['p50'] / sent['p50']:.2f}× at p50). No model ran.")
         L.append("")
-    L.append("| conversation | sessions | turns | words | questions | curation s | ops | entries | query phase s |")
-    L.append("|---|---|---|---|---|---|---|---|---|")
-    for r in data["conversations"]:
-        L.append(f"| {r['conv']} | {r['sessions']} | {r['turns']} | {r['turn_words']:,} | {r['questions']} | "
-                 f"{r['seconds']:.2f} | {r['ops']} | {r['entries']} | {r['query_seconds']} |")
-    L.append(f"| **total** | | {data['turns']:,} | | {data['questions']:,} | {mg['curation_seconds_total']:.2f} | | "
-             f"{mg['entries_total']:,} | |")
+    L += table(["conversation", "sessions", "turns", "words", "questions", "curation s", "ops", "entries",
+                "query phase s"],
+               [[r["conv"], r["sessions"], r["turns"], f"{r['turn_words']:,}", r["questions"], f"{r['seconds']:.2f}",
+                 r["ops"], r["entries"], r["query_seconds"]] for r in data["conversations"]]
+               + [["**total**", "", f"{data['turns']:,}", "", f"{data['questions']:,}",
+                   f"{mg['curation_seconds_total']:.2f}", "", f"{mg['entries_total']:,}", ""]])
     L.append("")
     L.append(f"Entry size: retrieved entries average {mg['retrieved_entry_words_mean']} words of text "
              f"({mg['retrieved_segment_words_mean']} per turn they hold; {mg['distinct_entries_retrieved']:,} distinct "
@@ -138,11 +133,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append("Recall by position in the conversation's question list (categories 1–4; quarter 1 = asked first, "
              "each conversation queried in file order through one memory):")
     L.append("")
-    L.append("| system | " + " | ".join(f"Q{k} R@10 | Q{k} R@1000w" for k in range(1, 5)) + " |")
-    L.append("|---|" + "---|---|" * 4)
-    for s in SYSTEMS:
-        L.append(f"| {s} | " + " | ".join(f"{_pct(oe[s][str(k)]['R@10'])} | {_pct(oe[s][str(k)]['R@1000w'])}"
-                                          for k in range(1, 5)) + " |")
+    L += table(["system", *(f"Q{k} {m}" for k in range(1, 5) for m in ("R@10", "R@1000w"))],
+               [[s, *(_pct(oe[s][str(k)][m]) for k in range(1, 5) for m in ("R@10", "R@1000w"))] for s in SYSTEMS])
     L.append("")
     L.append(f"Data: questions without valid evidence (excluded from recall) by category: "
              f"{data['excluded_no_evidence'] or 'none'}; evidence ids dropped: "
@@ -156,12 +148,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         L.append(f"## LLM answers (model `{c.get('model')}`, context = the first {llm['context_budget_words']} words "
                  "of retrieved text, graded by the Mem0 CORRECT/WRONG judge prompt, categories 1–4)")
         L.append("")
-        L.append("| system | " + " | ".join(f"{k} {CATEGORIES[k]}" for k in POOLED) + " | overall 1–4 | unparsed |")
-        L.append("|---|" + "---|" * (len(POOLED) + 2))
-        for s, d in llm["by_system"].items():
-            cats = d["by_category"]
-            L.append(f"| {s} | " + " | ".join(f"{_pct(cats[str(k)]['accuracy'])} (n={cats[str(k)]['n']})" for k in POOLED)
-                     + f" | {_pct(cats[OVERALL]['accuracy'])} (n={cats[OVERALL]['n']}) | {d['unparsed_labels']} |")
+        L += table(["system", *(f"{k} {CATEGORIES[k]}" for k in POOLED), "overall 1–4", "unparsed"],
+                   [[s, *(f"{_pct(c_[g]['accuracy'])} (n={c_[g]['n']})" for g in [*map(str, POOLED), OVERALL]),
+                     d["unparsed_labels"]] for s, d in llm["by_system"].items() if (c_ := d["by_category"])])
         L.append("")
     else:
         L.append("No LLM ran: no answer accuracy is reported.")
@@ -170,9 +159,6 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def _compare_table(syst: dict, ratios: dict, group: str) -> list[str]:
-    L = ["| metric | memgrove | bm25-turns | bm25-sessions | memgrove ÷ turns | memgrove ÷ sessions |",
-         "|---|---|---|---|---|---|"]
-    for k in TABLE_METRICS:
-        L.append(f"| {METRIC_LABELS[k]} | " + " | ".join(_pct(syst[s][group][k]) for s in SYSTEMS) + " | "
-                 + " | ".join(_x(ratios[b][group][k]) for b in BASELINES) + " |")
-    return L
+    return table(["metric", "memgrove", "bm25-turns", "bm25-sessions", "memgrove ÷ turns", "memgrove ÷ sessions"],
+                 [[METRIC_LABELS[k], *(_pct(syst[s][group][k]) for s in SYSTEMS),
+                   *(_x(ratios[b][group][k]) for b in BASELINES)] for k in TABLE_METRICS])
