@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.datasets.longmemeval import (BUDGET_BASELINES, BUDGET_KEYS, KS, LEVEL_BASELINES, LEVEL_SYSTEMS, LEVELS,
                                           METRICS, OVERALL, SYSTEMS)
-from harness.report import conversation_machine_line, latency_table
+from harness.report import conversation_machine_line, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -19,25 +19,19 @@ def _level_table(report: dict[str, Any], level: str, group: str) -> list[str]:
     syst, rat = report["systems"], report["ratios"][level]
     names = LEVEL_SYSTEMS[level]
     bases = LEVEL_BASELINES[level]
-    L = ["| metric | " + " | ".join(names) + " | " + " | ".join(f"memgrove ÷ {b}" for b in bases) + " |",
-         "|---|" + "---|" * (len(names) + len(bases))]
-    for m in METRICS:
-        L.append(f"| {_short(m)} | " + " | ".join(_pct(syst[s][level][group][m]) for s in names) + " | "
-                 + " | ".join(_x(rat[b][group][m]) for b in bases) + " |")
-    L.append(f"| {'sessions' if level == 'session' else 'user turns'} returned (mean) | "
-             + " | ".join(f"{syst[s][level][group]['returned_mean']:.1f}" if syst[s][level][group]["returned_mean"]
-                          is not None else "—" for s in names) + " |" + " |" * len(bases))
-    return L
+    returned = [syst[s][level][group]["returned_mean"] for s in names]
+    return table(["metric", *names, *(f"memgrove ÷ {b}" for b in bases)],
+                 [[_short(m), *(_pct(syst[s][level][group][m]) for s in names), *(_x(rat[b][group][m]) for b in bases)]
+                  for m in METRICS]
+                 + [[f"{'sessions' if level == 'session' else 'user turns'} returned (mean)",
+                     *("—" if v is None else f"{v:.1f}" for v in returned), *[""] * len(bases)]])
 
 
 def _budget_table(report: dict[str, Any], group: str) -> list[str]:
     syst, rat = report["systems"], report["ratios"]["budget"]
-    L = ["| budget | " + " | ".join(SYSTEMS) + " | " + " | ".join(f"memgrove ÷ {b}" for b in BUDGET_BASELINES) + " |",
-         "|---|" + "---|" * (len(SYSTEMS) + len(BUDGET_BASELINES))]
-    for k in BUDGET_KEYS:
-        L.append(f"| {k} | " + " | ".join(_pct(syst[s]["budget"][group][k]) for s in SYSTEMS) + " | "
-                 + " | ".join(_x(rat[b][group][k]) for b in BUDGET_BASELINES) + " |")
-    return L
+    return table(["budget", *SYSTEMS, *(f"memgrove ÷ {b}" for b in BUDGET_BASELINES)],
+                 [[k, *(_pct(syst[s]["budget"][group][k]) for s in SYSTEMS),
+                   *(_x(rat[b][group][k]) for b in BUDGET_BASELINES)] for k in BUDGET_KEYS])
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -99,23 +93,14 @@ def render_markdown(report: dict[str, Any]) -> str:
     for level in LEVELS:
         L.append(f"**{level.capitalize()} level** (k = {', '.join(map(str, KS))})")
         L.append("")
-        cols = [f"{_short(m)}" for m in METRICS]
-        L.append("| type | n | system | " + " | ".join(cols) + " |")
-        L.append("|---|---|---|" + "---|" * len(cols))
-        for g in groups:
-            for s in LEVEL_SYSTEMS[level]:
-                row = syst[s][level][g]
-                if not row["n"]:
-                    continue
-                L.append(f"| {g} | {row['n']} | {s} | " + " | ".join(_pct(row[k]) for k in METRICS) + " |")
-        L.append("")
+        L += table(["type", "n", "system", *map(_short, METRICS)],
+                   [[g, row["n"], s, *(_pct(row[k]) for k in METRICS)] for g in groups for s in LEVEL_SYSTEMS[level]
+                    if (row := syst[s][level][g])["n"]]) + [""]
     L.append("**Evidence recall within a budget**")
     L.append("")
-    L.append("| type | n | " + " | ".join(f"{s} {k}" for k in BUDGET_KEYS for s in SYSTEMS) + " |")
-    L.append("|---|---|" + "---|" * (len(BUDGET_KEYS) * len(SYSTEMS)))
-    for g in groups:
-        L.append(f"| {g} | {syst['memgrove']['budget'][g]['n']} | "
-                 + " | ".join(_pct(syst[s]["budget"][g][k]) for k in BUDGET_KEYS for s in SYSTEMS) + " |")
+    L += table(["type", "n", *(f"{s} {k}" for k in BUDGET_KEYS for s in SYSTEMS)],
+               [[g, syst["memgrove"]["budget"][g]["n"], *(_pct(syst[s]["budget"][g][k]) for k in BUDGET_KEYS
+                                                          for s in SYSTEMS)] for g in groups])
     L.append("")
     L.append("## memgrove: curation, cache, tiers, latency")
     L.append("")
