@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.machine import machine_line
+from harness.report import table
+
 # Issue 3 targets, 25,000 entries, 2 cores, warm in-process unless noted.
 TARGET_SIZE = 25_000
 TARGETS_MS = {"tier0": 1.0, "tier1": 5.0, "tier2_p95": 25.0, "cold_tier2_p50": 300.0}
@@ -28,11 +31,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     sizes = [r["size"] for r in runs]
     tr = next((r for r in runs if r["size"] == TARGET_SIZE), None)
     L = ["# memgrove query-tier benchmark", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · whoosh-reloaded {m['whoosh']} · langgraph {report['versions']['langgraph']} · "
-             f"memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-             + f" · load average at start {m['loadavg']}, at the end {m.get('loadavg_end')}")
+    L.append(machine_line(m, f" · langgraph {report['versions']['langgraph']}"))
     L.append("")
     L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · no LLM configured "
              f"(`MEMGROVE_MODEL` unset)")
@@ -185,16 +184,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         L.append("Exclusive time per part, in-process (watcher on), answers at the intended tier only: " + ", ".join(
             f"{label} n={wb[k]['n']} (reported {wb[k]['tiers']})" for k, label in cols) + ".")
         L.append("")
-        L.append("| part | " + " | ".join(f"{label} p50 ms | share" for _, label in cols) + " |")
-        L.append("|---|" + "---|---|" * len(cols))
         keys = sorted({k for c, _ in cols for k in wb[c]["parts"]} - {"total"},
                       key=lambda k: -max(wb[c]["parts"].get(k, {}).get("mean_ms", 0) for c, _ in cols))
-        for k in keys + ["total"]:
-            cells = []
-            for c, _ in cols:
-                v = wb[c]["parts"].get(k)
-                cells.append("— | —" if not v else f"{v['p50_ms']:.2f} | {v['share'] * 100:.0f}%")
-            L.append(f"| {k} | " + " | ".join(cells) + " |")
+        L += table(["part", *(h for _, label in cols for h in (f"{label} p50 ms", "share"))], [
+            [k, *("— | —" if not (v := wb[c]["parts"].get(k)) else f"{v['p50_ms']:.2f} | {v['share'] * 100:.0f}%"
+                  for c, _ in cols)] for k in keys + ["total"]])
         L.append("")
         L.append(f"## {r['size']:,} entries: where a cold `memgrove query` spends its time")
         L.append("")
@@ -205,27 +199,21 @@ def render_markdown(report: dict[str, Any]) -> str:
                  f"start-up and exit (process wall − imports − run), p50 "
                  f"{cp['tier0']['outside_ms_p50']:.0f} / {cp['tier2']['outside_ms_p50']:.0f} ms.")
         L.append("")
-        L.append("| part | tier 0 p50 ms | tier 0 share | tier 2 p50 ms | tier 2 share |")
-        L.append("|---|---|---|---|---|")
         p0, p2 = cp["tier0"]["parts"], cp["tier2"]["parts"]
-        keys = sorted(set(p0) | set(p2), key=lambda k: -(p2.get(k, {}).get("mean_ms", 0)))
-        for k in keys:
-            if k == "total":
-                continue
-            a, b = p0.get(k), p2.get(k)
-            L.append(f"| {k} | {fmt(a and a['p50_ms'])} | {fmt(a and a['share'] * 100, '{:.0f}%')} | "
-                     f"{fmt(b and b['p50_ms'])} | {fmt(b and b['share'] * 100, '{:.0f}%')} |")
-        L.append(f"| total (imports + run) | {p0['total']['p50_ms']:.1f} | | {p2['total']['p50_ms']:.1f} | |")
+        keys = sorted((set(p0) | set(p2)) - {"total"}, key=lambda k: -(p2.get(k, {}).get("mean_ms", 0)))
+        L += table(["part", "tier 0 p50 ms", "tier 0 share", "tier 2 p50 ms", "tier 2 share"],
+                   [[k, *(x for v in (p0.get(k), p2.get(k)) for x in (fmt(v and v["p50_ms"]),
+                                                                       fmt(v and v["share"] * 100, "{:.0f}%")))]
+                    for k in keys] + [["total (imports + run)", f"{p0['total']['p50_ms']:.1f}", "",
+                                       f"{p2['total']['p50_ms']:.1f}", ""]])
         L.append("")
         it = r["importtime"]
         L.append(f"Imports (`python -X importtime -c 'import memgrove.cli'`, {it['total_ms']:.0f} ms in all; self time "
                  f"per top-level package, so rows add up; LangChain/LangGraph/OpenAI/pydantic/rich imported: "
                  f"{', '.join(it['heavy_imported']) or 'none'}):")
         L.append("")
-        L.append("| package | self ms | main entry (importer → module) | cumulative ms of that import |")
-        L.append("|---|---|---|---|")
-        for k, v, via, cum in it["self_by_package"]:
-            L.append(f"| {k} | {v:.1f} | {via} | {cum:.1f} |")
+        L += table(["package", "self ms", "main entry (importer → module)", "cumulative ms of that import"],
+                   [[k, f"{v:.1f}", via, f"{cum:.1f}"] for k, v, via, cum in it["self_by_package"]])
         L.append("")
         L.append(f"Build {r['build']['seconds']:.0f} s ({r['build']['ops_per_s']:.0f} ops/s); first `mem.query` in the "
                  f"reader {r['first_query_ms']:.0f} ms; {r['queries']} measured queries in {r['query_loop_s']:.0f} s"
