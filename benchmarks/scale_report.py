@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.report import table
+
 TARGETS = {"search_p95_ms": 25.0, "fingerprint_ms": 50.0, "reindex_s": 30.0}   # issue 2, at TARGET_SIZE
 TARGET_SIZE = 10_000
 
@@ -120,21 +122,11 @@ def render_markdown(report: dict[str, Any]) -> str:
                      f"{bd['total']['p50_ms']:.2f} ms p50 over {c['breakdown_queries']} queries "
                      f"(exclusive time per part):")
             L.append("")
-            L.append("| part | p50 ms | mean ms | share |")
-            L.append("|---|---|---|---|")
-            for k, v in sorted(bd.items(), key=lambda kv: -kv[1]["mean_ms"]):
-                if k != "total":
-                    L.append(f"| {k} | {v['p50_ms']:.3f} | {v['mean_ms']:.3f} | {v['share'] * 100:.0f}% |")
-            L.append("")
+            L += _parts(bd) + [""]
         L.append(f"Curate, one ADD per call: {r['single_add']['latency_ms']['mean']:.1f} ms mean, "
                  f"{r['single_add']['latency_ms']['p50']:.1f} ms p50:")
         L.append("")
-        L.append("| part | p50 ms | mean ms | share |")
-        L.append("|---|---|---|---|")
-        for k, v in sorted(r["single_add"]["breakdown"].items(), key=lambda kv: -kv[1]["mean_ms"]):
-            if k != "total":
-                L.append(f"| {k} | {v['p50_ms']:.3f} | {v['mean_ms']:.3f} | {v['share'] * 100:.0f}% |")
-        L.append("")
+        L += _parts(r["single_add"]["breakdown"]) + [""]
         L.append(f"Corpus: {r['corpus']['entries']:,} entries, {r['corpus']['words_total']:,} words "
                  f"(median {r['corpus']['words_p50']:.0f} per entry), {r['corpus']['domains']} domains, "
                  f"{r['corpus']['topics']} topics, {r['folders']} folders; Whoosh segments after the build "
@@ -144,3 +136,10 @@ def render_markdown(report: dict[str, Any]) -> str:
                  f"this size took {r['wall_s']:.0f} s.")
         L.append("")
     return "\n".join(L)
+
+
+def _parts(breakdown: dict[str, dict[str, float]]) -> list[str]:
+    """A profile's table: exclusive time per part, the largest first (the total left out)."""
+    return table(["part", "p50 ms", "mean ms", "share"],
+                 [[k, f"{v['p50_ms']:.3f}", f"{v['mean_ms']:.3f}", f"{v['share'] * 100:.0f}%"]
+                  for k, v in sorted(breakdown.items(), key=lambda kv: -kv[1]["mean_ms"]) if k != "total"])
