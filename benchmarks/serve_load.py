@@ -49,6 +49,7 @@ sys.path.insert(0, str(HERE))
 
 from harness import machine, stats, synthetic  # noqa: E402
 from harness import report as harness_report  # noqa: E402
+from harness.report import log  # noqa: E402
 
 TARGET_COLD_P50_MS = 80.0
 REPEAT_POOL = 20
@@ -57,10 +58,6 @@ CURATE_SHARE = 0.10
 
 def pct(xs: list[float], q: float) -> float:
     return round(stats.pct(xs, q), 2) if xs else float("nan")
-
-
-def log(*a: Any) -> None:
-    print(*a, file=sys.stderr, flush=True)
 
 
 def env_for_children() -> dict[str, str]:

@@ -53,8 +53,13 @@ from langgraph.store.sqlite import SqliteStore
 
 from memgrove.langgraph_store import ContextTreeStore
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # `import harness` however this file is run
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.report import table  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 STORES = ("ContextTreeStore", "RemoteContextTreeStore", "InMemoryStore", "SqliteStore")
+OPS = ("put", "get", "search", "list")
 SERVER_READY_S = 90.0
 USERS = 20
 _WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -198,7 +203,7 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]
             if o is None:
                 continue
             out.setdefault(str(size), {})[ref] = {
-                op: round(r[op]["median_ms"] / max(o[op]["median_ms"], 1e-6), 1) for op in ("put", "get", "search", "list")}
+                op: round(r[op]["median_ms"] / max(o[op]["median_ms"], 1e-6), 1) for op in OPS}
     return out
 
 
@@ -210,29 +215,24 @@ def remote_ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         local = by.get(("ContextTreeStore", size))
         if kind == "RemoteContextTreeStore" and local is not None:
             out[str(size)] = {op: round(r[op]["median_ms"] / max(local[op]["median_ms"], 1e-6), 2)
-                              for op in ("put", "get", "search", "list")}
+                              for op in OPS}
     return out
 
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Store benchmark ({report['date']}, commit {report['commit']})", "",
              f"{report['machine']}; seed {report['seed']}; {report['calls']} calls per operation; fill in batches of "
-             f"{report['batch']}; operations measured side by side (call i on each store in turn). Medians (p90) in ms.", "",
-             "| size | store | fill s | fill items/s | put | get | search | list |", "|---|---|---|---|---|---|---|---|"]
-    for r in report["rows"]:
-        cell = [f"{r[op]['median_ms']:.2f} ({r[op]['p90_ms']:.2f})" for op in ("put", "get", "search", "list")]
-        lines.append(f"| {r['size']:,} | {r['store']} | {r['fill_s']:.2f} | {r['fill_items_per_s']:,.0f} | "
-                     + " | ".join(cell) + " |")
-    lines += ["", "ContextTreeStore's (in-process) median ÷ the reference's:", "",
-              "| size | against | put | get | search | list |", "|---|---|---|---|---|---|"]
-    for size, refs in report["ratios"].items():
-        for ref, r in refs.items():
-            lines.append(f"| {int(size):,} | {ref} | {r['put']}× | {r['get']}× | {r['search']}× | {r['list']}× |")
+             f"{report['batch']}; operations measured side by side (call i on each store in turn). Medians (p90) in ms.", ""]
+    lines += table(["size", "store", "fill s", "fill items/s", *OPS],
+                   [[f"{r['size']:,}", r["store"], f"{r['fill_s']:.2f}", f"{r['fill_items_per_s']:,.0f}",
+                     *(f"{r[op]['median_ms']:.2f} ({r[op]['p90_ms']:.2f})" for op in OPS)] for r in report["rows"]])
+    lines += ["", "ContextTreeStore's (in-process) median ÷ the reference's:", ""] + table(
+        ["size", "against", *OPS], [[f"{int(size):,}", ref, *(f"{r[op]}×" for op in OPS)]
+                                    for size, refs in report["ratios"].items() for ref, r in refs.items()])
     lines += ["", "RemoteContextTreeStore (`ContextTreeStore(url=...)`, HTTP to `memgrove serve` on 127.0.0.1) ÷ "
-              "ContextTreeStore in-process, medians of the same run:", "",
-              "| size | put | get | search | list |", "|---|---|---|---|---|"]
-    for size, r in report.get("remote_ratios", {}).items():
-        lines.append(f"| {int(size):,} | {r['put']}× | {r['get']}× | {r['search']}× | {r['list']}× |")
+              "ContextTreeStore in-process, medians of the same run:", ""] + table(
+        ["size", *OPS], [[f"{int(size):,}", *(f"{r[op]}×" for op in OPS)]
+                         for size, r in report.get("remote_ratios", {}).items()])
     lines += ["", "`search` for InMemoryStore and SqliteStore is a prefix listing: without an embedding index "
               "both ignore the query. ContextTreeStore's (both) is a BM25 search returning ranked, scored matches "
               f"(mean hits per query: {', '.join(str(r['search']['mean_hits']) for r in report['rows'] if 'Context' in r['store'])})."]
