@@ -30,6 +30,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from harness import stats
+
 
 # -- items and segments ---------------------------------------------------------
 
@@ -254,13 +256,8 @@ def mean(xs: Iterable[float]) -> float | None:
 
 
 def pct(xs: Sequence[float], q: float) -> float | None:
-    """Percentile with linear interpolation (q in 0..100); None for no data."""
-    if not xs:
-        return None
-    s = sorted(xs)
-    k = (len(s) - 1) * q / 100.0
-    lo, hi = math.floor(k), math.ceil(k)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+    """Percentile with linear interpolation (q in 0..100, ``harness.stats.pct``); None for no data."""
+    return stats.pct(list(xs), q) if xs else None
 
 
 def latency_summary(ms: Sequence[float]) -> dict[str, Any]:
