@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.report import table
+
 
 def _n(v: Any) -> str:
     if v is None:
@@ -74,26 +76,19 @@ def render_markdown(report: dict[str, Any]) -> str:
                  "the session's full text, no tool schemas; completion = our `curate` calls' output for that "
                  "session.")
     L.append("")
-    L.append("| conversation | sessions | messages | words | chunks | calls | prompt tok | completion tok "
-             "| closing: calls | closing: prompt tok | closing: completion tok | BR calls | BR prompt tok "
-             "| BR completion tok | calls ours/BR | prompt ours/BR | calls closing/BR | prompt closing/BR |")
-    L.append("|---" * 18 + "|")
-    for r in rows:
-        o, oc, b = r["ours"], r["ours_closing"], r["byterover"]
-        L.append(f"| {r['conversation']} | {r['sessions']} | {r['messages']:,} | {r['words']:,} | {o['chunks']} | "
-                 f"{o['calls']} | {_n(o['prompt_tokens'])} | {_n(o['completion_tokens'])} | "
-                 f"{oc['calls']} | {_n(oc['prompt_tokens'])} | {_n(oc['completion_tokens'])} | {b['calls']} | "
-                 f"{_n(b['prompt_tokens'])} | {_n(b['completion_tokens'])} | {_r(r['ratio_calls'])} | "
-                 f"{_r(r['ratio_prompt_tokens'])} | {_r(r['ratio_calls_closing'])} | "
-                 f"{_r(r['ratio_prompt_tokens_closing'])} |")
-    for name, s in (("**total**", t["total"]), ("**median**", t["median"])):
-        L.append(f"| {name} | {_n(s['sessions'])} | {_n(s['messages'])} | {_n(s['words'])} | {_n(s['chunks'])} | "
-                 f"{_n(s['calls'])} | {_n(s['prompt_tokens'])} | {_n(s['completion_tokens'])} | "
-                 f"{_n(s['calls_closing'])} | {_n(s['prompt_tokens_closing'])} | "
-                 f"{_n(s['completion_tokens_closing'])} | {_n(s['br_calls'])} | "
-                 f"{_n(s['br_prompt_tokens'])} | {_n(s['br_completion_tokens'])} | {_r(s['ratio_calls'])} | "
-                 f"{_r(s['ratio_prompt_tokens'])} | {_r(s['ratio_calls_closing'])} | "
-                 f"{_r(s['ratio_prompt_tokens_closing'])} |")
+    ratios = ("ratio_calls", "ratio_prompt_tokens", "ratio_calls_closing", "ratio_prompt_tokens_closing")
+    L += table(["conversation", "sessions", "messages", "words", "chunks", "calls", "prompt tok", "completion tok",
+                "closing: calls", "closing: prompt tok", "closing: completion tok", "BR calls", "BR prompt tok",
+                "BR completion tok", "calls ours/BR", "prompt ours/BR", "calls closing/BR", "prompt closing/BR"],
+               [[r["conversation"], r["sessions"], f"{r['messages']:,}", f"{r['words']:,}", r["ours"]["chunks"],
+                 *(x for o in (r["ours"], r["ours_closing"], r["byterover"])
+                   for x in (o["calls"], _n(o["prompt_tokens"]), _n(o["completion_tokens"]))),
+                 *(_r(r[k]) for k in ratios)] for r in rows]
+               + [[name, *(_n(s[k]) for k in ("sessions", "messages", "words", "chunks", "calls", "prompt_tokens",
+                                              "completion_tokens", "calls_closing", "prompt_tokens_closing",
+                                              "completion_tokens_closing", "br_calls", "br_prompt_tokens",
+                                              "br_completion_tokens")), *(_r(s[k]) for k in ratios)]
+                  for name, s in (("**total**", t["total"]), ("**median**", t["median"]))])
     L.append("")
     L.append("Calls / prompt tok / completion tok: ours (finish_on_curate, default); \"closing:\" the same with "
              "finish_on_curate=False. Words: the turns' text with image captions appended (\"[shares a photo: …]\"). "
@@ -105,13 +100,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         wd, wc = sum(pd.values()), sum(pc.values())
         L.append("Where our prompt tokens go (all conversations):")
         L.append("")
-        L.append("| part | ours: tokens | share | closing call: tokens | share |")
-        L.append("|---|---|---|---|---|")
-        for k in sorted(set(pd) | set(pc), key=lambda k: (-pd.get(k, 0), -pc.get(k, 0))):
-            if pd.get(k, 0) or pc.get(k, 0):
-                L.append(f"| {PART_NAMES.get(k, k)} | {pd.get(k, 0):,} | {_pct(pd.get(k, 0), wd)} | "
-                         f"{pc.get(k, 0):,} | {_pct(pc.get(k, 0), wc)} |")
-        L.append(f"| **total** | {wd:,} | 100% | {wc:,} | 100% |")
+        L += table(["part", "ours: tokens", "share", "closing call: tokens", "share"],
+                   [[PART_NAMES.get(k, k), f"{pd.get(k, 0):,}", _pct(pd.get(k, 0), wd), f"{pc.get(k, 0):,}",
+                     _pct(pc.get(k, 0), wc)] for k in sorted(set(pd) | set(pc), key=lambda k: (-pd.get(k, 0),
+                                                                                             -pc.get(k, 0)))
+                    if pd.get(k, 0) or pc.get(k, 0)] + [["**total**", f"{wd:,}", "100%", f"{wc:,}", "100%"]])
         brp = report["byterover_prompt_tokens_by_part"]
         L.append("")
         L.append(f"ByteRover's computed prompt: system prompt {brp['system_prompt']:,}, session text "
