@@ -80,7 +80,7 @@ from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kep
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
 from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import log, ratio as _ratio  # noqa: E402
+from harness.report import log, ratio as _ratio, write  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
@@ -359,11 +359,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     md = render_markdown(report)
     print(md)
     if not a.no_write:
-        stem = "curate_cost_real" if a.real else "curate_cost"
-        a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / f"{stem}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        (a.out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {a.out / (stem + '.json')} and {a.out / (stem + '.md')}")
+        write(a.out / ("curate_cost_real" if a.real else "curate_cost"), report, md, ensure_ascii=False)
     return report
 
 
