@@ -73,9 +73,7 @@ def conversation_machine_line(report: dict[str, Any]) -> str:
 
 def latency_table(latency_ms: dict[str, dict[str, Any]], systems: Sequence[str]) -> list[str]:
     """A conversational benchmark's latency table, one row per system."""
-    rows = ["| latency (ms) | n | p50 | p95 | p99 | mean | max |", "|---|---|---|---|---|---|---|"]
-    for s in systems:
-        lat = latency_ms[s]
-        label = "memgrove `graph.invoke` (wall, harness)" if s == "memgrove" else f"{s} (bm25s scoring + sort)"
-        rows.append(f"| {label} | {lat['n']} | {lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['mean']} | {lat['max']} |")
-    return rows
+    keys = ("n", "p50", "p95", "p99", "mean", "max")
+    return table(["latency (ms)", *keys], [
+        ["memgrove `graph.invoke` (wall, harness)" if s == "memgrove" else f"{s} (bm25s scoring + sort)",
+         *(latency_ms[s][k] for k in keys)] for s in systems])
