@@ -22,6 +22,7 @@ from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
 from harness.machine import machine_info
 from harness import report as harness_report
+from harness.report import table
 from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
@@ -242,19 +243,16 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
              f"{runs[0]['rss_baseline_mb']:.0f} MB: interpreter, imports, the corpus vocabulary). Disk = "
              f"allocated size of `.memgrove/` after the build. Times in ms unless noted.")
     L.append("")
-    L.append("| size | build s | build ops/s | disk MB | peak RSS MB | tier0 p50 | tier1 p50 | tier2 p50 / p95 | "
-             "cold CLI p50 (tier 2) |")
-    L.append("|---|---|---|---|---|---|---|---|---|")
-    for j, r in enumerate(runs):
-        v = {k: M[k]["values"][j] for k in M}
-        L.append(f"| {r['size']:,} | {_f(v['build_s'], '{:.1f}')} | {_f(v['build_ops_per_s'], '{:.0f}')} | "
-                 f"{_f(v['disk_mb'], '{:.1f}')} | {_f(v['peak_rss_mb'], '{:.0f}')} | {_f(v['tier0_p50_ms'])} | "
-                 f"{_f(v['tier1_p50_ms'])} | {_f(v['tier2_p50_ms'], '{:.1f}')} / {_f(v['tier2_p95_ms'], '{:.1f}')} | "
-                 f"{_f(v['cold_tier2_p50_ms'], '{:.0f}')} |")
-    L.append(f"| **growth exponent** | **{_k(E['build_s'])}** | **{_k(E['build_ops_per_s'])}** | "
-             f"**{_k(E['disk_mb'])}** | **{_k(E['peak_rss_mb'])}** | **{_k(E['tier0_p50_ms'])}** | "
-             f"**{_k(E['tier1_p50_ms'])}** | **{_k(E['tier2_p50_ms'])} / {_k(E['tier2_p95_ms'])}** | "
-             f"**{_k(E['cold_tier2_p50_ms'])}** |")
+    cols = (("build_s", "{:.1f}"), ("build_ops_per_s", "{:.0f}"), ("disk_mb", "{:.1f}"), ("peak_rss_mb", "{:.0f}"),
+            ("tier0_p50_ms", "{:.2f}"), ("tier1_p50_ms", "{:.2f}"))
+    L += table(["size", "build s", "build ops/s", "disk MB", "peak RSS MB", "tier0 p50", "tier1 p50",
+                "tier2 p50 / p95", "cold CLI p50 (tier 2)"],
+               [[f"{r['size']:,}", *(_f(v[k], f) for k, f in cols),
+                 f"{_f(v['tier2_p50_ms'], '{:.1f}')} / {_f(v['tier2_p95_ms'], '{:.1f}')}",
+                 _f(v["cold_tier2_p50_ms"], "{:.0f}")]
+                for j, r in enumerate(runs) if (v := {k: M[k]["values"][j] for k in M})]
+               + [["**growth exponent**", *(f"**{_k(E[k])}**" for k, _ in cols),
+                   f"**{_k(E['tier2_p50_ms'])} / {_k(E['tier2_p95_ms'])}**", f"**{_k(E['cold_tier2_p50_ms'])}**"]])
     L.append("")
     L.append("Growth exponent: least-squares slope of log(metric) against log(size) over the sizes measured "
              "(1.0 = linear, 0 = flat, 0.5 = ×√N); with two sizes it is the slope between them.")
