@@ -366,6 +366,11 @@ def test_mcp_writes_on_a_replica_land_on_the_primary_and_come_back(primary_and_r
           what="the MCP write back on the replica")
     until(lambda: replica.client.get("/api/search", params={"q": "written replica MCP"}).json()["hits"],
           what="the memory tool's file back on the replica")
+    # the review queue is the primary's: a change queued there is listed by the replica's tool
+    queued = primary.client.post("/api/review/queue", json={"operations": [
+        {"op": "DELETE", "path": "infra/db/pool.md", "reason": "a model thinks it is stale"}]}).json()["item"]
+    listed = over_mcp(replica, lambda s: s.call_tool("memgrove_review", {"action": "list"}))
+    assert not listed.isError and [i["id"] for i in listed.structuredContent["items"]] == [queued["id"]]
     # what the primary refuses, the replica's tool answers: the same error
     bad = over_mcp(replica, lambda s: s.call_tool("memgrove_curate", {"operations": [
         {"op": "ADD", "path": "../x.md", "content": "x", "reason": "r"}]}))
@@ -402,6 +407,10 @@ def test_a_replica_tree_sends_every_write_to_its_forwarder_and_applies_none(tmp_
         mem.tree.undo_all(["op-1", "op-2"])
         assert [k for k, _ in sent] == ["curate", "undo", "curate_groups", "undo_all"]
         assert sent[0][1]["ops"] == [ADD] and sent[1][1]["op_id"] == "op-1"
+        mem.dream()
+        mem.review()
+        mem.review_approve("abcd")
+        assert [k for k, _ in sent[4:]] == ["dream", "review", "review_approve"]
         import socket
 
         with socket.socket() as s:     # a port nothing listens on

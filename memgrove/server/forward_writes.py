@@ -2,13 +2,17 @@
 
 REST writes reach the primary before the replica's app sees them (``replica.ForwardWrites``); the
 writes made inside the replica's process -- its MCP tools (``memgrove_curate``, the ``memory``
-tool, undo), its LangServe graphs (``/curate``, ``/agent``), ingest, dream and review -- all
-enter the tree through ``curate``, ``undo``, ``curate_groups`` or ``undo_all``. ``Replica.start``
+tool, undo), its LangServe graphs (``/curate``, ``/agent``), ingest -- all enter the tree
+through ``curate``, ``undo``, ``curate_groups`` or ``undo_all``. ``Replica.start``
 sets ``PrimaryWriter`` on the served tree, and those calls become requests to the primary
 (``memgrove.remote.RemoteMemory``, with the replica's token for the primary): the primary's
 results are returned (``OpResult``, ``GroupOutcome``), its refusals raised as the same
 exceptions, and ``PrimaryUnreachable`` raised when it cannot be asked -- nothing is applied on
 the replica, whose copy catches up through its follower once the primary has pushed.
+
+Dream and the review queue live on the primary too: on a replica, ``Memory.dream``, ``review``,
+``review_show``, ``review_approve``, ``review_reject`` and the LLM curator's queueing
+(tools/curate.py) are asked there through the same callable.
 
 The primary has no route for a batch of groups or of undos: ``curate_groups`` sends each group
 as its own batch (each still all or nothing), ``undo_all`` undoes newest first, one by one,
@@ -88,3 +92,28 @@ class PrimaryWriter:
     @staticmethod
     def _undo_all(mem: Any, *, op_ids: list[str], force: bool, actor: str) -> list[Any]:
         return [mem.undo(op_id, force=force) for op_id in reversed(list(op_ids))]
+
+    # -- dream and the review queue: the primary's (Memory's hygiene methods, tools/curate.py) --
+    @staticmethod
+    def _dream(mem: Any, **args: Any) -> Any:
+        return mem.dream(**args)
+
+    @staticmethod
+    def _review(mem: Any) -> Any:
+        return mem.review()
+
+    @staticmethod
+    def _review_show(mem: Any, *, item_id: str) -> Any:
+        return mem.review_show(item_id)
+
+    @staticmethod
+    def _review_approve(mem: Any, *, item_id: str | None, all: bool) -> Any:
+        return mem.review_approve(item_id, all=all)
+
+    @staticmethod
+    def _review_reject(mem: Any, *, item_id: str | None, all: bool) -> Any:
+        return mem.review_reject(item_id, all=all)
+
+    @staticmethod
+    def _queue_review(mem: Any, *, ops: list[dict[str, Any]], proposed_by: str) -> Any:
+        return mem.queue_review(ops, proposed_by=proposed_by)
