@@ -366,6 +366,9 @@ def test_mcp_writes_on_a_replica_land_on_the_primary_and_come_back(primary_and_r
           what="the MCP write back on the replica")
     until(lambda: replica.client.get("/api/search", params={"q": "written replica MCP"}).json()["hits"],
           what="the memory tool's file back on the replica")
+    # the journal is the primary's: the replica's history tool lists the operation, and undoes it there
+    listed = over_mcp(replica, lambda s: s.call_tool("memgrove_history", {"limit": 5}))
+    assert not listed.isError and op_id in [o["id"] for o in listed.structuredContent["operations"]]
     # the review queue is the primary's: a change queued there is listed by the replica's tool
     queued = primary.client.post("/api/review/queue", json={"operations": [
         {"op": "DELETE", "path": "infra/db/pool.md", "reason": "a model thinks it is stale"}]}).json()["item"]
@@ -375,6 +378,10 @@ def test_mcp_writes_on_a_replica_land_on_the_primary_and_come_back(primary_and_r
     bad = over_mcp(replica, lambda s: s.call_tool("memgrove_curate", {"operations": [
         {"op": "ADD", "path": "../x.md", "content": "x", "reason": "r"}]}))
     assert bad.isError and bad.structuredContent["error"]["code"] == "batch_rejected"
+    undone = over_mcp(replica, lambda s: s.call_tool("memgrove_undo", {"op_id": op_id}))
+    assert not undone.isError and undone.structuredContent["status"] == "undone", undone.content
+    assert primary.client.get("/api/history").json()["operations"][0]["op"] == "UNDO"
+    assert not (replica.home / "journal" / "journal.jsonl").exists()
 
 
 def test_an_mcp_write_on_a_replica_with_the_primary_gone_is_primary_unreachable(primary_and_replica):

@@ -10,7 +10,8 @@ results are returned (``OpResult``, ``GroupOutcome``), its refusals raised as th
 exceptions, and ``PrimaryUnreachable`` raised when it cannot be asked -- nothing is applied on
 the replica, whose copy catches up through its follower once the primary has pushed.
 
-Dream and the review queue live on the primary too: on a replica, ``Memory.dream``, ``review``,
+The journal, dream and the review queue live on the primary too: on a replica, ``Memory.history``
+(what ``undo`` takes the ids from), ``Memory.dream``, ``review``,
 ``review_show``, ``review_approve``, ``review_reject`` and the LLM curator's queueing
 (tools/curate.py) are asked there through the same callable.
 
@@ -92,6 +93,10 @@ class PrimaryWriter:
     @staticmethod
     def _undo_all(mem: Any, *, op_ids: list[str], force: bool, actor: str) -> list[Any]:
         return [mem.undo(op_id, force=force) for op_id in reversed(list(op_ids))]
+
+    @staticmethod
+    def _history(mem: Any, *, limit: int | None, path: str | None) -> Any:
+        return mem.history(limit, path)
 
     # -- dream and the review queue: the primary's (Memory's hygiene methods, tools/curate.py) --
     @staticmethod
