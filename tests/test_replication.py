@@ -427,7 +427,7 @@ def test_a_replica_tree_sends_every_write_to_its_forwarder_and_applies_none(tmp_
         with pytest.raises(PrimaryUnreachable, match="nothing was applied"):
             mem.curate([ADD])
         assert not mem.tree.exists("auth/jwt/rotation.md")
-        assert [r.reason for r in mem.history()] == ["seed"]
+        assert [r.reason for r in mem.tree.history()] == ["seed"]      # its own journal: untouched
 
 
 def test_files_the_tree_cannot_take_are_refused_and_kept_on_a_branch(tmp_path):
