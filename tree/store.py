@@ -90,7 +90,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.replica_of: str | None = None
         # a replica's server sets it: every write of this tree is sent to the primary instead, and
         # the primary's results returned (``forward_writes(kind, **args)``, kind being the method's
-        # name: curate, undo, curate_groups, undo_all; memgrove/server/forward_writes.py)
+        # name: curate, undo, curate_groups, undo_all; ``Memory`` adds history, dream and the review
+        # queue's; memgrove/server/forward_writes.py)
         self.forward_writes: Callable[..., Any] | None = None
         if (home / "replica.json").exists():
             from .replication_follow import replica_info

@@ -9,8 +9,9 @@ own model settings) and forwards every write (``ForwardWrites``: any POST, PUT, 
 under ``/api/`` but the reads among them, and the history and review queue, which only the
 primary holds) to the primary, with the caller's token and body, and
 answers what the primary answers. The writes made in its own process -- MCP tools, LangServe
-graphs -- go there too: its tree's ``forward_writes`` is a ``PrimaryWriter`` (forward_writes.py). With the primary unreachable a write is ``PrimaryUnreachable``
-(503) and nothing is applied here; reads go on from the commit served.
+graphs -- go there too: its tree's ``forward_writes`` is a ``PrimaryWriter`` (forward_writes.py).
+With the primary unreachable a write is ``PrimaryUnreachable`` (503) and nothing is applied here;
+reads go on from the commit served.
 
 ``memgrove serve --promote`` turns a replica into a primary (``promote``): it catches up with
 the remote, names the remote in ``[replication]`` and forgets the primary; stop the old primary
