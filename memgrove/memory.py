@@ -421,6 +421,8 @@ class Memory(MemoryHygiene):
 
     # builtins.list: in this class body, ``list`` is the method above
     def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list[JournalRecord]:
+        if self.tree.forward_writes is not None:     # a read replica's: the journal is the primary's
+            return self.tree.forward_writes("history", limit=limit, path=path)
         return self.tree.history(limit, path)
 
     def reindex(self, progress: Progress | None = None) -> int:

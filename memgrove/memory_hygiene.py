@@ -1,6 +1,8 @@
 """``MemoryHygiene``: ``Memory``'s hygiene methods -- dream, the review queue (``tree/dream.py``,
 ``tree/review.py``) and restoring an archived entry. A mixin ``Memory`` inherits; split out of
-``memory.py`` to keep that file short. The methods use only ``self.tree`` and ``self._model``."""
+``memory.py`` to keep that file short. The methods use only ``self.tree`` and ``self._model``.
+On a read replica (``tree.forward_writes`` set by its server) dream and the review queue are
+the primary's: each method is asked there."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ class MemoryHygiene:
         "status"}, ...], "applied", "counts", ...}`` (undo: ``{"run", "status", "undo", "results"}``)."""
         from memgrove.tree import dream as dream_mod
 
+        if self.tree.forward_writes is not None:      # a replica's: the primary dreams, with its model
+            return self.tree.forward_writes("dream", dry_run=dry_run, undo=undo, force=force, use_model=use_model)
         if undo is not None and undo is not False:
             return dream_mod.undo_run(self.tree, undo if isinstance(undo, str) and undo else None, force=force)
         decide = None
@@ -46,11 +50,17 @@ class MemoryHygiene:
         """The review queue: every pending change, oldest first."""
         from memgrove.tree import review
 
+        if self.tree.forward_writes is not None:      # a replica's: the queue is the primary's
+            return self.tree.forward_writes("review")
+
         return [i.to_dict() for i in review.pending(self.tree)]
 
     def review_show(self, item_id: str) -> dict[str, Any]:
         """One pending change (``item_id``: its id, or 4+ characters of it)."""
         from memgrove.tree import review
+
+        if self.tree.forward_writes is not None:
+            return self.tree.forward_writes("review_show", item_id=item_id)
 
         return review.show(self.tree, item_id).to_dict()
 
@@ -59,11 +69,17 @@ class MemoryHygiene:
         files are as they were when it was proposed (``ReviewConflict`` otherwise)."""
         from memgrove.tree import review
 
+        if self.tree.forward_writes is not None:
+            return self.tree.forward_writes("review_approve", item_id=item_id, all=all)
+
         return review.approve(self.tree, item_id, all_items=all).to_dict()
 
     def review_reject(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
         """Drop one pending change (or ``all``); dream does not propose it again."""
         from memgrove.tree import review
+
+        if self.tree.forward_writes is not None:
+            return self.tree.forward_writes("review_reject", item_id=item_id, all=all)
 
         return {"rejected": [i.to_dict() for i in review.reject(self.tree, item_id, all_items=all)]}
 

@@ -327,6 +327,109 @@ def test_with_the_primary_gone_reads_work_and_writes_fail_503_then_promote(prima
         assert stop_server(promoted) == 0, promoted.log_text()
 
 
+def over_mcp(srv, calls):
+    """``calls(session)`` on the server's ``/mcp``, with its token: what it returns."""
+    pytest.importorskip("memgrove.mcp")
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main():
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {srv.token}"}, timeout=60,
+                                     trust_env=False) as client:
+            async with streamable_http_client(f"{srv.url}/mcp", http_client=client) as (read, write, _):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    return await calls(s)
+
+    return asyncio.run(main())
+
+
+def test_mcp_writes_on_a_replica_land_on_the_primary_and_come_back(primary_and_replica):
+    primary, replica, remote = primary_and_replica
+
+    async def calls(s):
+        curated = await s.call_tool("memgrove_curate", {"operations": [ADD]})
+        created = await s.call_tool("memory", {"command": "create", "path": "/memories/notes/replica/hello.md",
+                                               "file_text": "# Hello\nwritten on the replica's MCP"})
+        return curated, created
+
+    curated, created = over_mcp(replica, calls)
+    assert not curated.isError and not created.isError, (curated.content, created.content)
+    op_id = curated.structuredContent["applied"][0]["id"]
+    on_primary = primary.client.get("/api/history").json()["operations"]
+    assert any(o["id"] == op_id for o in on_primary)                        # the primary's own operation
+    assert any(o["reason"] == "memory tool: create /memories/notes/replica/hello.md" for o in on_primary)
+    assert not (replica.home / "journal" / "journal.jsonl").exists()      # nothing applied on the replica itself
+    until(lambda: replica.client.get("/api/search", params={"q": "refresh tokens rotate"}).json()["hits"],
+          what="the MCP write back on the replica")
+    until(lambda: replica.client.get("/api/search", params={"q": "written replica MCP"}).json()["hits"],
+          what="the memory tool's file back on the replica")
+    # the journal is the primary's: the replica's history tool lists the operation, and undoes it there
+    listed = over_mcp(replica, lambda s: s.call_tool("memgrove_history", {"limit": 5}))
+    assert not listed.isError and op_id in [o["id"] for o in listed.structuredContent["operations"]]
+    # the review queue is the primary's: a change queued there is listed by the replica's tool
+    queued = primary.client.post("/api/review/queue", json={"operations": [
+        {"op": "DELETE", "path": "infra/db/pool.md", "reason": "a model thinks it is stale"}]}).json()["item"]
+    listed = over_mcp(replica, lambda s: s.call_tool("memgrove_review", {"action": "list"}))
+    assert not listed.isError and [i["id"] for i in listed.structuredContent["items"]] == [queued["id"]]
+    # what the primary refuses, the replica's tool answers: the same error
+    bad = over_mcp(replica, lambda s: s.call_tool("memgrove_curate", {"operations": [
+        {"op": "ADD", "path": "../x.md", "content": "x", "reason": "r"}]}))
+    assert bad.isError and bad.structuredContent["error"]["code"] == "batch_rejected"
+    undone = over_mcp(replica, lambda s: s.call_tool("memgrove_undo", {"op_id": op_id}))
+    assert not undone.isError and undone.structuredContent["status"] == "undone", undone.content
+    assert primary.client.get("/api/history").json()["operations"][0]["op"] == "UNDO"
+    assert not (replica.home / "journal" / "journal.jsonl").exists()
+
+
+def test_an_mcp_write_on_a_replica_with_the_primary_gone_is_primary_unreachable(primary_and_replica):
+    primary, replica, remote = primary_and_replica
+    primary.process.send_signal(signal.SIGKILL)
+    primary.process.wait(10)
+    out = over_mcp(replica, lambda s: s.call_tool("memgrove_curate", {"operations": [ADD]}))
+    assert out.isError and out.structuredContent["error"]["code"] == "primary_unreachable", out.content
+    assert not (replica.home / "journal" / "journal.jsonl").exists()      # nothing applied here
+    assert not (replica.home / "tree" / "auth" / "jwt" / "rotation.md").exists()
+    assert replica.client.get("/api/search", params={"q": "Postgres pool"}).json()["hits"]   # reads go on
+
+
+def test_a_replica_tree_sends_every_write_to_its_forwarder_and_applies_none(tmp_path):
+    """In-process: ``forward_writes`` takes curate, undo, curate_groups and undo_all; a dead primary
+    is ``PrimaryUnreachable`` through ``PrimaryWriter``."""
+    from memgrove.server.forward_writes import PrimaryWriter
+    from memgrove.tree.errors import PrimaryUnreachable, ReadOnlyReplica
+
+    folder = project(tmp_path / "p", bare(tmp_path / "remote.git"))
+    (folder / ".memgrove" / "replica.json").write_text('{"primary": "http://127.0.0.1:9", "remote": "x"}')
+    sent = []
+    with Memory.open(folder) as mem:
+        with pytest.raises(ReadOnlyReplica):
+            mem.curate([ADD])
+        mem.tree.forward_writes = lambda kind, **args: sent.append((kind, args)) or ["from the primary"]
+        assert mem.curate([ADD]) == ["from the primary"]
+        assert mem.undo("op-1") == ["from the primary"]
+        mem.tree.curate_groups([[ADD]])
+        mem.tree.undo_all(["op-1", "op-2"])
+        assert [k for k, _ in sent] == ["curate", "undo", "curate_groups", "undo_all"]
+        assert sent[0][1]["ops"] == [ADD] and sent[1][1]["op_id"] == "op-1"
+        mem.dream()
+        mem.review()
+        mem.review_approve("abcd")
+        assert [k for k, _ in sent[4:]] == ["dream", "review", "review_approve"]
+        import socket
+
+        with socket.socket() as s:     # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        mem.tree.forward_writes = PrimaryWriter(f"http://127.0.0.1:{port}", "t")
+        with pytest.raises(PrimaryUnreachable, match="nothing was applied"):
+            mem.curate([ADD])
+        assert not mem.tree.exists("auth/jwt/rotation.md")
+        assert [r.reason for r in mem.tree.history()] == ["seed"]      # its own journal: untouched
+
+
 def test_files_the_tree_cannot_take_are_refused_and_kept_on_a_branch(tmp_path):
     """In-process (the library replicates too): a pushed config.toml, a hidden file and a symlink
     never reach .memgrove/; the entry beside them is taken."""

@@ -116,6 +116,9 @@ def _queued(mem: Any, held: list[dict[str, Any]]) -> list[OpResult]:
     if bad:
         raise BatchRejected([f"{d.get('op')} {d.get('path')}: every operation needs a 'reason'" for d in bad])
     queue = getattr(mem, "queue_review", None)
+    forward = getattr(getattr(mem, "tree", mem), "forward_writes", None)
+    if queue is None and forward is not None:       # a read replica's memory: the primary's queue
+        queue = lambda ops, proposed_by: forward("queue_review", ops=ops, proposed_by=proposed_by)  # noqa: E731
     if queue is not None:                  # a memory on a server (Memory.connect): its queue
         item_id = queue(held, proposed_by="model")
     else:

@@ -88,6 +88,11 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.replication: "Replicator | None" = None
         # a read replica's files come from its primary's remote only (tree/replication_follow.py)
         self.replica_of: str | None = None
+        # a replica's server sets it: every write of this tree is sent to the primary instead, and
+        # the primary's results returned (``forward_writes(kind, **args)``, kind being the method's
+        # name: curate, undo, curate_groups, undo_all; ``Memory`` adds history, dream and the review
+        # queue's; memgrove/server/forward_writes.py)
+        self.forward_writes: Callable[..., Any] | None = None
         if (home / "replica.json").exists():
             from .replication_follow import replica_info
 
@@ -211,6 +216,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
     def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
                allowed: tuple[str, ...] = OPS) -> list[OpResult]:
         """Validate and apply a batch of operations; all or nothing."""
+        if self.forward_writes is not None:
+            return self.forward_writes("curate", ops=ops, actor=actor, allowed=allowed)
         with self._writing():
             self._sync_before_write()
             overlay = Overlay(self._read_disk, self.entries_under, self.catalog.backlinks)
@@ -221,6 +228,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> OpResult:
         """Restore the before-images of one operation (refused, saying why, if the files changed
         since; ``force`` undoes anyway and journals what it overwrites)."""
+        if self.forward_writes is not None:
+            return self.forward_writes("undo", op_id=op_id, force=force, actor=actor)
         with self._writing():
             rec, later = find_with_later(self.journal.records(), op_id)
             planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor)
@@ -234,6 +243,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
         group that is invalid is left out with its errors; the others are applied)."""
         from .group_batch import plan_groups
 
+        if self.forward_writes is not None:
+            return self.forward_writes("curate_groups", groups=groups, actor=actor, allowed=allowed)
+
         with self._writing():
             self._sync_before_write()
             overlay = Overlay(self._read_disk, self.entries_under, self.catalog.backlinks)
@@ -246,6 +258,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
     def undo_all(self, op_ids: list[str], *, force: bool = False, actor: str = "user") -> list[OpResult]:
         """Undo these operations, newest first, as one batch: every file they wrote is brought back
         to what it held before the first of them (refused, saying why, if one changed since)."""
+        if self.forward_writes is not None:
+            return self.forward_writes("undo_all", op_ids=op_ids, force=force, actor=actor)
         wanted = set(op_ids)
         with self._writing():
             recs, later = [], []

@@ -90,7 +90,7 @@ class WritePath:
         index) catches up later if it cannot now."""
         if self.replica_of is not None:
             raise ReadOnlyReplica(f"this memory is a read replica of {self.replica_of}: write to the primary "
-                                  "(its server forwards REST writes there), or promote it (`memgrove serve --promote`)")
+                                  "(a replica's server forwards every write there), or promote it (`memgrove serve --promote`)")
         records = [p.record for p in planned if p.result.status != "unchanged"]
         checkpoint()
         with disk_errors_as_not_writable():

@@ -8,8 +8,10 @@ primary does not answer. It answers reads itself (search, query tiers 0–2; tie
 own model settings) and forwards every write (``ForwardWrites``: any POST, PUT, PATCH or DELETE
 under ``/api/`` but the reads among them, and the history and review queue, which only the
 primary holds) to the primary, with the caller's token and body, and
-answers what the primary answers. With the primary unreachable a write is ``PrimaryUnreachable``
-(503) and nothing is applied here; reads go on from the commit served.
+answers what the primary answers. The writes made in its own process -- MCP tools, LangServe
+graphs -- go there too: its tree's ``forward_writes`` is a ``PrimaryWriter`` (forward_writes.py).
+With the primary unreachable a write is ``PrimaryUnreachable`` (503) and nothing is applied here;
+reads go on from the commit served.
 
 ``memgrove serve --promote`` turns a replica into a primary (``promote``): it catches up with
 the remote, names the remote in ``[replication]`` and forgets the primary; stop the old primary
@@ -106,6 +108,7 @@ class Replica:
         self.primary_error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.writer: Any = None          # forward_writes of the served tree (forward_writes.py)
 
     # -- setting up --------------------------------------------------------------------
     @classmethod
@@ -142,6 +145,12 @@ class Replica:
             self.follower = None      # the server's own memory follows from now on (start)
 
     def start(self, memory_for: Callable[[], Any]) -> None:
+        from .forward_writes import PrimaryWriter
+
+        # the writes made in this process (MCP tools, LangServe graphs) go to the primary too
+        self.writer = PrimaryWriter(self.primary, self.token, timeout=max(self.timeout, 130.0))
+        memory_for().tree.forward_writes = self.writer
+
         def run() -> None:
             if self.follower is None:
                 self.follower = Follower(memory_for().tree, self.remote, self.branch, self.timeout)
@@ -153,7 +162,7 @@ class Replica:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stop.set()     # (the writer stays open: the server finishes the writes under way after this)
 
     # -- following ---------------------------------------------------------------------
     def _sync(self) -> None:
