@@ -15,7 +15,7 @@ from memgrove.tree.entry import Entry
 from memgrove.tree import cancel
 from memgrove.tree.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.journal import JournalRecord
-from memgrove.tree.nesting import deep_error, parse_json, too_deep
+from memgrove.tree.nesting import deep_error, too_deep
 from memgrove.tree.operations import OPS, OpResult, check_batch_size
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
@@ -281,12 +281,7 @@ class Memory(MemoryHygiene):
         from memgrove.tree import curator
 
         if isinstance(conv, (str, os.PathLike)):
-            p = Path(conv)
-            try:
-                raw = curator.read_input(p, limit)
-            except OSError as exc:
-                raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
-            return parse_json(curator.decode_input(raw, str(p), limit), str(p))
+            return curator.read_json_input(Path(conv), limit)
         if too_deep(conv):
             raise deep_error("the conversation")
         return conv

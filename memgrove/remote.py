@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import quote
 
+from memgrove.remote_inputs import _conversation_json, _documents, _results
 from memgrove.remote_tree import RemoteEngine, RemoteTree  # noqa: F401 - RemoteEngine: a name of this module
 from memgrove.remote_wire import (  # noqa: F401 - the errors and the wire, names of this module
     TIMEOUT,
@@ -400,57 +401,3 @@ class RemoteMemory:
         from memgrove.tools import memory_tools
 
         return memory_tools(self, **options)
-
-
-def _results(data: dict[str, Any]) -> builtins.list["OpResult"]:
-    from memgrove.tree.operations import OpResult
-
-    return [OpResult.from_dict(r) for r in data["results"]]
-
-
-def _documents(files: Iterable[str | os.PathLike], exclude: Iterable[str],
-               limit: int) -> tuple[builtins.list[tuple[str, str]], dict[str, int]]:
-    """Files and folders read here, as ``(name, text)`` for the server (folders expanded as
-    ``Memory.ingest`` expands them, ``.gitignore`` and ``exclude`` respected)."""
-    files = builtins.list(files)
-    if not files:
-        return [], {}
-    from memgrove.tree import curator, input_folders
-
-    paths, skipped = input_folders.expand(files, exclude=exclude, max_bytes=limit)
-    docs = []
-    for p in paths:
-        try:
-            text = curator.decode_input(curator.read_input(Path(p), limit), str(p), limit)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {p}: {exc.strerror or exc}") from None
-        docs.append((_name(Path(p)), text))
-    return docs, dict(skipped)
-
-
-def _name(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def _conversation_json(conversation: Any, limit: int) -> Any:
-    """A conversation as JSON: a file's contents, message objects as LangChain's message dicts."""
-    if isinstance(conversation, (str, os.PathLike)):
-        from memgrove.tree import curator
-        from memgrove.tree.nesting import parse_json
-
-        p = Path(conversation)
-        try:
-            raw = curator.read_input(p, limit)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {p}: {exc.strerror}") from None
-        return parse_json(curator.decode_input(raw, str(p), limit), str(p))
-    messages = conversation.get("messages") if isinstance(conversation, dict) else conversation
-    if isinstance(messages, builtins.list) and any(hasattr(m, "type") and hasattr(m, "content") for m in messages):
-        from langchain_core.messages import messages_to_dict
-
-        plain = [messages_to_dict([m])[0] if hasattr(m, "content") else m for m in messages]
-        return {**conversation, "messages": plain} if isinstance(conversation, dict) else plain
-    return conversation

@@ -48,6 +48,17 @@ def decode_input(raw: bytes, name: str, max_bytes: int) -> str:
     return text.lstrip("\ufeff").replace("\r\n", "\n")
 
 
+def read_json_input(path: Path, max_bytes: int) -> Any:
+    """A JSON input file (a conversation, an export) read, decoded and parsed, or a clear InvalidInput."""
+    from .nesting import parse_json
+
+    try:
+        raw = read_input(path, max_bytes)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    return parse_json(decode_input(raw, str(path), max_bytes), str(path))
+
+
 def ops_from_text(text: str, *, now: datetime, source: str | None = None,
                   placer: Placer | None = None) -> list[dict[str, Any]]:
     """Free text -> entries of about 220 words in the day's notes folder, ``notes/<yyyy_mm_dd>/``.
