@@ -21,29 +21,38 @@ EXPECTED_ALL = [
     "chat_model",
     "ContextTreeStore",
     "DoctorReport",
+    "DreamRunning",
     "Entry",
+    "EntryNotFound",
     "Hit",
     "InvalidEntry",
     "InvalidInput",
     "InvalidPath",
+    "ItemNotFound",
     "JournalError",
     "JournalRecord",
     "LockTimeout",
-    "Memory",
     "MemgroveError",
+    "Memory",
     "NotWritable",
-    "OpResult",
     "OperationConflict",
+    "OperationNotFound",
+    "OpResult",
+    "PrimaryUnreachable",
+    "ReadOnlyReplica",
     "RemoteMemory",
+    "ReviewConflict",
     "ServerError",
     "ServerUnreachable",
     "TreeNotFound",
+    "TreeOutside",
     "TreeSettings",
     "__version__",
 ]
 
-ERRORS = ["BatchRejected", "Cancelled", "InvalidEntry", "InvalidInput", "InvalidPath", "JournalError", "LockTimeout",
-          "NotWritable", "OperationConflict", "TreeNotFound"]
+ERRORS = ["BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
+          "ItemNotFound", "JournalError", "LockTimeout", "NotWritable", "OperationConflict", "OperationNotFound",
+          "PrimaryUnreachable", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
 
 
 def test_all_is_pinned() -> None:
@@ -92,6 +101,17 @@ def test_tree_all_names_resolve() -> None:
     for name in memgrove.tree.__all__:
         assert hasattr(memgrove.tree, name), name
     assert memgrove.tree.ContextTree.__module__ == "memgrove.tree.store"
+
+
+def test_every_error_the_tree_raises_is_exported() -> None:
+    # a caller catches what the memory raises by name (``except memgrove.PrimaryUnreachable``)
+    import inspect
+
+    from memgrove.tree import errors
+
+    defined = {name for name, cls in vars(errors).items()
+               if inspect.isclass(cls) and issubclass(cls, MemgroveError) and cls.__module__ == errors.__name__}
+    assert defined - {"MemgroveError"} == set(ERRORS)
 
 
 def test_errors_form_one_hierarchy() -> None:
