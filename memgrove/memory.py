@@ -328,9 +328,9 @@ class Memory(MemoryHygiene):
         report = report_from_state(build_curate_graph(self, model=model, settings=settings).invoke(data))
         return dataclasses.replace(report, skipped=skipped) if skipped else report
 
-    def undo(self, op_id: str, *, force: bool = False) -> OpResult:
-        """Restore what one operation changed (see ``history``)."""
-        return self.tree.undo(op_id, force=force)
+    def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> OpResult:
+        """Restore what one operation changed (see ``history``); the journal names ``actor``."""
+        return self.tree.undo(op_id, force=force, actor=actor)
 
     # -- asking -------------------------------------------------------------
     @property

@@ -317,8 +317,9 @@ class RemoteMemory:
         graph = build_curate_graph(self, model=model if model is not None else self._model, settings=settings)
         return report_from_state(graph.invoke(data))
 
-    def undo(self, op_id: str, *, force: bool = False) -> "OpResult":
-        data = self._post("/api/undo", {"id": op_id, "force": force}, local=lambda m: m.undo(op_id, force=force))
+    def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> "OpResult":
+        data = self._post("/api/undo", {"id": op_id, "force": force, "actor": actor},
+                          local=lambda m: m.undo(op_id, force=force, actor=actor))
         if not isinstance(data, dict):
             return data
         from memgrove.tree.operations import OpResult

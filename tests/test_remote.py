@@ -116,8 +116,9 @@ def test_curate_history_and_undo(either, request):
     assert either.read(f"{base}/note.md").title == "Note"
     assert either.history(1)[0].id == results[0].id
     assert any(h.path == f"{base}/note.md" for h in either.search("staging database port 6543", 10))
-    undone = either.undo(results[0].id)
+    undone = either.undo(results[0].id, actor="ops-bot")
     assert isinstance(undone, memgrove.OpResult) and undone.status == "undone"
+    assert either.history(1)[0].actor == "ops-bot"                       # the journal names who undid it
     with pytest.raises(memgrove.InvalidPath):
         either.read(f"{base}/note.md")
 

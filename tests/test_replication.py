@@ -380,7 +380,8 @@ def test_mcp_writes_on_a_replica_land_on_the_primary_and_come_back(primary_and_r
     assert bad.isError and bad.structuredContent["error"]["code"] == "batch_rejected"
     undone = over_mcp(replica, lambda s: s.call_tool("memgrove_undo", {"op_id": op_id}))
     assert not undone.isError and undone.structuredContent["status"] == "undone", undone.content
-    assert primary.client.get("/api/history").json()["operations"][0]["op"] == "UNDO"
+    newest = primary.client.get("/api/history").json()["operations"][0]
+    assert (newest["op"], newest["actor"]) == ("UNDO", "mcp")              # the actor travels with the forwarded undo
     assert not (replica.home / "journal" / "journal.jsonl").exists()
 
 

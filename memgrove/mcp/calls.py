@@ -109,7 +109,7 @@ def history(mem: Any, limit: Any = None, path: Any = None) -> dict[str, Any]:
 
 
 def undo(mem: Any, op_id: Any, force: Any = False) -> dict[str, Any]:
-    result = mem.undo(_text(op_id, "op_id").strip(), force=bool(force))
+    result = mem.undo(_text(op_id, "op_id").strip(), force=bool(force), actor=ACTOR)
     return dataclasses.asdict(result)
 
 

@@ -73,7 +73,7 @@ class PrimaryWriter:
 
     @staticmethod
     def _undo(mem: Any, *, op_id: str, force: bool, actor: str) -> Any:
-        return mem.undo(op_id, force=force)
+        return mem.undo(op_id, force=force, actor=actor)
 
     @staticmethod
     def _curate_groups(mem: Any, *, groups: list[list[dict[str, Any]]], actor: str,
@@ -92,7 +92,7 @@ class PrimaryWriter:
 
     @staticmethod
     def _undo_all(mem: Any, *, op_ids: list[str], force: bool, actor: str) -> list[Any]:
-        return [mem.undo(op_id, force=force) for op_id in reversed(list(op_ids))]
+        return [mem.undo(op_id, force=force, actor=actor) for op_id in reversed(list(op_ids))]
 
     @staticmethod
     def _history(mem: Any, *, limit: int | None, path: str | None) -> Any:

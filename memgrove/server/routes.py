@@ -73,6 +73,7 @@ class QueryBody(BaseModel):
 class UndoBody(BaseModel):
     id: str = Field(min_length=1)
     force: bool = False
+    actor: str = "api"
 
 
 class DreamBody(BaseModel):
@@ -169,7 +170,7 @@ async def history(p: P, proj: Proj, limit: Annotated[int, Query(ge=0)] = 50,
 @router.post("/undo")
 async def undo(p: P, proj: Proj, body: UndoBody, request: Request) -> dict[str, Any]:
     """Restore what one operation changed (409 when the files changed since, unless ``force``)."""
-    return dataclasses.asdict(await p.write(proj, lambda m: m.undo(body.id, force=body.force),
+    return dataclasses.asdict(await p.write(proj, lambda m: m.undo(body.id, force=body.force, actor=body.actor),
                                             gone=request.is_disconnected))
 
 
