@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 
 from memgrove.tree.dates import MONTHS, days_named
-from memgrove.tree.statement_values import _no_name
+from memgrove.tree.statement_values import names_nothing
 
 DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE = (
     "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title")
@@ -128,7 +128,7 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|we|we're|we've|
 def _not_a_name(tok: str) -> bool:
     """A capitalized word that names nobody: a month, a weekday, "I'm", a greeting."""
     low = tok.lower()
-    return low in MONTHS or low in _DAYS or low.startswith(("i'", "i’")) or _no_name(re.sub(r"['’]", "", tok))
+    return low in MONTHS or low in _DAYS or low.startswith(("i'", "i’")) or names_nothing(re.sub(r"['’]", "", tok))
 
 
 def _names(text: str, proper: frozenset[str] = frozenset()) -> list[str]:

@@ -44,7 +44,8 @@ _NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "ok
                                         "thanks", "fyi", "btw", "heads", "wow", "omg", "lol", "ps", "hmm", "yeah"}
 
 
-def _no_name(word: str) -> bool:
+def names_nothing(word: str) -> bool:
+    """A capitalized word that is no name: an interjection, small talk, a stop or chat word."""
     low = word.lower()
     return low in _NOT_NAMES or (bool(analyze(low)) and set(analyze(low)) <= CHAT_WORDS)
 
@@ -94,7 +95,7 @@ def proper_words(texts: Iterable[str]) -> frozenset[str]:
             lower.update(t for t in toks if t[:1].islower())
             if toks and toks[0][:1].isupper():
                 capital.add(toks[0])
-    return frozenset(t for t in capital if not _no_name(t) and
+    return frozenset(t for t in capital if not names_nothing(t) and
                      (t.lower() not in lower or t[1:].isupper()))
 
 
@@ -103,7 +104,7 @@ def _kind(tok: str, first: bool, proper: frozenset[str]) -> str | None:
         return "number"
     if (tok.lower() in MONTHS and (len(tok) > 3 or (tok[:1].isupper() and not first))) or tok.lower() in _WEEKDAYS:
         return "date"
-    if tok[:1].isupper() and not _no_name(tok) and (not first or tok in proper):
+    if tok[:1].isupper() and not names_nothing(tok) and (not first or tok in proper):
         return "name"
     return None
 
