@@ -8,8 +8,10 @@ import importlib.metadata
 import os
 import platform
 import subprocess
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,6 +48,15 @@ def uncommitted(skip_results: bool = True) -> list[str] | None:
 
 def loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def brief(script: str, argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """The short head of the server benchmarks' reports: date, commit, command, cores, platform and Python,
+    the load at the start."""
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(),
+            "command": f"python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+            "loadavg_start": loadavg()}
 
 
 def machine_info(seed: int) -> dict[str, Any]:

@@ -44,9 +44,10 @@ def dump_json(report: dict[str, Any]) -> str:
 
 def write(out: Path, report: dict[str, Any], md: str, *, compact: bool = False, **dump: Any) -> None:
     """``out.json`` and ``out.md`` (``out`` without a suffix); ``compact`` writes the per-question lists one
-    record per line (:func:`dump_json`), otherwise ``json.dumps(report, indent=2, **dump)``."""
+    record per line (:func:`dump_json`), otherwise ``json.dumps(report, indent=2, **dump)`` (``dump`` may
+    set another indent)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    text = dump_json(report) if compact else json.dumps(report, indent=2, **dump) + "\n"
+    text = dump_json(report) if compact else json.dumps(report, **{"indent": 2, **dump}) + "\n"
     out.with_name(out.name + ".json").write_text(text, encoding="utf-8")
     out.with_name(out.name + ".md").write_text(md + "\n", encoding="utf-8")
     log(f"wrote {out}.json and .md")

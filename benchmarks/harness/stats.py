@@ -10,14 +10,22 @@ import time
 from typing import Any, Callable
 
 
-def pct(xs: list[float], q: float) -> float:
-    """Percentile with linear interpolation (q in 0..100)."""
+def pct(xs: list[float], q: float, digits: int | None = None) -> float:
+    """Percentile with linear interpolation (q in 0..100), rounded to ``digits`` when given; NaN for none."""
     if not xs:
         return float("nan")
     s = sorted(xs)
     k = (len(s) - 1) * q / 100.0
     lo, hi = math.floor(k), math.ceil(k)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+    v = s[lo] + (s[hi] - s[lo]) * (k - lo)
+    return v if digits is None else round(v, digits)
+
+
+def timed_ms(fn: Callable[[], Any]) -> float:
+    """The milliseconds one call of ``fn`` takes."""
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
 
 
 def summary_ms(xs_s: list[float]) -> dict[str, float]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import random
 import re
+import time
+from pathlib import Path
 from typing import Any, Iterator
 
 
@@ -120,6 +122,22 @@ class Corpus:
         ws += rng.choices(self.q_words, cum_weights=self.q_cum, k=n - k_topic)
         rng.shuffle(ws)
         return " ".join(ws)
+
+
+def build_tree(folder: Path, n: int, corpus: Corpus, batch: int, **open_args: Any) -> float:
+    """The corpus's first ``n`` entries in a new memory at ``folder`` (``Memory.open(folder, create=True,
+    durable=False, **open_args)``, ``mem.curate`` in batches of ``batch`` ADDs, each checked added): seconds."""
+    from harness.report import log
+    from memgrove import Memory
+
+    start = time.perf_counter()
+    with Memory.open(folder, create=True, durable=False, **open_args) as mem:
+        for i in range(0, n, batch):
+            res = mem.curate([corpus.op(j) for j in range(i, min(n, i + batch))])
+            assert all(r.status == "added" for r in res)
+            if (i // batch) % 20 == 19:
+                log(f"  built {i + len(res)}/{n}")
+    return time.perf_counter() - start
 
 
 class LazyOps:
