@@ -41,7 +41,7 @@ from harness.machine import machine_info  # noqa: E402
 from harness import report as harness_report  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct  # noqa: E402
-from harness.synthetic import Corpus  # noqa: E402
+from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODES = ("watcher", "full scan", "fallback", "engine")
@@ -61,19 +61,6 @@ def timed(fn: Callable[[], Any], times: int) -> list[float]:
         fn()
         out.append(time.perf_counter() - t)
     return out
-
-
-def build(tmp: Path, size: int, seed: int, batch: int) -> float:
-    from memgrove import Memory
-
-    corpus = Corpus(seed)
-    t0 = time.perf_counter()
-    with Memory.open(tmp, create=True, durable=False, engine="tantivy") as mem:
-        for i in range(0, size, batch):
-            mem.curate([corpus.op(j) for j in range(i, min(i + batch, size))])
-            if (i // batch) % 20 == 19:
-                log(f"  built {i + batch}/{size}")
-    return time.perf_counter() - t0
 
 
 def run_engine(tmp: Path, engine: str, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else:
             tmp = stack.enter_context(scratch_dir(f"memgrove-freshness-{a.size}-", cfg, report))
             log(f"building {a.size} entries")
-            report["build_s"] = round(build(tmp, a.size, a.seed, a.batch), 1)
+            report["build_s"] = round(build_tree(tmp, a.size, Corpus(a.seed), a.batch, engine="tantivy"), 1)
         for engine in a.engines:
             log(f"{engine}: {a.searches} searches x {len(MODES)} modes")
             report["runs"].append(run_engine(tmp, engine, cfg))

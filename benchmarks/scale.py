@@ -151,16 +151,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         prof.wrap(tree, "_bump_generation", "generation file")
         prof.wrap(tree.signals, "forget", "signals (sqlite)")
         single_ops = [corpus.op(n + j) for j in range(cfg["single_adds"])]
-        single_t, single_b = [], []
-        try:
-            for o in single_ops:
-                prof.reset()
-                ts = time.perf_counter()
-                mem.curate([o])
-                single_t.append(time.perf_counter() - ts)
-                single_b.append(dict(prof.totals))
-        finally:
-            prof.restore()
+        single_b, single_t = prof.each(functools.partial(mem.curate, [o]) for o in single_ops)
         out["single_add"] = {"latency_ms": summary_ms(single_t),
                              "ops_per_s": round(len(single_t) / sum(single_t), 1),
                              "breakdown": _breakdown(single_b, single_t)}
@@ -272,16 +263,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
             prof.wrap(t2.signals, "get_many", "signals read (sqlite)")
             prof.wrap(t2.signals, "record_access", "signals write (sqlite)")
             prof.wrap(ranking_mod, "days_since_update", "stat hits (recency)")
-            sb, st_ = [], []
-            try:
-                for q in queries[: cfg["breakdown_queries"]]:
-                    prof.reset()
-                    ts = time.perf_counter()
-                    readers[name].search(q)
-                    st_.append(time.perf_counter() - ts)
-                    sb.append(dict(prof.totals))
-            finally:
-                prof.restore()
+            sb, st_ = prof.each(functools.partial(readers[name].search, q) for q in queries[: cfg["breakdown_queries"]])
             out["search_breakdown"][name] = _breakdown(sb, st_)
         for m in readers.values():
             m.close()

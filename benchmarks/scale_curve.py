@@ -12,7 +12,6 @@ import importlib
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any, Callable
 
 from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
-from harness.machine import machine_info
+from harness.machine import machine_info, machine_line
 from harness import report as harness_report
 from harness.report import table
 from harness.machine import uncommitted
@@ -29,7 +28,7 @@ from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
 from harness.stats import growth_exponent
 from harness.synthetic import Corpus, LazyOps, Questions
 from harness.workers import run_sizes
-from harness.tier_runs import choose_engine, cold_runs, label_of, summarize
+from harness.tier_runs import choose_engine, cold_runs, record, rounds, summarize, timed_query
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -104,11 +103,7 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
                             "reword_examples": [qs.reword(p, j)[0] for j, p in enumerate(meas[:3])]}
         mem = Memory.open(tmp, durable=False)
 
-        def ask(q: str) -> tuple[Any, float]:
-            ts = time.perf_counter()
-            a = mem.query(q)
-            return a, time.perf_counter() - ts
-
+        ask = functools.partial(timed_query, mem)
         t_first = time.perf_counter()
         _, first = ask(warm_t2[0]["q"])
         out["first_query_ms"] = round(first * 1000, 1)
@@ -124,24 +119,9 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["watcher_active"] = getattr(mem.tree, "_watcher", None) is not None  # private: informational
         records: list[dict[str, Any]] = []
         t_loop = time.perf_counter()
-        for i in range(per + lag):
-            calls: list[tuple[str, str, dict[str, Any]]] = []
-            if i < per:
-                calls.append(("tier2", meas[i]["q"], meas[i]))    # fresh: tier 2 expected
-            if i >= lag:
-                p = meas[i - lag]
-                calls.append(("repeat", p["q"], p))               # same words: tier 0 expected
-                rq, how = qs.reword(p, i - lag)
-                calls.append(("reword:" + how, rq, p))            # reworded: tier 1 expected
-            r = i % len(calls)
-            for kind, q, src in calls[r:] + calls[:r]:            # rotate the order: noise hits every kind alike
-                a, wall = ask(q)
-                rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000,
-                       "latency_ms": a.latency_ms, "cached": a.cached}
-                if kind == "tier2":  # did tier 2 answer with the entry the question was made from?
-                    rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
-                    rec["in_sources"] = src["entry"] in a.sources
-                records.append(rec)
+        for _, calls in rounds(qs, meas, per, lag):
+            for kind, q, src in calls:
+                records.append(record(kind, *ask(q), src))
         out["query_loop_s"] = round(time.perf_counter() - t_loop, 1)
         out.update(summarize(records))
         out["loadavg"]["after_queries"] = _loadavg()
@@ -213,9 +193,7 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
     m, c, runs, cv = report["machine"], report["config"], report["runs"], report["curve"]
     M, E = cv["metrics"], cv["exponents"]
     L = ["# memgrove scale curve", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · whoosh-reloaded {m['whoosh']} · memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" (uncommitted: {', '.join(m['uncommitted'])})" if m.get("uncommitted") else ""))
+    L.append(machine_line(m, load=False))   # the load has a line of its own below
     L.append("")
     commits = {r["size"]: r.get("commit") for r in runs}
     if any(c_ and c_ != m["commit"] for c_ in commits.values()):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.machine import machine_line
 from harness.report import table
 
 TARGETS = {"search_p95_ms": 25.0, "fingerprint_ms": 50.0, "reindex_s": 30.0}   # issue 2, at TARGET_SIZE
@@ -18,9 +19,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     m, runs, c = report["machine"], report["runs"], report["config"]
     sizes = [r["size"] for r in runs]
     L: list[str] = ["# memgrove scale benchmark", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · whoosh-reloaded {m['whoosh']} · memgrove {m['memgrove']} @ {m['commit']} · "
-             f"load average at start {m['loadavg']}")
+    L.append(machine_line(m))
     L.append("")
     L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s")
     L.append("")

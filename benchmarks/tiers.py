@@ -52,7 +52,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -65,7 +65,8 @@ from harness.workers import run_sizes, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown, summary_ms  # noqa: E402
 from harness.synthetic import Corpus, Questions  # noqa: E402
-from harness.tier_runs import choose_engine, cold_runs, label_of, summarize  # noqa: E402
+from harness.tier_runs import (choose_engine, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
+                               timed_query)
 from tiers_cold import cold_profile, import_times  # noqa: E402
 from tiers_report import BYTEROVER_DOCS, BYTEROVER_MS, TARGET_SIZE, TARGETS_MS, render_markdown  # noqa: E402
 
@@ -124,10 +125,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         mem.query(warm_t2[0]["q"])
         out["first_query_ms"] = round((time.perf_counter() - t_first) * 1000, 1)
 
-        def ask(q: str):
-            ts = time.perf_counter()
-            a = mem.query(q)
-            return a, time.perf_counter() - ts
+        ask = functools.partial(timed_query, mem)
 
         # warm-up: the same kinds of calls, not recorded
         for k, p in enumerate(warm_t2[1:], 1):
@@ -141,31 +139,18 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         records: list[dict[str, Any]] = []
         ood_meas, voc_meas = oods[warm:], vocab[warm:]
         ood_spent = 0.0
+
+        def extra(i: int) -> list[tuple[str, str, None]]:
+            ood = [("ood", ood_meas[i], None)] if i < len(ood_meas) and ood_spent < cfg["ood_budget_s"] else []
+            return ood + ([("vocabulary", voc_meas[i], None)] if i < len(voc_meas) else [])
+
         t_loop = time.perf_counter()
-        for i in range(per + lag):
-            calls: list[tuple[str, str, dict | None]] = []
-            if i < per:
-                calls.append(("tier2", meas_t2[i]["q"], meas_t2[i]))
-            if i >= lag:
-                p = meas_t2[i - lag]
-                calls.append(("repeat", p["q"], p))
-                rq, how = qs.reword(p, i - lag)
-                calls.append(("reword:" + how, rq, p))
-            if i < len(ood_meas) and ood_spent < cfg["ood_budget_s"]:
-                calls.append(("ood", ood_meas[i], None))
-            if i < len(voc_meas):
-                calls.append(("vocabulary", voc_meas[i], None))
-            r = i % len(calls)
-            for kind, q, src in calls[r:] + calls[:r]:
+        for i, calls in rounds(qs, meas_t2, per, lag, extra):
+            for kind, q, src in calls:
                 a, wall = ask(q)
                 if kind == "ood":
                     ood_spent += wall
-                rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000, "latency_ms": a.latency_ms,
-                       "cached": a.cached}
-                if kind == "tier2" and src is not None:
-                    rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
-                    rec["in_sources"] = src["entry"] in a.sources
-                records.append(rec)
+                records.append(record(kind, a, wall, src))
             if i % 50 == 49:
                 log(f"  [{n}] round {i + 1}/{per + lag}")
         out["query_loop_s"] = round(time.perf_counter() - t_loop, 1)
@@ -231,15 +216,7 @@ def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[s
     records: list[dict[str, Any]] = []
 
     def ask(kind: str, q: str, src: dict | None = None) -> None:
-        ts = time.perf_counter()
-        a = mem.query(q)
-        wall = time.perf_counter() - ts
-        rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000, "latency_ms": a.latency_ms,
-               "cached": a.cached}
-        if src is not None:
-            rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
-            rec["in_sources"] = src["entry"] in a.sources
-        records.append(rec)
+        records.append(record(kind, *timed_query(mem, q), src))
 
     for p in fresh[1:]:
         ask("tier2", p["q"], p)
@@ -249,28 +226,6 @@ def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[s
         for kind, q in (calls if j % 2 else calls[::-1]):
             ask(kind, q)
     return {"fill": fill, **summarize(records)}
-
-
-def _wrap_dynamic(prof: Profiler, obj: Any, attr: str, bucket: Callable[..., str]) -> None:
-    """Like ``Profiler.wrap``, with the bucket chosen per call from the arguments."""
-    orig = getattr(obj, attr)
-
-    @functools.wraps(orig)
-    def timed(*a, **kw):
-        prof._stack.append([0.0])
-        t0 = time.perf_counter()
-        try:
-            return orig(*a, **kw)
-        finally:
-            el = time.perf_counter() - t0
-            child = prof._stack.pop()[0]
-            b = bucket(*a, **kw)
-            prof.totals[b] = prof.totals.get(b, 0.0) + el - child
-            if prof._stack:
-                prof._stack[-1][0] += el
-
-    setattr(obj, attr, timed)
-    prof._undo.append(lambda: delattr(obj, attr))  # instance attribute: deleting restores the method
 
 
 def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
@@ -284,7 +239,7 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     prof.wrap(sync_mod, "scan", "stat scan")
     prof.wrap(pipe.cache, "get_exact", "tier 0 lookup")
     prof.wrap(pipe.cache, "get_fuzzy", "tier 1 lookup (scan of the fuzzy index)")
-    _wrap_dynamic(prof, tree.engine, "search", lambda *a, **kw: f"BM25 search, expand={kw.get('expand', 'none')}")
+    prof.wrap(tree.engine, "search", lambda *a, **kw: f"BM25 search, expand={kw.get('expand', 'none')}")
     prof.wrap(tree.engine, "idf", "idf + terms")
     prof.wrap(tree.engine, "terms", "idf + terms")
     prof.wrap(tree, "_read_disk", "read entry files")
@@ -298,19 +253,13 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     prof.wrap(tiers_mod, "out_of_domain_answer", "compose answer")
     prof.wrap(pipe.cache, "put", "cache write (put)")
     prof.wrap(tiers_mod, "log_query", "query log append")
-    samples, totals, seen = [], [], collections.Counter()
-    try:
-        for q in questions:
-            prof.reset()
-            ts = time.perf_counter()
-            a = mem.query(q)
-            el = time.perf_counter() - ts
-            seen[label_of(a)] += 1
-            if label_of(a) == want:
-                samples.append(dict(prof.totals))
-                totals.append(el)
-    finally:
-        prof.restore()
+    seen: collections.Counter = collections.Counter()
+
+    def wanted(a: Any) -> bool:
+        seen[label_of(a)] += 1
+        return label_of(a) == want
+
+    samples, totals = prof.each((functools.partial(mem.query, q) for q in questions), wanted)
     return {"n": len(totals), "tiers": dict(seen), "parts": breakdown(samples, totals) if totals else {}}
 
 
@@ -332,9 +281,8 @@ def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[di
         return ("ood" if a.get("out_of_domain") else str(a["tier"])), wall
 
     def qcall(q: str) -> tuple[str, float]:
-        ts = time.perf_counter()
-        a = mem.query(q)
-        return label_of(a), time.perf_counter() - ts
+        a, wall = timed_query(mem, q)
+        return label_of(a), wall
 
     t_first = time.perf_counter()
     gcall(cached_q)

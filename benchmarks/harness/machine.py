@@ -88,10 +88,12 @@ def machine_info(seed: int) -> dict[str, Any]:
     }
 
 
-def machine_line(m: dict[str, Any], extra: str = "") -> str:
-    """One line: date · seed · cores (CPU) · RAM · Python · whoosh · memgrove @ commit (+ uncommitted) · load.
-    ``extra`` (e.g. other versions) goes before the commit."""
+def machine_line(m: dict[str, Any], extra: str = "", *, load: bool = True) -> str:
+    """One line: date · seed · cores (CPU) · RAM · Python · whoosh · memgrove @ commit (+ uncommitted) · load at the
+    start (and at the end, when the report has it; no load with ``load=False``). ``extra`` (e.g. other versions)
+    goes before the commit."""
+    end = f", at the end {m['loadavg_end']}" if "loadavg_end" in m else ""
     return (f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
             f"Python {m['python']} · whoosh-reloaded {m['whoosh']}{extra} · memgrove {m['memgrove']} @ {m['commit']}"
             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-            + f" · load average at start {m['loadavg']}, at the end {m.get('loadavg_end')}")
+            + (f" · load average at start {m['loadavg']}{end}" if load else ""))

@@ -7,7 +7,7 @@ import functools
 import math
 import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 
 def pct(xs: list[float], q: float, digits: int | None = None) -> float:
@@ -44,7 +44,8 @@ class Profiler:
         self._stack: list[list[float]] = []
         self._undo: list[Callable[[], None]] = []
 
-    def wrap(self, obj: Any, attr: str, bucket: str) -> None:
+    def wrap(self, obj: Any, attr: str, bucket: str | Callable[..., str]) -> None:
+        """Time ``obj.attr`` into ``bucket``: a name, or a function of the call's arguments giving one."""
         orig = getattr(obj, attr)
         had_own = isinstance(obj, type(os)) or attr in getattr(obj, "__dict__", {})
         prof = self
@@ -58,7 +59,8 @@ class Profiler:
             finally:
                 el = time.perf_counter() - t0
                 child = prof._stack.pop()[0]
-                prof.totals[bucket] = prof.totals.get(bucket, 0.0) + el - child
+                b = bucket if isinstance(bucket, str) else bucket(*a, **kw)
+                prof.totals[b] = prof.totals.get(b, 0.0) + el - child
                 if prof._stack:
                     prof._stack[-1][0] += el
 
@@ -75,6 +77,24 @@ class Profiler:
         for u in reversed(self._undo):
             u()
         self._undo = []
+
+    def each(self, calls: Iterable[Callable[[], Any]], keep: Callable[[Any], bool] = lambda _: True,
+             ) -> tuple[list[dict[str, float]], list[float]]:
+        """Make every call, then restore what was wrapped: the buckets and the seconds of each call whose result
+        ``keep`` accepts (the arguments of :func:`breakdown`)."""
+        samples, totals = [], []
+        try:
+            for call in calls:
+                self.reset()
+                ts = time.perf_counter()
+                got = call()
+                el = time.perf_counter() - ts
+                if keep(got):
+                    samples.append(dict(self.totals))
+                    totals.append(el)
+        finally:
+            self.restore()
+        return samples, totals
 
 
 def breakdown(samples: list[dict[str, float]], totals: list[float]) -> dict[str, dict[str, float]]:
