@@ -80,7 +80,7 @@ from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kep
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
 from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import log, ratio as _ratio, write  # noqa: E402
+from harness.report import log, publish, ratio as _ratio  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
@@ -356,11 +356,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report["byterover_prompt_tokens_by_part"] = _sum_parts([r["byterover"] for r in rows], "prompt_tokens_by_part")
         report["tool_schema_tokens"] = rows[0]["ours"]["tool_schema_tokens"] if rows else {}
         report["same_curate_calls"] = all(r["same_curate_calls"] for r in rows)
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        write(a.out / ("curate_cost_real" if a.real else "curate_cost"), report, md, ensure_ascii=False)
-    return report
+    return publish(report, render_markdown(report),
+                   None if a.no_write else a.out / ("curate_cost_real" if a.real else "curate_cost"), ensure_ascii=False)
 
 
 if __name__ == "__main__":

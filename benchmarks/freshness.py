@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import machine_info  # noqa: E402
-from harness import report as harness_report  # noqa: E402
+from harness.report import publish  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
@@ -164,10 +164,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             log(f"{engine}: {a.searches} searches x {len(MODES)} modes")
             report["runs"].append(run_engine(tmp, engine, cfg))
     report["machine"] = machine_info(a.seed)
-    md = render(report)
-    harness_report.write(a.out.with_suffix(""), report, md)
-    print(md)
-    return report
+    return publish(report, render(report), a.out.with_suffix(""))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hygiene_stream import Stream, generate  # noqa: E402,F401 - benchmarks/ is not a package; generate: the lead's entry point
 from harness.machine import machine_info  # noqa: E402
-from harness import report as harness_report  # noqa: E402
+from harness.report import publish  # noqa: E402
 from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 
@@ -345,10 +345,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if a.locomo:
         report["locomo"] = run_locomo(a.locomo, a.engine, cfg)
     report["machine"] = machine_info(a.seed)
-    md = render(report)
-    harness_report.write(a.out.with_suffix(""), report, md)
-    print(md)
-    return report
+    return publish(report, render(report), a.out.with_suffix(""))
 
 
 if __name__ == "__main__":

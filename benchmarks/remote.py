@@ -34,7 +34,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
 from harness.machine import brief, loadavg  # noqa: E402
-from harness.report import log, write  # noqa: E402
+from harness.report import log, publish  # noqa: E402
 from harness.served import Served  # noqa: E402
 from harness.stats import pct, timed_ms as timed  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
@@ -125,10 +125,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for n in sorted(args.sizes):
         report["sizes"].append(run_size(n, args.rounds, args.seed, args.batch, corpus))
     report["loadavg_end"] = loadavg()
-    md = render(report)
-    write(Path(args.out), report, md.rstrip("\n"))
-    print(md)
-    return report
+    return publish(report, render(report).rstrip("\n"), Path(args.out))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-from harness.report import log, write  # noqa: E402
+from harness.report import log, publish  # noqa: E402
 from harness.served import Served, until  # noqa: E402
 from harness.stats import pct, timed_ms  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
@@ -216,9 +216,7 @@ def main() -> None:
         report = run(args.entries, args.clients, args.duration, args.seed, Path(tmp))
     report["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     report["args"] = vars(args)
-    md = render(report)
-    write(Path(args.out), report, md.rstrip("\n"), indent=1)
-    print(md)
+    publish(report, render(report).rstrip("\n"), Path(args.out), indent=1)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
 from harness.machine import machine_info  # noqa: E402
-from harness.report import write as write_report  # noqa: E402
+from harness.report import publish  # noqa: E402
 from harness.workers import run_sizes, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
@@ -416,11 +416,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs = run_sizes(HERE / "scale.py", sizes, cfg, in_process=run_size if a.in_process else None)
     report = {"machine": machine, "config": cfg, "sizes": sizes, "targets": {**TARGETS, "size": TARGET_SIZE},
               "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        write_report(out, report, md)
-    return report
+    return publish(report, render_markdown(report), None if a.no_write else out)
 
 
 if __name__ == "__main__":

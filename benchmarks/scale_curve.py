@@ -20,8 +20,7 @@ from typing import Any, Callable
 from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
 from harness.machine import machine_info, machine_line
-from harness import report as harness_report
-from harness.report import table
+from harness.report import publish, table
 from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
@@ -300,10 +299,7 @@ def _write_curve(report: dict[str, Any], out: Path, *, write: bool, plot: bool) 
         except ImportError as exc:  # matplotlib is in the `bench` extra
             log(f"no plot ({exc}); install it with: .venv/bin/pip install -e '.[bench]'")
             png = None
-    md = render_curve_markdown(report, png.name if png else None)
-    print(md)
-    if write:
-        harness_report.write(out.with_suffix(""), report, md)
+    publish(report, render_curve_markdown(report, png.name if png else None), out.with_suffix("") if write else None)
 
 
 def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:

@@ -44,8 +44,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
 from harness import machine, synthetic  # noqa: E402
-from harness import report as harness_report  # noqa: E402
-from harness.report import log  # noqa: E402
+from harness.report import log, publish  # noqa: E402
 from harness.served import Served, env_for_children  # noqa: E402
 from harness.stats import pct  # noqa: E402
 
@@ -327,9 +326,7 @@ def main() -> None:
                 shutil.rmtree(tmp, ignore_errors=True)
     report["loadavg_end"] = machine.loadavg()
     report["wall_s"] = round(time.perf_counter() - t_all, 1)
-    md = render(report)
-    harness_report.write(Path(args.out).with_suffix(""), report, md.rstrip("\n"))
-    print(md)
+    publish(report, render(report).rstrip("\n"), Path(args.out).with_suffix(""))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ from memgrove.langgraph_store import ContextTreeStore
 if str(Path(__file__).resolve().parent) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import commit  # noqa: E402
-from harness.report import table, write  # noqa: E402
+from harness.report import publish, table  # noqa: E402
 from harness.served import Served  # noqa: E402
 from harness.stats import timed_ms  # noqa: E402
 
@@ -220,9 +220,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
                          f"langgraph {importlib.metadata.version('langgraph')}",
               "rows": rows, "ratios": ratios(rows), "remote_ratios": remote_ratios(rows)}
-    write(out, report, markdown(report).rstrip("\n"))
-    print(markdown(report))
-    return report
+    return publish(report, markdown(report).rstrip("\n"), out)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
 from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import write as write_report  # noqa: E402
+from harness.report import publish  # noqa: E402
 from harness.workers import run_sizes, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown, summary_ms  # noqa: E402
@@ -375,11 +375,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "targets_ms": {**TARGETS_MS, "size": TARGET_SIZE},
               "byterover_ms": {**BYTEROVER_MS, "docs": BYTEROVER_DOCS},
               "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        write_report(out, report, md)
-    return report
+    return publish(report, render_markdown(report), None if a.no_write else out)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,14 @@ def write(out: Path, report: dict[str, Any], md: str, *, compact: bool = False, 
     log(f"wrote {out}.json and .md")
 
 
+def publish(report: dict[str, Any], md: str, out: Path | None, **dump: Any) -> dict[str, Any]:
+    """Print the markdown, write the report (:func:`write`) unless ``out`` is None, and return it."""
+    print(md)
+    if out is not None:
+        write(out, report, md, **dump)
+    return report
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     """A markdown table's lines (an empty cell as "| |")."""
     return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
