@@ -72,7 +72,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
@@ -80,7 +79,7 @@ from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kep
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
 from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import log, publish, ratio as _ratio  # noqa: E402
+from harness.report import RESULTS, log, publish, ratio as _ratio  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402

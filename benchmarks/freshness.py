@@ -38,12 +38,11 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import machine_info  # noqa: E402
-from harness.report import publish  # noqa: E402
+from harness.report import RESULTS, publish  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 MODES = ("watcher", "full scan", "fallback", "engine")
 log = functools.partial(print, file=sys.stderr, flush=True)
 

@@ -49,11 +49,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hygiene_stream import Stream, generate  # noqa: E402,F401 - benchmarks/ is not a package; generate: the lead's entry point
 from harness.machine import machine_info  # noqa: E402
-from harness.report import publish  # noqa: E402
+from harness.report import RESULTS, publish  # noqa: E402
 from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
 SURE = 0.7   # superseded candidates this sure said their value changed ("now", "moved", "from ... to")
 log = functools.partial(print, file=sys.stderr, flush=True)

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
 from harness.machine import brief, loadavg  # noqa: E402
-from harness.report import log, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.served import Served  # noqa: E402
 from harness.stats import pct, timed_ms as timed  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402

@@ -37,10 +37,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-from harness.report import log, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.served import Served, until  # noqa: E402
 from harness.stats import pct, timed_ms  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402

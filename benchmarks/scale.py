@@ -36,17 +36,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
-from harness.machine import machine_info  # noqa: E402
-from harness.report import publish  # noqa: E402
-from harness.workers import run_sizes, worker  # noqa: E402
+from harness.report import RESULTS, publish  # noqa: E402
+from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms  # noqa: E402,F401  (the tests read growth_exponent here)
-from harness.synthetic import Corpus  # noqa: E402
+from harness.synthetic import Corpus, curate_batches  # noqa: E402
 from harness.tier_runs import choose_engine  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
@@ -107,27 +105,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
         out["engine"] = mem.tree.engine.name
-        batch = cfg["batch"]
-        batch_times = []
-        t0 = time.perf_counter()
-        for i in range(0, n, batch):
-            tb = time.perf_counter()
-            res = mem.curate(ops[i:i + batch])
-            batch_times.append(time.perf_counter() - tb)
-            assert len(res) == len(ops[i:i + batch]) and all(r.status == "added" for r in res)
-            if (i // batch) % 8 == 7:
-                log(f"  [{n}] built {i + batch}/{n} ({(i + batch) / (time.perf_counter() - t0):.0f} ops/s)")
-        build_s = time.perf_counter() - t0
-        first, last = batch_times[0], batch_times[-1]
-        out["build"] = {
-            "seconds": round(build_s, 3), "ops_per_s": round(n / build_s, 1), "batch": batch,
-            "batches": len(batch_times),
-            "first_batch_ops_per_s": round(min(batch, n) / first, 1),
-            "last_batch_ops_per_s": round((n - batch * (len(batch_times) - 1)) / last, 1),
-            "batch_s_p50": round(pct(batch_times, 50), 3),
-        }
+        out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         out["maxrss_after_build_mb"] = maxrss_mb()
-        log(f"  [{n}] build {build_s:.1f} s ({n / build_s:.0f} ops/s)")
+        log(f"  [{n}] build {out['build']['seconds']:.1f} s ({out['build']['ops_per_s']:.0f} ops/s)")
 
         phase("build")
         # 2. single-op batches, with a breakdown of the time ----------------------------
@@ -368,12 +348,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                          "same curve)")
     ap.add_argument("--from-json", type=Path, default=None,
                     help="--curve: re-render OUT.md and OUT.png from a curve JSON (no measuring)")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true",
                     help="size 300, few queries (for tests); with --curve sizes 200 400, 20 rounds, 2 cold runs")
     ap.add_argument("--queries", type=int, default=None, help="measured queries per mode (default 300)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up queries (default 20; --curve: rounds, 10)")
-    ap.add_argument("--batch", type=int, default=250, help="ops per curate call while building")
     ap.add_argument("--single-adds", type=int, default=None, help="single-op curate calls (default 100)")
     ap.add_argument("--breakdown-queries", type=int, default=None,
                     help="queries per search-breakdown pass and after the reindex (default 50)")
@@ -383,10 +361,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md (default benchmarks/results/scale, or scale_quick with --quick; "
                          "--curve: scale_curve for the default sizes, else scale_curve_<sizes>, plus OUT.png)")
-    ap.add_argument("--no-write", action="store_true", help="only print the table")
-    ap.add_argument("--keep", action="store_true", help="keep the temp trees (prints where)")
     ap.add_argument("--in-process", action="store_true", help="run sizes in this process (peak RSS then accumulates)")
-    ap.add_argument("--worker", type=str, default=None, help=argparse.SUPPRESS)
+    size_options(ap)
     a = ap.parse_args(argv)
 
     if a.worker:  # child: one size, JSON on stdout
@@ -408,14 +384,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     sizes = a.sizes or ([300] if quick else [1000, 10000])
     out = a.out or (RESULTS / (("scale_quick" if quick else "scale") + (f"_{a.engine}" if a.engine else "")))
-    command = "python benchmarks/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    print(f"memgrove scale benchmark: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, "
-          f"load avg {machine['loadavg']}", file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    runs = run_sizes(HERE / "scale.py", sizes, cfg, in_process=run_size if a.in_process else None)
-    report = {"machine": machine, "config": cfg, "sizes": sizes, "targets": {**TARGETS, "size": TARGET_SIZE},
-              "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
+    report = measure_sizes("scale benchmark", HERE / "scale.py", sizes, cfg, argv, a.seed,
+                           in_process=run_size if a.in_process else None)
+    report["targets"] = {**TARGETS, "size": TARGET_SIZE}
     return publish(report, render_markdown(report), None if a.no_write else out)
 
 

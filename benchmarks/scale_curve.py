@@ -19,18 +19,17 @@ from typing import Any, Callable
 
 from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
-from harness.machine import machine_info, machine_line
-from harness.report import publish, table
+from harness.machine import machine_line
+from harness.report import RESULTS, publish, table
 from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
 from harness.stats import growth_exponent
-from harness.synthetic import Corpus, LazyOps, Questions
-from harness.workers import run_sizes
+from harness.synthetic import Corpus, LazyOps, Questions, curate_batches
+from harness.workers import measure_sizes
 from harness.tier_runs import choose_engine, cold_runs, record, rounds, summarize, timed_query
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 SCRIPT = HERE / "scale.py"   # the worker of one size
 
 
@@ -56,34 +55,14 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         mem = Memory.open(tmp, create=True, durable=False)
         out["engine"] = mem.tree.engine.name
         batch = int(cfg.get("size_batch", {}).get(str(n), cfg["batch"]))
-        batch_t: list[float] = []
-        gen_s = 0.0
-        every = max(1, (n // batch) // 10)
         with RssSampler(every=0.1) as sampler:
-            for i in range(0, n, batch):
-                tg = time.perf_counter()
-                chunk = [ops[j] for j in range(i, min(n, i + batch))]
-                tb = time.perf_counter()
-                gen_s += tb - tg
-                res = mem.curate(chunk)
-                batch_t.append(time.perf_counter() - tb)
-                assert len(res) == len(chunk) and all(r.status == "added" for r in res)
-                if len(batch_t) % every == 0 and i + batch < n:
-                    done = i + len(chunk)
-                    log(f"  [{n}] built {done}/{n} ({done / sum(batch_t):.0f} ops/s, last batch "
-                        f"{len(chunk) / batch_t[-1]:.0f} ops/s)")
+            out["build"] = curate_batches(mem, ops, batch, f"[{n}]")
             mem.close()
-        build_s = sum(batch_t)
-        last_n = n - batch * (len(batch_t) - 1)
-        out["build"] = {"seconds": round(build_s, 2), "ops_per_s": round(n / build_s, 1), "batch": batch,
-                        "batches": len(batch_t), "generate_s_not_timed": round(gen_s, 1),
-                        "first_batch_ops_per_s": round(min(batch, n) / batch_t[0], 1),
-                        "last_batch_ops_per_s": round(last_n / batch_t[-1], 1),
-                        "peak_rss_with_children_mb": sampler.peak_mb,
-                        "peak_rss_anon_mb_sampled": round(sampler.peak_anon_kb / 1024, 1)}
+        out["build"].update(peak_rss_with_children_mb=sampler.peak_mb,
+                            peak_rss_anon_mb_sampled=round(sampler.peak_anon_kb / 1024, 1))
         out["rss_after_build_mb"] = maxrss_mb()
         out["loadavg"]["after_build"] = _loadavg()
-        log(f"  [{n}] build {build_s:.1f} s ({n / build_s:.0f} ops/s)")
+        log(f"  [{n}] build {out['build']['seconds']:.1f} s ({out['build']['ops_per_s']:.0f} ops/s)")
 
         # 2. disk, before any query writes the cache or the query log ----------------------------------
         home = tmp / ".memgrove"
@@ -322,15 +301,8 @@ def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:
     sizes = a.sizes or ([200, 400] if q else CURVE_SIZES)
     out = a.out or (RESULTS / (("scale_curve" if sizes == CURVE_SIZES else f"scale_curve_{_size_tag(sizes)}")
                                + (f"_{a.engine}" if a.engine else "")))
-    command = "python benchmarks/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
-    log = functools.partial(print, file=sys.stderr, flush=True)
-    log(f"memgrove scale curve: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, load avg {machine['loadavg']}")
-    t0 = time.perf_counter()
-    runs = run_sizes(SCRIPT, sizes, cfg, in_process=run_curve_size if a.in_process else None)
-    machine["loadavg_end"] = _loadavg()
-    report = {"mode": "curve", "machine": machine, "config": cfg, "sizes": sizes, "command": command.strip(),
-              "wall_s": round(time.perf_counter() - t0, 1), "runs": runs, "curve": curve_summary(runs)}
+    report = {"mode": "curve", **measure_sizes("scale curve", SCRIPT, sizes, cfg, argv, a.seed,
+                                                in_process=run_curve_size if a.in_process else None)}
+    report["curve"] = curve_summary(report["runs"])
     _write_curve(report, out, write=not a.no_write, plot=not a.no_plot)
     return report

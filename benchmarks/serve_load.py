@@ -40,11 +40,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
 from harness import machine, synthetic  # noqa: E402
-from harness.report import log, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.served import Served, env_for_children  # noqa: E402
 from harness.stats import pct  # noqa: E402
 

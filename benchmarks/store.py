@@ -52,11 +52,10 @@ from memgrove.langgraph_store import ContextTreeStore
 if str(Path(__file__).resolve().parent) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import commit  # noqa: E402
-from harness.report import publish, table  # noqa: E402
+from harness.report import RESULTS, publish, table  # noqa: E402
 from harness.served import Served  # noqa: E402
 from harness.stats import timed_ms  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 STORES = ("ContextTreeStore", "RemoteContextTreeStore", "InMemoryStore", "SqliteStore")
 OPS = ("put", "get", "search", "list")
 SERVER_READY_S = 90.0

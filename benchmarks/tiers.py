@@ -55,16 +55,15 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 if str(HERE) not in sys.path:  # `import harness` however this file is run
     sys.path.insert(0, str(HERE))
 
-from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import publish  # noqa: E402
-from harness.workers import run_sizes, worker  # noqa: E402
+from harness.machine import versions  # noqa: E402
+from harness.report import RESULTS, publish  # noqa: E402
+from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown, summary_ms  # noqa: E402
-from harness.synthetic import Corpus, Questions  # noqa: E402
+from harness.synthetic import Corpus, Questions, curate_batches  # noqa: E402
 from harness.tier_runs import (choose_engine, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
                                timed_query)
 from tiers_cold import cold_profile, import_times  # noqa: E402
@@ -89,16 +88,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
         out["engine"] = mem.tree.engine.name
-        t0 = time.perf_counter()
-        for i in range(0, n, cfg["batch"]):
-            res = mem.curate(ops[i:i + cfg["batch"]])
-            assert all(r.status == "added" for r in res)
-            if (i // cfg["batch"]) % 20 == 19:
-                log(f"  [{n}] built {i + cfg['batch']}/{n} ({(i + cfg['batch']) / (time.perf_counter() - t0):.0f} ops/s)")
-        build_s = time.perf_counter() - t0
-        out["build"] = {"seconds": round(build_s, 2), "ops_per_s": round(n / build_s, 1)}
+        out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         mem.close()
-        log(f"  [{n}] build {build_s:.1f} s")
+        log(f"  [{n}] build {out['build']['seconds']:.1f} s")
 
         # 2. Memory.query, warm, in-process ------------------------------------------------------
         qs = Questions(corpus, ops, cfg["seed"])
@@ -319,7 +311,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=None, help="tree sizes (default 1000 10000 25000)")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="size 300, few queries (< 30 s)")
     ap.add_argument("--per-tier", type=int, default=None, help="fresh tier-2 questions, repeats, rewordings (220)")
     ap.add_argument("--ood", type=int, default=None, help="out-of-domain questions (220)")
@@ -336,14 +327,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="questions put in the cache before those rounds (default: the fuzzy index cap, 2000)")
     ap.add_argument("--breakdown-runs", type=int, default=None,
                     help="questions per warm breakdown (tier 2, out of domain, tier 2 with the index full) (40)")
-    ap.add_argument("--batch", type=int, default=250, help="ops per curate call while building")
     ap.add_argument("--engine", choices=("whoosh", "tantivy"), default=None,
                     help="the tree's full-text engine (default: the product default; results tiers_<engine>)")
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md (default benchmarks/results/tiers, or tiers_quick with --quick)")
-    ap.add_argument("--no-write", action="store_true", help="only print the table")
-    ap.add_argument("--keep", action="store_true", help="keep the temp trees (prints where)")
-    ap.add_argument("--worker", type=str, default=None, help=argparse.SUPPRESS)
+    size_options(ap)
     a = ap.parse_args(argv)
 
     if a.worker:  # child: one size, JSON on stdout
@@ -362,19 +350,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     sizes = a.sizes or ([300] if q else [1000, 10000, 25000])
     out = a.out or (RESULTS / (("tiers_quick" if q else "tiers") + (f"_{a.engine}" if a.engine else "")))
-    command = "python benchmarks/tiers.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
-    log(f"memgrove tiers benchmark: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, "
-        f"load avg {machine['loadavg']}")
-    t0 = time.perf_counter()
-    runs = run_sizes(HERE / "tiers.py", sizes, cfg)
-    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    report = {"machine": machine, "versions": versions("langgraph", "langchain-core", "diskcache", "click"), "config": cfg,
-              "sizes": sizes,
-              "targets_ms": {**TARGETS_MS, "size": TARGET_SIZE},
-              "byterover_ms": {**BYTEROVER_MS, "docs": BYTEROVER_DOCS},
-              "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
+    report = measure_sizes("tiers benchmark", HERE / "tiers.py", sizes, cfg, argv, a.seed)
+    report.update(versions=versions("langgraph", "langchain-core", "diskcache", "click"),
+                  targets_ms={**TARGETS_MS, "size": TARGET_SIZE}, byterover_ms={**BYTEROVER_MS, "docs": BYTEROVER_DOCS})
     return publish(report, render_markdown(report), None if a.no_write else out)
 
 
