@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.served import Served  # noqa: E402
-from harness.stats import pct  # noqa: E402
+from harness.stats import import_nodes, pct  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 
@@ -203,22 +203,14 @@ def _set_semantic(config: Path, saved: str | None, weight: float) -> None:
                       encoding="utf-8")
 
 
-_IMPORT = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
-
-
 def _importtime(py: str, words: list[str], *, cmd: str, q: str) -> dict:
     """One run with ``-X importtime``: the imports' total and the heaviest top-level ones (ms)."""
     argv = [py, "-X", "importtime", *(words[1:] if words[0] == py else words)]   # the script is Python too
     out = subprocess.run(argv + [cmd, q, "--json"], capture_output=True, text=True, cwd=tempfile.gettempdir())
-    top: list[tuple[str, int]] = []
-    for line in out.stderr.splitlines():
-        m = _IMPORT.match(line)
-        if m and m.group(3) == " ":                                      # a top-level import
-            top.append((m.group(4), int(m.group(2))))
-    top.sort(key=lambda t: -t[1])
+    nodes = import_nodes(out.stderr)
+    top = sorted(((name, cum) for depth, name, _, cum in nodes if depth == 1), key=lambda t: -t[1])
     return {"total_ms": round(sum(us for _, us in top) / 1000, 1),
-            "heaviest": {name: round(us / 1000, 1) for name, us in top[:6]},
-            "modules": sum(1 for line in out.stderr.splitlines() if _IMPORT.match(line))}
+            "heaviest": {name: round(us / 1000, 1) for name, us in top[:6]}, "modules": len(nodes)}
 
 
 if __name__ == "__main__":

@@ -5,14 +5,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.machine import machine_line
-from harness.report import table
+from harness.report import table, target as target_cell
 
 TARGETS = {"search_p95_ms": 25.0, "fingerprint_ms": 50.0, "reindex_s": 30.0}   # issue 2, at TARGET_SIZE
 TARGET_SIZE = 10_000
-
-
-def _ok(value: float, target: float) -> str:
-    return "ok" if value <= target else "MISS"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -55,7 +51,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             target = ""
             if key and tr is not None:
                 v = get(tr)
-                target = f"≤ {TARGETS[key]:g} {unit}: **{'ok' if v <= TARGETS[key] else 'MISS'}**"
+                target = target_cell(v, TARGETS[key], unit)
             line += f" {target} |"
         L.append(line)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -13,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.stats import breakdown, pct, summary_ms
+from harness.stats import breakdown, import_nodes, pct, summary_ms
 from harness.tier_runs import _env
 
 BENCHMARKS = Path(__file__).resolve().parent
@@ -106,11 +105,7 @@ def import_times(top: int = 14) -> dict[str, Any]:
     module that first imported each package (its parent in the import tree)."""
     r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memgrove.cli"], env=_env(),
                        cwd=tempfile.gettempdir(), capture_output=True, text=True)
-    nodes = []  # (depth, name, self_us, cumulative_us), children listed before their parent
-    for line in r.stderr.splitlines():
-        m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( +)(\S+)", line)
-        if m:
-            nodes.append((len(m.group(3)), m.group(4), int(m.group(1)), int(m.group(2))))
+    nodes = import_nodes(r.stderr)
     per: dict[str, float] = collections.defaultdict(float)
     via: dict[str, str] = {}
     cumulative: dict[str, float] = {}

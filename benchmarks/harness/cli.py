@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.machine import machine_info, uncommitted
-from harness.report import dump_json, log
+from harness.report import publish
 from harness.retrievers import DEFAULT_VARIANT, VARIANTS
 
 
@@ -45,14 +45,8 @@ def start(script: str, argv: Sequence[str] | None, seed: int = 0, *, quote: bool
 
 def finish(report: dict[str, Any], md: str, out: Path, stem: str, write: bool) -> dict[str, Any]:
     """Print the markdown; unless told not to, write ``out/stem.json`` (per-question records one a line)
-    and ``out/stem.md``. The machine's load at the end goes into the report first."""
-    print(md)
-    if write:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
-        (out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {out / stem}.json and .md")
-    return report
+    and ``out/stem.md``."""
+    return publish(report, md, out / stem if write else None, compact=True)
 
 
 def load_end(machine: dict[str, Any]) -> None:

@@ -28,6 +28,11 @@ def times(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}×"
 
 
+def target(value: float, limit: float, unit: str = "ms") -> str:
+    """A target's cell: "≤ 25 ms: **ok**", or **MISS** when ``value`` is over ``limit``."""
+    return f"≤ {limit:g} {unit}: **{'ok' if value <= limit else 'MISS'}**"
+
+
 def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import time
 from typing import Any, Callable, Iterable
 
@@ -95,6 +96,13 @@ class Profiler:
         finally:
             self.restore()
         return samples, totals
+
+
+def import_nodes(stderr: str) -> list[tuple[int, str, int, int]]:
+    """``python -X importtime``'s lines as (depth: 1 for a top-level import, module, self µs, cumulative µs),
+    children before their parent."""
+    return [(len(m.group(3)), m.group(4), int(m.group(1)), int(m.group(2)))
+            for m in re.finditer(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( +)(\S+)", stderr, re.M)]
 
 
 def breakdown(samples: list[dict[str, float]], totals: list[float]) -> dict[str, dict[str, float]]:
