@@ -44,8 +44,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 from harness.datasets import locomo  # noqa: E402
 from harness import metrics as rm  # noqa: E402

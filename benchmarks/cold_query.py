@@ -35,12 +35,10 @@ import random
 import re
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.served import Served  # noqa: E402
 from harness.stats import import_nodes, pct  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402

@@ -71,9 +71,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
 from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
 from curate_cost_report import render_markdown  # noqa: E402

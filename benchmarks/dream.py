@@ -174,7 +174,6 @@ def main(argv: list[str] | None = None) -> dict:
             rows.append(one_size(n, args, Path(tmp)))
             print(json.dumps(rows[-1]), file=sys.stderr)
         if args.locomo:
-            sys.path.insert(0, str(Path(__file__).parent))
             rows.append(on_locomo(args.locomo, Path(tmp)))
             print(json.dumps(rows[-1]), file=sys.stderr)
     from memgrove.tree.settings import TreeSettings

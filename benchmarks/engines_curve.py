@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.plots import plot_curves  # noqa: E402
 from scale_curve import curve_summary  # noqa: E402
 

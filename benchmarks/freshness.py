@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import random
 import statistics
 import sys
@@ -36,15 +35,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import machine_info  # noqa: E402
-from harness.report import RESULTS, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 MODES = ("watcher", "full scan", "fallback", "engine")
-log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 def stats_ms(xs: list[float]) -> dict[str, float]:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import sys
 import time
 from collections import defaultdict
@@ -46,16 +45,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hygiene_stream import Stream, generate  # noqa: E402,F401 - benchmarks/ is not a package; generate: the lead's entry point
 from harness.machine import machine_info  # noqa: E402
-from harness.report import RESULTS, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
 SURE = 0.7   # superseded candidates this sure said their value changed ("now", "moved", "from ... to")
-log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 def build(home: Path, stream: Stream, engine: str) -> tuple[Any, float]:

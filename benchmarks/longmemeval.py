@@ -85,7 +85,6 @@ import dataclasses
 import hashlib
 import re
 import shutil
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -93,8 +92,6 @@ from typing import Any, Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
 from harness import cli  # noqa: E402
 from harness import metrics as rm  # noqa: E402

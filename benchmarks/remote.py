@@ -24,13 +24,10 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from harness.machine import brief, loadavg  # noqa: E402
 from harness.report import RESULTS, log, publish  # noqa: E402

@@ -29,15 +29,12 @@ import os
 import platform
 import random
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.served import Served, until  # noqa: E402

@@ -36,10 +36,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
-from harness.report import RESULTS, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
@@ -82,7 +80,6 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove.tree import index_sync as sync_mod, ranking as ranking_mod, store as store_mod
     from memgrove.tree.catalog import digest_of, scan
 
-    log = functools.partial(print, file=sys.stderr, flush=True)
     corpus = Corpus(cfg["seed"])
     out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
     with scratch_dir(f"memgrove-scale-{n}-", cfg, out) as tmp:

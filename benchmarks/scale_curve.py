@@ -12,7 +12,6 @@ import importlib
 import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -20,7 +19,7 @@ from typing import Any, Callable
 from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
 from harness.machine import machine_line
-from harness.report import RESULTS, publish, table
+from harness.report import RESULTS, log, publish, table
 from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
@@ -43,7 +42,6 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
     importlib.import_module("memgrove.graphs.pipeline")  # now, not at the first query: one version of the code
 
-    log = functools.partial(print, file=sys.stderr, flush=True)
     out: dict[str, Any] = {"size": n, "loadavg": {"start": _loadavg()}, "commit": _commit(),
                            "uncommitted": uncommitted(skip_results=False)}
     corpus = Corpus(cfg["seed"])
@@ -270,7 +268,6 @@ def _size_tag(sizes: list[int]) -> str:
 
 
 def _write_curve(report: dict[str, Any], out: Path, *, write: bool, plot: bool) -> None:
-    log = functools.partial(print, file=sys.stderr, flush=True)
     png = out.with_suffix(".png") if (plot and write) else None
     if png:
         try:

@@ -39,17 +39,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from harness import machine, synthetic  # noqa: E402
-from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.report import RESULTS, log, publish, table  # noqa: E402
 from harness.served import Served, env_for_children  # noqa: E402
 from harness.stats import pct  # noqa: E402
 
 TARGET_COLD_P50_MS = 80.0
 REPEAT_POOL = 20
 CURATE_SHARE = 0.10
+OPS = ("query_repeat", "query_novel", "curate")
 
 
 # -- cold processes ------------------------------------------------------------------------------
@@ -114,7 +113,7 @@ class Mix:
 
 def run_level(clients: int, duration: float, make_client: Callable[[], Any],
               do: Callable[[Any, str, Any], bool], mix: Mix, seed: int) -> dict[str, Any]:
-    samples: dict[str, list[float]] = {"query_repeat": [], "query_novel": [], "curate": []}
+    samples: dict[str, list[float]] = {k: [] for k in OPS}
     acked: list[tuple[str, str]] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -247,29 +246,25 @@ def render(report: dict[str, Any]) -> str:
              f"Each round: a novel question (tier 2) and a question asked before (tier 0), with the server "
              f"running (`memgrove query`) and with `--no-server`; {cfg['cold_runs']} rounds, interleaved. "
              f"Target through the server: p50 ≤ {TARGET_COLD_P50_MS:.0f} ms, flat in tree size. Times in ms.", "",
-             "| entries | build s | server start s | through server p50 (novel / cached) | in-process p50 (novel / cached) "
-             "| ratio (novel / cached) | `python -c pass` p50 | failures |",
-             "|---|---|---|---|---|---|---|---|"]
-    for s in report["sizes"]:
-        c = s["cold"]
-        lines.append(f"| {s['size']:,} | {s['build_s']:.0f} | {s['server_start_s']:.1f} | "
-                     f"{c['server_novel']['p50']:.0f} / {c['server_cached']['p50']:.0f} | "
-                     f"{c['local_novel']['p50']:.0f} / {c['local_cached']['p50']:.0f} | "
-                     f"{c['ratio_novel']}× / {c['ratio_cached']}× | {c['python_pass']['p50']:.0f} | {c['failures']} |")
+             *table(["entries", "build s", "server start s", "through server p50 (novel / cached)",
+                     "in-process p50 (novel / cached)", "ratio (novel / cached)", "`python -c pass` p50", "failures"],
+                    [[f"{s['size']:,}", f"{s['build_s']:.0f}", f"{s['server_start_s']:.1f}",
+                      f"{c['server_novel']['p50']:.0f} / {c['server_cached']['p50']:.0f}",
+                      f"{c['local_novel']['p50']:.0f} / {c['local_cached']['p50']:.0f}",
+                      f"{c['ratio_novel']}× / {c['ratio_cached']}×", f"{c['python_pass']['p50']:.0f}", c["failures"]]
+                     for s in report["sizes"] if (c := s["cold"])])]
     ld = report.get("load")
     if ld:
+        def cell(po: dict[str, Any], k: str) -> str:
+            return f"{po[k]['p50']:.1f} / {po[k]['p95']:.1f} / {po[k]['p99']:.1f}"
+
         lines += ["", f"## Load at {ld['size']:,} entries: {cfg['duration']:.0f} s per level, 90% queries "
-                      "(half repeats of 20, half novel), 10% curations (one ADD each)", "",
-                  "| mode | clients | ops/s | query repeat p50 / p95 / p99 | query novel p50 / p95 / p99 "
-                  "| curate p50 / p95 / p99 | errors | acked curations | missing after |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for mode, label in (("http", "HTTP (serve)"), ("in_process", "in-process")):
-            for r in ld[mode]:
-                po = r["per_op"]
-                cell = lambda k: f"{po[k]['p50']:.1f} / {po[k]['p95']:.1f} / {po[k]['p99']:.1f}"  # noqa: E731
-                lines.append(f"| {label} | {r['clients']} | {r['ops_per_s']} | {cell('query_repeat')} | "
-                             f"{cell('query_novel')} | {cell('curate')} | {r['errors']} | {r['acked_curations']} | "
-                             f"{r['missing_after']} |")
+                      "(half repeats of 20, half novel), 10% curations (one ADD each)", ""]
+        lines += table(["mode", "clients", "ops/s", "query repeat p50 / p95 / p99", "query novel p50 / p95 / p99",
+                        "curate p50 / p95 / p99", "errors", "acked curations", "missing after"],
+                       [[label, r["clients"], r["ops_per_s"], *(cell(r["per_op"], k) for k in OPS), r["errors"],
+                         r["acked_curations"], r["missing_after"]]
+                        for mode, label in (("http", "HTTP (serve)"), ("in_process", "in-process")) for r in ld[mode]])
         lines += ["", f"Server exit status after SIGTERM: {ld['server_exit']}."]
         errs = [e for mode in ("http", "in_process") for r in ld[mode] for e in r["error_samples"]]
         if errs:

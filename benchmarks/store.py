@@ -49,8 +49,6 @@ from langgraph.store.sqlite import SqliteStore
 
 from memgrove.langgraph_store import ContextTreeStore
 
-if str(Path(__file__).resolve().parent) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import commit  # noqa: E402
 from harness.report import RESULTS, publish, table  # noqa: E402
 from harness.served import Served  # noqa: E402

@@ -49,17 +49,14 @@ import argparse
 import collections
 import functools
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
 from harness.machine import versions  # noqa: E402
-from harness.report import RESULTS, publish  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown, summary_ms  # noqa: E402
@@ -71,7 +68,6 @@ from tiers_report import BYTEROVER_DOCS, BYTEROVER_MS, TARGET_SIZE, TARGETS_MS, 
 
 
 
-log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 # -- one size, in a child process ---------------------------------------------------
