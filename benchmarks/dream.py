@@ -30,7 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from harness.report import RESULTS, publish
+
 WORDS = ("staging production database port cache queue deploy rollback token session backup replica index "
          "schema migration latency budget owner team release version region cluster service worker job "
          "alert pager runbook incident review policy quota limit storage bucket network proxy gateway").split()
@@ -179,12 +180,7 @@ def main(argv: list[str] | None = None) -> dict:
     from memgrove.tree.settings import TreeSettings
 
     result = {"engine": TreeSettings().engine, "seed": args.seed, "rows": rows}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out + ".json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-        Path(args.out + ".md").write_text(markdown(result), encoding="utf-8")
-    print(markdown(result))
-    return result
+    return publish(result, markdown(result).rstrip("\n"), Path(args.out) if args.out else None, indent=1)
 
 
 def markdown(result: dict) -> str:
