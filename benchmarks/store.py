@@ -145,32 +145,12 @@ def measure(kinds: tuple[str, ...], n: int, calls: int, batch: int, seed: int) -
     return [out[k] for k in kinds]
 
 
-def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
-    """ContextTreeStore's median over each reference's, per size and operation."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
+def ratios(rows: list[dict[str, Any]], store: str, refs: tuple[str, ...], digits: int) -> dict[str, dict[str, Any]]:
+    """``store``'s median over each reference's, per size, reference and operation."""
     by = {(r["store"], r["size"]): r for r in rows}
-    for (kind, size), r in by.items():
-        if kind != "ContextTreeStore":
-            continue
-        for ref in ("InMemoryStore", "SqliteStore"):
-            o = by.get((ref, size))
-            if o is None:
-                continue
-            out.setdefault(str(size), {})[ref] = {
-                op: round(r[op]["median_ms"] / max(o[op]["median_ms"], 1e-6), 1) for op in OPS}
-    return out
-
-
-def remote_ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The remote store's median over the in-process one's, per size and operation (HTTP's cost)."""
-    by = {(r["store"], r["size"]): r for r in rows}
-    out: dict[str, dict[str, float]] = {}
-    for (kind, size), r in by.items():
-        local = by.get(("ContextTreeStore", size))
-        if kind == "RemoteContextTreeStore" and local is not None:
-            out[str(size)] = {op: round(r[op]["median_ms"] / max(local[op]["median_ms"], 1e-6), 2)
-                              for op in OPS}
-    return out
+    return {str(size): {ref: {op: round(r[op]["median_ms"] / max(by[(ref, size)][op]["median_ms"], 1e-6), digits)
+                              for op in OPS} for ref in refs if (ref, size) in by}
+            for (kind, size), r in by.items() if kind == store}
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -216,7 +196,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "batch": args.batch, "sizes": args.sizes,
               "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
                          f"langgraph {importlib.metadata.version('langgraph')}",
-              "rows": rows, "ratios": ratios(rows), "remote_ratios": remote_ratios(rows)}
+              "rows": rows, "ratios": ratios(rows, "ContextTreeStore", ("InMemoryStore", "SqliteStore"), 1),
+              "remote_ratios": {size: r["ContextTreeStore"]    # HTTP's cost: the remote store over the in-process one
+                                for size, r in ratios(rows, "RemoteContextTreeStore", ("ContextTreeStore",), 2).items()}}
     return publish(report, markdown(report).rstrip("\n"), out)
 
 
