@@ -65,7 +65,6 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -75,7 +74,7 @@ from typing import Any, Callable
 from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
-from harness.machine import machine_info, uncommitted, versions  # noqa: E402
+from harness.machine import start, versions  # noqa: E402
 from harness.report import RESULTS, log, publish, ratio as _ratio  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
@@ -312,9 +311,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
            "settings": {key: {"finish_on_curate": finish} for key, finish in SETTINGS}}
     count = TokenCounter()
     system = load_prompt("curate_v1")
-    command = "python benchmarks/curate_cost.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
+    command, machine = start("curate_cost.py", argv, a.seed, skip_results=False)
     log(f"memgrove curation cost benchmark: {len(samples)} conversations, {cfg['model']}, tokens: {count.method}")
     t0 = time.perf_counter()
     rows = []
@@ -336,7 +333,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows.append(row)
     report: dict[str, Any] = {
         "machine": machine, "versions": versions("langchain", "langchain-core", "langgraph", "tiktoken"), "config": cfg,
-        "command": command.strip(),
+        "command": command,
         "token_method": count.method, "wall_s": round(time.perf_counter() - t0, 1),
         "system_prompt_chars": len(system), "system_prompt_tokens": count(system),
         "rows": rows, "summary": totals(rows),

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from harness.machine import machine_info, uncommitted
+from harness.machine import start  # noqa: F401  (the scripts call cli.start)
 from harness.report import publish
 from harness.retrievers import DEFAULT_VARIANT, VARIANTS
 
@@ -32,15 +30,6 @@ def memgrove_options(ap: argparse.ArgumentParser, *, out: Path, prefetch: int, t
     ap.add_argument("--out", type=Path, default=out, help="directory for the report's .json and .md")
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
-
-
-def start(script: str, argv: Sequence[str] | None, seed: int = 0, *, quote: bool = False) -> tuple[str, dict]:
-    """The run's command line (as typed) and its machine info, uncommitted files included."""
-    args = list(argv if argv is not None else sys.argv[1:])
-    command = f"python benchmarks/{script} " + (shlex.join(args) if quote else " ".join(args))
-    machine = machine_info(seed)
-    machine["uncommitted"] = uncommitted()
-    return command.strip(), machine
 
 
 def finish(report: dict[str, Any], md: str, out: Path, stem: str, write: bool) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import datetime as dt
 import importlib.metadata
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -86,6 +87,17 @@ def machine_info(seed: int) -> dict[str, Any]:
         "commit": commit(),
         "loadavg": loadavg(),
     }
+
+
+def start(script: str, argv: Sequence[str] | None, seed: int = 0, *, quote: bool = False,
+          skip_results: bool = True) -> tuple[str, dict[str, Any]]:
+    """The run's command line (as typed) and its machine info, the files changed since the last commit included
+    (:func:`uncommitted`)."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    command = f"python benchmarks/{script} " + (shlex.join(args) if quote else " ".join(args))
+    machine = machine_info(seed)
+    machine["uncommitted"] = uncommitted(skip_results)
+    return command.strip(), machine
 
 
 def machine_line(m: dict[str, Any], extra: str = "", *, load: bool = True) -> str:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.machine import loadavg, machine_info, uncommitted
+from harness.machine import loadavg, start
 from harness.report import log
 
 
@@ -32,14 +32,12 @@ def measure_sizes(title: str, script: Path, sizes: list[int], cfg: dict[str, Any
                   ) -> dict[str, Any]:
     """Every size's run (:func:`run_sizes`) under the report's head: the machine (the files changed since the
     last commit, the load at the end), config, sizes, command, wall time."""
-    machine = machine_info(seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
+    command, machine = start(script.name, argv, seed, skip_results=False)
     log(f"memgrove {title}: sizes {sizes}, seed {seed}, {machine['cores']} cores, load avg {machine['loadavg']}")
     t0 = time.perf_counter()
     runs = run_sizes(script, sizes, cfg, in_process=in_process)
     machine["loadavg_end"] = loadavg()
-    command = f"python benchmarks/{script.name} " + " ".join(argv if argv is not None else sys.argv[1:])
-    return {"machine": machine, "config": cfg, "sizes": sizes, "command": command.strip(),
+    return {"machine": machine, "config": cfg, "sizes": sizes, "command": command,
             "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
 
 
