@@ -50,6 +50,7 @@ from harness.machine import machine_info  # noqa: E402
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
+from harness.stats import timed  # noqa: E402
 
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
 SURE = 0.7   # superseded candidates this sure said their value changed ("now", "moved", "from ... to")
@@ -217,9 +218,8 @@ def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, A
         with contextlib.closing(mem):
             out["curate_s"] = round(secs, 1)
             out["entries"] = mem.count()
-            t = time.perf_counter()
-            cands = scan(mem.tree)
-            out["scan_s"] = round(time.perf_counter() - t, 2)
+            cands, scan_s = timed(lambda: scan(mem.tree))
+            out["scan_s"] = round(scan_s, 2)
             log(f"  {out['entries']} entries, scanned in {out['scan_s']} s: {len(cands)} candidates")
             refs = refs_of(mem)
             out["kinds"] = evaluate(cands, stream, refs)
@@ -235,13 +235,9 @@ def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, A
 def dream_and_approve(mem: Any, stream: Stream) -> dict[str, Any]:
     """``memgrove dream`` without a model (it applies exact duplicates and links, queues the rest),
     then every queued change approved, as a user saying yes to all would; the questions again."""
-    t = time.perf_counter()
-    run = mem.dream(use_model=False)
-    dream_s = time.perf_counter() - t
+    run, dream_s = timed(lambda: mem.dream(use_model=False))
     queued = len(mem.review())
-    t = time.perf_counter()
-    approved = mem.review_approve(all=True)
-    approve_s = time.perf_counter() - t
+    approved, approve_s = timed(lambda: mem.review_approve(all=True))
     out = {"dream_s": round(dream_s, 2), "applied_by_dream": sum(c["status"] == "applied" for c in run["candidates"]),
            "queued": queued, "approve_s": round(approve_s, 2),
            "approved": len(approved["applied"]), "conflicts": len(approved["conflicts"]), "left_in_queue": len(mem.review()),
@@ -267,9 +263,8 @@ def run_locomo(n: int, engine: str, cfg: dict[str, Any], samples_per_kind: int =
             for s in samples:
                 mem.ingest(conversation=locomo.to_conversation(s))
             out["entries"] = mem.count()
-            t = time.perf_counter()
-            cands = scan(mem.tree)
-            out["scan_s"] = round(time.perf_counter() - t, 2)
+            cands, scan_s = timed(lambda: scan(mem.tree))
+            out["scan_s"] = round(scan_s, 2)
             out["found"] = {k: sum(c.kind == k for c in cands) for k in KINDS}
             later = mem.tree._clock() + timedelta(days=400)
             out["found"]["archive_400_days_on"] = len(scan(mem.tree, kinds="archive", now=later))

@@ -41,7 +41,7 @@ from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
-from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms  # noqa: E402,F401  (the tests read growth_exponent here)
+from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms, timed  # noqa: E402,F401  (the tests read growth_exponent here)
 from harness.synthetic import Corpus, curate_batches  # noqa: E402
 from harness.tier_runs import choose_engine  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
@@ -92,9 +92,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
             mark[0] = now
 
         # 1. build -----------------------------------------------------------------
-        t_gen = time.perf_counter()
-        ops = [corpus.op(i) for i in range(n)]
-        out["generate_s"] = round(time.perf_counter() - t_gen, 3)
+        ops, generate_s = timed(lambda: [corpus.op(i) for i in range(n)])
+        out["generate_s"] = round(generate_s, 3)
         words = [len(o["content"].split()) for o in ops]
         out["corpus"] = {"entries": n, "words_p50": pct(words, 50), "words_total": sum(words),
                          "domains": len({o["path"].split("/")[0] for o in ops}),
@@ -155,20 +154,12 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         for name in ("default", "strict"):
             m = readers[name]
             m.fingerprint(), m.fingerprint()  # the second check is where a watcher starts
-            fp = []
-            for _ in range(cfg["fingerprints"]):
-                tf = time.perf_counter()
-                m.fingerprint()
-                fp.append(time.perf_counter() - tf)
-            out["fingerprint_ms"][name] = summary_ms(fp)
+            out["fingerprint_ms"][name] = summary_ms([timed(m.fingerprint)[1] for _ in range(cfg["fingerprints"])])
         scan_t, dig_t = [], []
         for _ in range(cfg["fingerprints"]):
-            ts = time.perf_counter()
-            cur = scan(tree.root)
-            scan_t.append(time.perf_counter() - ts)
-            ts = time.perf_counter()
-            digest_of(cur)
-            dig_t.append(time.perf_counter() - ts)
+            cur, seconds = timed(lambda: scan(tree.root))
+            scan_t.append(seconds)
+            dig_t.append(timed(lambda: digest_of(cur))[1])
         out["scan_ms"] = summary_ms(scan_t)
         out["digest_ms"] = summary_ms(dig_t)
         out["files_scanned"] = len(cur)
@@ -249,21 +240,16 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         # 5. full reindex -----------------------------------------------------------------
         mem = Memory.open(tmp, durable=False)
         with RssSampler() as sampler:
-            tr = time.perf_counter()
-            docs = mem.reindex()
-            reindex_s = time.perf_counter() - tr
+            docs, reindex_s = timed(mem.reindex)
         out["reindex"] = {"seconds": round(reindex_s, 3), "docs": docs, "docs_per_s": round(docs / reindex_s, 1),
                           "procs": mem.tree.settings.index_procs if out["files_scanned"] >= 2000 else 1,
                           "peak_rss_mb": sampler.peak_mb, "peak_workers": sampler.peak_children}
         log(f"  [{n}] reindex {reindex_s:.1f} s ({docs} docs)")
         for q in warm:
             mem.tree.engine.search(q, boosts=boosts, limit=eng_limit)
-        after = []
-        for q in queries[: cfg["breakdown_queries"]]:
-            ts = time.perf_counter()
-            mem.tree.engine.search(q, boosts=boosts, limit=eng_limit)
-            after.append(time.perf_counter() - ts)
-        out["search"]["engine_after_reindex"] = summary_ms(after)
+        out["search"]["engine_after_reindex"] = summary_ms([
+            timed(lambda q=q: mem.tree.engine.search(q, boosts=boosts, limit=eng_limit))[1]
+            for q in queries[: cfg["breakdown_queries"]]])
         out["whoosh_segments_after_reindex"] = _segments(mem)
         out["whoosh_deleted_docs_after_reindex"] = _deleted(mem)
         mem.close()

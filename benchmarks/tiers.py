@@ -59,7 +59,7 @@ from harness.machine import versions  # noqa: E402
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
-from harness.stats import Profiler, breakdown, summary_ms  # noqa: E402
+from harness.stats import Profiler, breakdown, summary_ms, timed, timed_ms  # noqa: E402
 from harness.synthetic import Corpus, Questions, curate_batches  # noqa: E402
 from harness.tier_runs import (choose_engine, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
                                timed_query)
@@ -109,9 +109,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
                             "ood_words_available": len(qs.ood_words)}
 
         mem = Memory.open(tmp, durable=False)
-        t_first = time.perf_counter()
-        mem.query(warm_t2[0]["q"])
-        out["first_query_ms"] = round((time.perf_counter() - t_first) * 1000, 1)
+        out["first_query_ms"] = round(timed_ms(lambda: mem.query(warm_t2[0]["q"])), 1)
 
         ask = functools.partial(timed_query, mem)
 
@@ -196,9 +194,7 @@ def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[s
     fillers = qs.vocabulary(cap)
     puts = []
     for q in fillers:
-        ts = time.perf_counter()
-        cache.put(q, fp, {**model, "question": q})
-        puts.append(time.perf_counter() - ts)
+        puts.append(timed(lambda: cache.put(q, fp, {**model, "question": q}))[1])
     fill = {"entries": len(fillers), "fuzzy_cap": cache.fuzzy_entries, "seconds": round(sum(puts), 2),
             "put_first100_ms": summary_ms(puts[:100]), "put_last100_ms": summary_ms(puts[-100:])}
     records: list[dict[str, Any]] = []
@@ -254,12 +250,8 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
 # -- graph ----------------------------------------------------------------------------------
 
 def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[dict]) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    g = mem.graph()
-    build_ms = (time.perf_counter() - t0) * 1000
-    t0 = time.perf_counter()
-    mem.graph()
-    rebuild_ms = (time.perf_counter() - t0) * 1000
+    g, build_s = timed(mem.graph)
+    rebuild_s = timed(mem.graph)[1]
 
     def gcall(q: str) -> tuple[str, float]:
         ts = time.perf_counter()
@@ -272,9 +264,7 @@ def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[di
         a, wall = timed_query(mem, q)
         return label_of(a), wall
 
-    t_first = time.perf_counter()
-    gcall(cached_q)
-    first_ms = (time.perf_counter() - t_first) * 1000
+    first_s = timed(lambda: gcall(cached_q))[1]
     for _ in range(3):
         gcall(cached_q)
         qcall(cached_q)
@@ -289,8 +279,8 @@ def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[di
             tiers_seen[key][tier] += 1
             if tier == want:
                 times[key].append(wall)
-    out: dict[str, Any] = {"build_ms": round(build_ms, 1), "rebuild_ms": round(rebuild_ms, 1),
-                           "first_invoke_ms": round(first_ms, 1)}
+    out: dict[str, Any] = {"build_ms": round(build_s * 1000, 1), "rebuild_ms": round(rebuild_s * 1000, 1),
+                           "first_invoke_ms": round(first_s * 1000, 1)}
     for t in ("0", "2"):
         gk, qk = f"graph_t{t}", f"query_t{t}"
         gs, qs = summary_ms(times[gk]), summary_ms(times[qk])

@@ -22,11 +22,16 @@ def pct(xs: list[float], q: float, digits: int | None = None) -> float:
     return v if digits is None else round(v, digits)
 
 
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """What ``fn()`` returns, and the seconds it took."""
+    t0 = time.perf_counter()
+    got = fn()
+    return got, time.perf_counter() - t0
+
+
 def timed_ms(fn: Callable[[], Any]) -> float:
     """The milliseconds one call of ``fn`` takes."""
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1000
+    return timed(fn)[1] * 1000
 
 
 def summary_ms(xs_s: list[float]) -> dict[str, float]:
