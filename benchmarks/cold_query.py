@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from harness.served import Served  # noqa: E402
-from harness.stats import import_nodes, pct  # noqa: E402
+from harness.stats import import_nodes, pct, timed  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 
@@ -85,10 +85,8 @@ def interpreters(a: argparse.Namespace) -> dict:
     for r in range(a.rounds):
         for p in (a.python if r % 2 == 0 else a.python[::-1]):
             q = f"what do we know about {rng.choice(pool)}?"
-            t0 = time.perf_counter()
-            out = subprocess.run([p, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "query", q, "--json"],
-                                 capture_output=True, text=True, cwd=tempfile.gettempdir())
-            el = time.perf_counter() - t0
+            out, el = timed(lambda: subprocess.run([p, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "query",
+                                                    q, "--json"], capture_output=True, text=True, cwd=tempfile.gettempdir()))
             if out.returncode != 0:
                 raise SystemExit(f"{p} failed: {out.stderr.strip()[-400:]}")
             tier = str(json.loads(out.stdout)["tier"])

@@ -76,6 +76,7 @@ from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
 from harness.machine import start, versions  # noqa: E402
 from harness.report import RESULTS, log, publish, ratio as _ratio  # noqa: E402
+from harness.stats import timed  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
@@ -165,9 +166,7 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
         mem = Memory.open(tmp, create=True)
         try:
             model = None if cfg["real"] else EchoCurator(seed=cfg["seed"], counter=count)
-            t0 = time.perf_counter()
-            rep = mem.learn(conversation=conv, model=model, settings=settings)
-            curate_s = round(time.perf_counter() - t0, 2)
+            rep, curate_s = timed(lambda: mem.learn(conversation=conv, model=model, settings=settings))
             if rep.curator != "llm":
                 raise SystemExit(f"{conv['id']}: the verbatim curator ran instead of the LLM curator: {rep.summary}")
             n_count = mem.count()
@@ -181,7 +180,7 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
         "finish_on_curate": finish, "chunks": rep.chunks, "calls": rep.model_calls,
         "prompt_tokens": rep.prompt_tokens, "completion_tokens": rep.completion_tokens, "applied": len(rep.applied),
         "statuses": statuses, "errors": rep.errors, "stopped": rep.stopped,
-        "curate_s": curate_s, "count": n_count, "search": search,
+        "curate_s": round(curate_s, 2), "count": n_count, "search": search,
     }
     if cfg["real"]:
         # the model's own usage; no per-call breakdown (it is inside the graph)

@@ -262,10 +262,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         env.pop("MEMGROVE_HOME", None)
 
         def wall(code: str) -> float:
-            ts = time.perf_counter()
-            subprocess.run([py, "-c", code], check=True, env=env, cwd=tempfile.gettempdir(),
-                           stdout=subprocess.DEVNULL)
-            return time.perf_counter() - ts
+            return timed(lambda: subprocess.run([py, "-c", code], check=True, env=env, cwd=tempfile.gettempdir(),
+                                                stdout=subprocess.DEVNULL))[1]
 
         cold, base_py, base_imp, inner = [], [], [], []
         crng = random.Random(f"memgrove-scale-cold-{cfg['seed']}")

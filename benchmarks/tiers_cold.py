@@ -8,11 +8,10 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from harness.stats import breakdown, import_nodes, pct, summary_ms
+from harness.stats import breakdown, import_nodes, pct, summary_ms, timed
 from harness.tier_runs import _env
 
 BENCHMARKS = Path(__file__).resolve().parent
@@ -83,9 +82,8 @@ def cold_profile(tmp: Path, questions: list[str]) -> dict[str, Any]:
     samples, runs, walls, tiers_ = [], [], [], []
     for q in questions:
         code = f"ROOT = {str(tmp)!r}; QUESTION = {q!r}; BENCHMARKS = {str(BENCHMARKS)!r}\n" + PROBE
-        ts = time.perf_counter()
-        r = subprocess.run([py, "-c", code], env=env, cwd=cwd, capture_output=True, text=True)
-        walls.append(time.perf_counter() - ts)
+        r, wall = timed(lambda: subprocess.run([py, "-c", code], env=env, cwd=cwd, capture_output=True, text=True))
+        walls.append(wall)
         if r.returncode != 0:
             raise RuntimeError(f"cold probe failed: {r.stderr.strip()[-800:]}")
         d = json.loads(r.stdout.strip().splitlines()[-1])

@@ -11,11 +11,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from harness.stats import summary_ms
+from harness.stats import summary_ms, timed
 
 Call = tuple[str, str, "dict[str, Any] | None"]   # (kind, question, the entry it was made from)
 
@@ -29,9 +28,7 @@ def label_of(a: Any) -> str:
 
 def timed_query(mem: Any, q: str) -> tuple[Any, float]:
     """``mem.query(q)`` and its wall time in seconds."""
-    ts = time.perf_counter()
-    a = mem.query(q)
-    return a, time.perf_counter() - ts
+    return timed(lambda: mem.query(q))
 
 
 def rounds(qs: Any, meas: list[dict[str, Any]], per: int, lag: int,
@@ -115,9 +112,7 @@ def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str
     env, cwd, py, cli = _env(), tempfile.gettempdir(), sys.executable, _cli()
 
     def wall(argv: list[str]) -> tuple[float, str]:
-        ts = time.perf_counter()
-        r = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
-        el = time.perf_counter() - ts
+        r, el = timed(lambda: subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True))
         if r.returncode != 0:
             raise RuntimeError(f"{argv[:3]}... failed ({r.returncode}): {r.stderr.strip()[-500:]}")
         return el, r.stdout
