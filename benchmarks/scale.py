@@ -55,21 +55,13 @@ def _has_setting(name: str) -> bool:
     return name in {f.name for f in __import__("dataclasses").fields(TreeSettings)}
 
 
-def _segments(mem: Any) -> int | None:
-    """Number of Whoosh segments (private API; informational only)."""
-    try:
-        return len(mem.tree.engine._index()._segments())
-    except Exception:  # noqa: BLE001 - another engine or another Whoosh version
-        return None
-
-
-def _deleted(mem: Any) -> int | None:
-    """Deleted documents still held in the Whoosh segments (informational only)."""
+def _whoosh(mem: Any) -> tuple[int | None, int | None]:
+    """The number of Whoosh segments and the deleted documents they still hold (private API; informational only)."""
     try:
         ix = mem.tree.engine._index()
-        return ix.doc_count_all() - ix.doc_count()
-    except Exception:  # noqa: BLE001
-        return None
+        return len(ix._segments()), ix.doc_count_all() - ix.doc_count()
+    except Exception:  # noqa: BLE001 - another engine or another Whoosh version
+        return None, None
 
 
 # -- one size, in a child process --------------------------------------------------
@@ -207,8 +199,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["search"]["empty_results"] = empty
         out["search"]["hits_p50"] = pct(hits_n, 50)
         out["search"]["examples"] = queries[:5]
-        out["whoosh_segments"] = _segments(base)
-        out["whoosh_deleted_docs"] = _deleted(base)
+        out["whoosh_segments"], out["whoosh_deleted_docs"] = _whoosh(base)
         log(f"  [{n}] search p50 ms: " + ", ".join(f"{m} {pct(v, 50) * 1000:.1f}" for m, v in times.items()))
 
         # where a search's time goes (exclusive time per part), strict and default
@@ -250,8 +241,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["search"]["engine_after_reindex"] = summary_ms([
             timed(lambda q=q: mem.tree.engine.search(q, boosts=boosts, limit=eng_limit))[1]
             for q in queries[: cfg["breakdown_queries"]]])
-        out["whoosh_segments_after_reindex"] = _segments(mem)
-        out["whoosh_deleted_docs_after_reindex"] = _deleted(mem)
+        out["whoosh_segments_after_reindex"], out["whoosh_deleted_docs_after_reindex"] = _whoosh(mem)
         mem.close()
         out["maxrss_mb"] = maxrss_mb()
 
