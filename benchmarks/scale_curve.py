@@ -216,9 +216,7 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
         L.append("")
     # every exponent, with its fit and the slope between consecutive sizes
     pairs = [f"{a:,}→{b:,}" for a, b in zip(cv["sizes"], cv["sizes"][1:])]
-    L.append("| metric | " + " | ".join(f"{s:,}" for s in cv["sizes"]) + " | exponent (R²) | "
-             + " | ".join(f"slope {p}" for p in pairs) + " |")
-    L.append("|---|" + "---|" * (len(cv["sizes"]) + 1 + len(pairs)))
+    L += table(["metric", *(f"{s:,}" for s in cv["sizes"]), "exponent (R²)", *(f"slope {p}" for p in pairs)], [])
     for key, mm in M.items():
         e = E[key]
         fmt = "{:.0f}" if mm["unit"] in ("ops/s",) or key.startswith("cold") else (
@@ -229,11 +227,10 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
                  + " | ".join(_f(x) for x in local) + " |")
     L.append("")
     # per size: the realized tiers, baselines, load
-    L.append("| size | warm answers by reported tier (n) | tier 2: question's entry first | cold runs: reported "
-             "tiers (cached / fresh question) | cold CLI tier 0 p50 | `python -c pass` / `import memgrove.cli` p50 | "
-             "peak anon. RSS in the build (sampled) MB | first query ms | load avg (1 min) start → after build → end "
-             "| wall s |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    L += table(["size", "warm answers by reported tier (n)", "tier 2: question's entry first",
+                "cold runs: reported tiers (cached / fresh question)", "cold CLI tier 0 p50",
+                "`python -c pass` / `import memgrove.cli` p50", "peak anon. RSS in the build (sampled) MB",
+                "first query ms", "load avg (1 min) start → after build → end", "wall s"], [])
 
     def tiers_seen(d: dict[str, int]) -> str:
         return ", ".join(f"tier {t}×{k}" for t, k in d.items()) or "—"

@@ -31,13 +31,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append("")
     growth = len(sizes) >= 2
     tgt_col = TARGET_SIZE in sizes
-    head = "| metric | " + " | ".join(f"{s:,}" for s in sizes) + " |"
-    if growth:
-        head += f" ×{sizes[-1] / sizes[0]:g} entries → |"
-    if tgt_col:
-        head += f" target @ {TARGET_SIZE:,} |"
-    L.append(head)
-    L.append("|" + "---|" * (head.count("|") - 1))
+    L += table(["metric", *(f"{s:,}" for s in sizes), *([f"×{sizes[-1] / sizes[0]:g} entries →"] if growth else []),
+                *([f"target @ {TARGET_SIZE:,}"] if tgt_col else [])], [])
     tr = next((r for r in runs if r["size"] == TARGET_SIZE), None)
 
     def row(label: str, get: Callable[[dict], float], fmt: str = "{:.1f}", key: str = "", unit: str = "ms",

@@ -56,12 +56,9 @@ def render_markdown(report: dict[str, Any]) -> str:
              f"on a cached question (tier 0) and on a fresh question checked to route to tier 2, interleaved. "
              f"Shared, noisy 2-core machine: read medians and ratios measured in the same run.")
     L.append("")
-    head = "| metric | " + " | ".join(f"{s:,}" for s in sizes) + " |"
     extra = tr is not None
-    if extra:
-        head += f" target @ {TARGET_SIZE:,} | ByteRover @ {BYTEROVER_DOCS:,} | ours ÷ ByteRover @ {TARGET_SIZE:,} |"
-    L.append(head)
-    L.append("|" + "---|" * (head.count("|") - 1))
+    L += table(["metric", *(f"{s:,}" for s in sizes), *([f"target @ {TARGET_SIZE:,}", f"ByteRover @ {BYTEROVER_DOCS:,}",
+                                                        f"ours ÷ ByteRover @ {TARGET_SIZE:,}"] if extra else [])], [])
 
     def get_tier(r: dict, t: str, p: str) -> float | None:
         v = r["by_tier"].get(t)
