@@ -44,12 +44,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 from harness.datasets import locomo  # noqa: E402
 from harness import metrics as rm  # noqa: E402
-from harness.report import log  # noqa: E402
+from harness.report import log, table  # noqa: E402
 
 RULES = ("old", "main", "new", "sentence", "reachable")
 # the picker before issue 33 (answer types, the message before, relative times): read from git, same run
@@ -165,16 +163,12 @@ def render(rep: dict[str, Any]) -> str:
              "new": "new rule: the answer as shown",
              "sentence": "new rule, the picked sentence alone",
              "reachable": "gold anywhere in the chosen entries"}
+    groups = ("all", "1", "2", "3", "4")
     lines = [f"LoCoMo, {rep['conversations']} conversation(s), {rep['questions']} questions (categories 1–4), "
-             f"{rep['seconds']} s", "",
-             "| gold answer in … | all | cat 1 | cat 2 | cat 3 | cat 4 | mean words |",
-             "|---|---|---|---|---|---|---|"]
-    for r in RULES:
-        rates = rep["rates"][r]
-        mw = rep["mean_words"].get(r)
-        lines.append(f"| {names[r]} | " + " | ".join(f"{rates[g]:.1f}%" for g in ("all", "1", "2", "3", "4"))
-                     + f" | {mw if mw is not None else '—'} |")
-    lines.append("| questions | " + " | ".join(str(rep["counts"][g]) for g in ("all", "1", "2", "3", "4")) + " | |")
+             f"{rep['seconds']} s", ""]
+    lines += table(["gold answer in …", "all", "cat 1", "cat 2", "cat 3", "cat 4", "mean words"],
+                   [[names[r], *(f"{rep['rates'][r][g]:.1f}%" for g in groups), rep["mean_words"].get(r, "—")]
+                    for r in RULES] + [["questions", *(rep["counts"][g] for g in groups), ""]])
     if "rates_any_day_format" in rep:
         lines += ["", "A day in the gold written in the other order also counts (\"1 May 2023\" for \"May 1, 2023\"), all: "
                   + ", ".join(f"{names[r].split(':')[0]} {rep['rates_any_day_format'][r]:.1f}%" for r in RULES)]

@@ -18,16 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 import answer_first  # noqa: E402
+from harness.report import table  # noqa: E402
 
 DATA = HERE / "data" / "answer_types.json"
 
@@ -90,12 +88,11 @@ def run(cases: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render(rep: dict[str, Any]) -> str:
     kinds = list(rep["counts"])
-    lines = [f"{rep['questions']} questions with distractors (benchmarks/data/answer_types.json)", "",
-             "| picker | " + " | ".join(kinds) + " | mean words |", "|---" * (len(kinds) + 2) + "|"]
-    for r, name in (("before", f"before ({rep['baseline']})"), ("after", "after")):
-        lines.append(f"| {name} | " + " | ".join(f"{rep['rates'][r][k]:.0f}%" for k in kinds)
-                     + f" | {rep['mean_words'][r]} |")
-    lines.append("| questions | " + " | ".join(str(rep["counts"][k]) for k in kinds) + " | |")
+    lines = [f"{rep['questions']} questions with distractors (benchmarks/data/answer_types.json)", ""]
+    lines += table(["picker", *kinds, "mean words"],
+                   [[name, *(f"{rep['rates'][r][k]:.0f}%" for k in kinds), rep["mean_words"][r]]
+                    for r, name in (("before", f"before ({rep['baseline']})"), ("after", "after"))]
+                   + [["questions", *(rep["counts"][k] for k in kinds), ""]])
     for m in rep["misses_after"]:
         lines.append(f"- missed: {m['q']} (want {m['answer']!r}) -> {m['shown']}")
     return "\n".join(lines)

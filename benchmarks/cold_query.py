@@ -33,28 +33,15 @@ import json
 import os
 import random
 import re
-import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.stats import pct  # noqa: E402
-from harness.synthetic import Corpus  # noqa: E402
-
-
-def build(tree: Path, n: int, seed: int) -> None:
-    from memgrove import Memory
-
-    corpus = Corpus(seed)
-    with Memory.open(tree, create=True, durable=False) as mem:
-        for start in range(0, n, 500):
-            mem.curate([corpus.op(i) for i in range(start, min(n, start + 500))])
+from harness.served import Served  # noqa: E402
+from harness.stats import import_nodes, pct, timed  # noqa: E402
+from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 
 def titles(tree: Path) -> list[str]:
@@ -80,13 +67,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--semantic", type=float, default=0.0, help="with --server: semantic_weight for the run")
     a = ap.parse_args(argv)
     if a.build:
-        build(a.tree, a.build, a.seed)
-    if a.server:
-        report = served(a)
-        print(json.dumps(report, indent=2))
-        if a.out:
-            a.out.write_text(json.dumps(report, indent=2) + "\n")
-        return report
+        build_tree(a.tree, a.build, Corpus(a.seed), 500)
+    report = served(a) if a.server else interpreters(a)
+    print(json.dumps(report, indent=2))
+    if a.out:
+        a.out.write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def interpreters(a: argparse.Namespace) -> dict:
+    """The interpreters side by side, in-process (``--no-server``), a fresh question each run."""
     pool = titles(a.tree)
     rng = random.Random(a.seed)
     times: dict[str, list[float]] = {p: [] for p in a.python}
@@ -95,10 +85,8 @@ def main(argv: list[str] | None = None) -> dict:
     for r in range(a.rounds):
         for p in (a.python if r % 2 == 0 else a.python[::-1]):
             q = f"what do we know about {rng.choice(pool)}?"
-            t0 = time.perf_counter()
-            out = subprocess.run([p, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "query", q, "--json"],
-                                 capture_output=True, text=True, cwd=tempfile.gettempdir())
-            el = time.perf_counter() - t0
+            out, el = timed(lambda: subprocess.run([p, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "query",
+                                                    q, "--json"], capture_output=True, text=True, cwd=tempfile.gettempdir()))
             if out.returncode != 0:
                 raise SystemExit(f"{p} failed: {out.stderr.strip()[-400:]}")
             tier = str(json.loads(out.stdout)["tier"])
@@ -111,9 +99,6 @@ def main(argv: list[str] | None = None) -> dict:
     if len(a.python) == 2:
         base, new = (report["python"][p]["p50_ms"] for p in a.python)
         report["ratio_p50"] = round(new / base, 3)
-    print(json.dumps(report, indent=2))
-    if a.out:
-        a.out.write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 
@@ -146,7 +131,8 @@ def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list
              "fast_path": [*fast, "--root", str(a.tree)]}
     pool = titles(a.tree)
     rng = random.Random(a.seed)
-    server, log = _start(py, a.tree)
+    server = Served(a.tree, python=py, env=dict(os.environ),
+                    log=Path(tempfile.gettempdir()) / f"cold_query_serve_{os.getpid()}.log")
     try:
         for cmd in commands:       # each path once before timing: the server's first search opens its searcher
             for path in PATHS:
@@ -176,9 +162,7 @@ def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list
                     raise SystemExit(f"{key}: no hits for {q!r}")
         load.append(os.getloadavg())
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(60)
-        log.close()
+        server.stop()
     med = {k: round(pct(v, 50) * 1000, 1) for k, v in times.items()}
     report = {"tree": str(a.tree), "entries": len(pool), "rounds": a.rounds, "semantic_weight": a.semantic,
               "loadavg": load, "p50_ms": med,
@@ -215,47 +199,14 @@ def _set_semantic(config: Path, saved: str | None, weight: float) -> None:
                       encoding="utf-8")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start(py: str, tree: Path) -> tuple[subprocess.Popen, Any]:
-    port = _free_port()
-    log = open(Path(tempfile.gettempdir()) / f"cold_query_serve_{port}.log", "w")
-    proc = subprocess.Popen([py, "-m", "memgrove.cli", "--root", str(tree), "serve", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    from memgrove.server.registry import find_server
-
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"memgrove serve exited: {Path(log.name).read_text()[-2000:]}")
-        info = find_server(tree / ".memgrove")
-        if info is not None and info["pid"] == proc.pid:
-            return proc, log
-        time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("memgrove serve did not start")
-
-
-_IMPORT = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
-
-
 def _importtime(py: str, words: list[str], *, cmd: str, q: str) -> dict:
     """One run with ``-X importtime``: the imports' total and the heaviest top-level ones (ms)."""
     argv = [py, "-X", "importtime", *(words[1:] if words[0] == py else words)]   # the script is Python too
     out = subprocess.run(argv + [cmd, q, "--json"], capture_output=True, text=True, cwd=tempfile.gettempdir())
-    top: list[tuple[str, int]] = []
-    for line in out.stderr.splitlines():
-        m = _IMPORT.match(line)
-        if m and m.group(3) == " ":                                      # a top-level import
-            top.append((m.group(4), int(m.group(2))))
-    top.sort(key=lambda t: -t[1])
+    nodes = import_nodes(out.stderr)
+    top = sorted(((name, cum) for depth, name, _, cum in nodes if depth == 1), key=lambda t: -t[1])
     return {"total_ms": round(sum(us for _, us in top) / 1000, 1),
-            "heaviest": {name: round(us / 1000, 1) for name, us in top[:6]},
-            "modules": sum(1 for line in out.stderr.splitlines() if _IMPORT.match(line))}
+            "heaviest": {name: round(us / 1000, 1) for name, us in top[:6]}, "modules": len(nodes)}
 
 
 if __name__ == "__main__":

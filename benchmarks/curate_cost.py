@@ -65,22 +65,18 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
 from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
-from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import log, ratio as _ratio, write  # noqa: E402
+from harness.machine import start, versions  # noqa: E402
+from harness.report import RESULTS, log, publish, ratio as _ratio  # noqa: E402
+from harness.stats import timed  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
@@ -170,9 +166,7 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
         mem = Memory.open(tmp, create=True)
         try:
             model = None if cfg["real"] else EchoCurator(seed=cfg["seed"], counter=count)
-            t0 = time.perf_counter()
-            rep = mem.learn(conversation=conv, model=model, settings=settings)
-            curate_s = round(time.perf_counter() - t0, 2)
+            rep, curate_s = timed(lambda: mem.learn(conversation=conv, model=model, settings=settings))
             if rep.curator != "llm":
                 raise SystemExit(f"{conv['id']}: the verbatim curator ran instead of the LLM curator: {rep.summary}")
             n_count = mem.count()
@@ -186,7 +180,7 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
         "finish_on_curate": finish, "chunks": rep.chunks, "calls": rep.model_calls,
         "prompt_tokens": rep.prompt_tokens, "completion_tokens": rep.completion_tokens, "applied": len(rep.applied),
         "statuses": statuses, "errors": rep.errors, "stopped": rep.stopped,
-        "curate_s": curate_s, "count": n_count, "search": search,
+        "curate_s": round(curate_s, 2), "count": n_count, "search": search,
     }
     if cfg["real"]:
         # the model's own usage; no per-call breakdown (it is inside the graph)
@@ -316,9 +310,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
            "settings": {key: {"finish_on_curate": finish} for key, finish in SETTINGS}}
     count = TokenCounter()
     system = load_prompt("curate_v1")
-    command = "python benchmarks/curate_cost.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
+    command, machine = start("curate_cost.py", argv, a.seed, skip_results=False)
     log(f"memgrove curation cost benchmark: {len(samples)} conversations, {cfg['model']}, tokens: {count.method}")
     t0 = time.perf_counter()
     rows = []
@@ -340,7 +332,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows.append(row)
     report: dict[str, Any] = {
         "machine": machine, "versions": versions("langchain", "langchain-core", "langgraph", "tiktoken"), "config": cfg,
-        "command": command.strip(),
+        "command": command,
         "token_method": count.method, "wall_s": round(time.perf_counter() - t0, 1),
         "system_prompt_chars": len(system), "system_prompt_tokens": count(system),
         "rows": rows, "summary": totals(rows),
@@ -356,11 +348,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report["byterover_prompt_tokens_by_part"] = _sum_parts([r["byterover"] for r in rows], "prompt_tokens_by_part")
         report["tool_schema_tokens"] = rows[0]["ours"]["tool_schema_tokens"] if rows else {}
         report["same_curate_calls"] = all(r["same_curate_calls"] for r in rows)
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        write(a.out / ("curate_cost_real" if a.real else "curate_cost"), report, md, ensure_ascii=False)
-    return report
+    return publish(report, render_markdown(report),
+                   None if a.no_write else a.out / ("curate_cost_real" if a.real else "curate_cost"), ensure_ascii=False)
 
 
 if __name__ == "__main__":

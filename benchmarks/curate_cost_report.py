@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.machine import machine_line
 from harness.report import table
 
 
@@ -39,11 +40,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     m, c, rows, t = report["machine"], report["config"], report["rows"], report["summary"]
     real = c["real"]
     L = ["# memgrove curation cost benchmark (LoCoMo)", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · langchain {report['versions'].get('langchain')} · langgraph "
-             f"{report['versions'].get('langgraph')} · memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-             + f" · load average at start {m['loadavg']}")
+    v = report["versions"]
+    L.append(machine_line(m, f" · langchain {v.get('langchain')} · langgraph {v.get('langgraph')}"))
     L.append("")
     L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s (both settings) · data "
              f"`{c['data']}` ({len(rows)} conversations) · chunk_chars {c['chunk_chars']}, overlap {c['overlap']}")

@@ -29,8 +29,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-RESULTS = Path(__file__).parent / "results"
+from harness.report import RESULTS, publish
+from harness.stats import timed
+
 WORDS = ("staging production database port cache queue deploy rollback token session backup replica index "
          "schema migration latency budget owner team release version region cluster service worker job "
          "alert pager runbook incident review policy quota limit storage bucket network proxy gateway").split()
@@ -90,12 +93,11 @@ def scan_available() -> bool:
 
 def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
     from memgrove import Memory
-    from memgrove.tree.dream import dream, undo_run
+    from memgrove.tree.dream import dream
 
     root = work / f"n{n}"
-    t = time.perf_counter()
-    cands, held = build(root, n, args.seed, args.dup_share, args.link_share)
-    out: dict = {"size": n, **held, "build_s": round(time.perf_counter() - t, 2)}
+    (cands, held), build_s = timed(lambda: build(root, n, args.seed, args.dup_share, args.link_share))
+    out: dict = {"size": n, **held, "build_s": round(build_s, 2)}
     use_scan = args.candidates == "scan" or (args.candidates == "auto" and scan_available())
     out["candidates_from"] = "scan" if use_scan else "generated"
     baseline_copy = None
@@ -104,22 +106,11 @@ def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
         shutil.copytree(root, baseline_copy)
     with Memory.open(root) as mem:
         mem.tree.ensure_fresh()
-        before = entries(mem.home)
         if use_scan:
-            t = time.perf_counter()
-            found = dream(mem.tree, dry_run=True).candidates
-            out["scan_s"] = round(time.perf_counter() - t, 3)
+            found, scan_s = timed(lambda: dream(mem.tree, dry_run=True).candidates)
+            out["scan_s"] = round(scan_s, 3)
             out["scan_found"] = {k: sum(1 for c in found if c["kind"] == k) for k in sorted({c["kind"] for c in found})}
-        t = time.perf_counter()
-        rep = dream(mem.tree, candidates=None if use_scan else cands)
-        out["dream_s"] = round(time.perf_counter() - t, 3)
-        out["counts"] = rep.counts()
-        out["applied_ops"] = len(rep.applied)
-        t = time.perf_counter()
-        undone = undo_run(mem.tree, rep.run)
-        out["undo_s"] = round(time.perf_counter() - t, 3)
-        out["undo_ops"] = len(undone["undo"])
-        out["undo_exact"] = entries(mem.home) == before
+        out.update(run_and_undo(mem, None if use_scan else cands))
     if baseline_copy is not None:
         with Memory.open(baseline_copy) as mem:
             mem.tree.ensure_fresh()
@@ -130,11 +121,24 @@ def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
     return out
 
 
+def run_and_undo(mem: Any, candidates: list | None = None) -> dict:
+    """A run (of ``candidates``, else of what the scan finds) and its undo, timed; whether the undo put every
+    entry back byte for byte."""
+    from memgrove.tree.dream import dream, undo_run
+
+    before = entries(mem.home)
+    rep, dream_s = timed(lambda: dream(mem.tree, candidates=candidates))
+    after = mem.count()
+    undone, undo_s = timed(lambda: undo_run(mem.tree, rep.run))
+    return {"dream_s": round(dream_s, 3), "counts": rep.counts(), "applied_ops": len(rep.applied),
+            "entries_after": after, "undo_s": round(undo_s, 3), "undo_ops": len(undone["undo"]),
+            "undo_exact": entries(mem.home) == before}
+
+
 def on_locomo(n: int, work: Path) -> dict:
     """A run and its undo on the first ``n`` LoCoMo conversations, each curated twice."""
     from harness.datasets import locomo
     from memgrove import Memory
-    from memgrove.tree.dream import dream, undo_run
 
     root = work / "locomo"
     with Memory.open(root, create=True, durable=False) as mem:
@@ -145,15 +149,7 @@ def on_locomo(n: int, work: Path) -> dict:
     with Memory.open(root) as mem:
         mem.tree.ensure_fresh()
         out: dict = {"size": f"locomo x{n}, twice", "entries": mem.count(), "candidates_from": "scan"}
-        before = entries(mem.home)
-        t = time.perf_counter()
-        rep = dream(mem.tree)
-        out.update(dream_s=round(time.perf_counter() - t, 3), counts=rep.counts(), applied_ops=len(rep.applied),
-                   entries_after=mem.count())
-        t = time.perf_counter()
-        undone = undo_run(mem.tree, rep.run)
-        out.update(undo_s=round(time.perf_counter() - t, 3), undo_ops=len(undone["undo"]),
-                   undo_exact=entries(mem.home) == before)
+        out.update(run_and_undo(mem))
     return out
 
 
@@ -174,18 +170,12 @@ def main(argv: list[str] | None = None) -> dict:
             rows.append(one_size(n, args, Path(tmp)))
             print(json.dumps(rows[-1]), file=sys.stderr)
         if args.locomo:
-            sys.path.insert(0, str(Path(__file__).parent))
             rows.append(on_locomo(args.locomo, Path(tmp)))
             print(json.dumps(rows[-1]), file=sys.stderr)
     from memgrove.tree.settings import TreeSettings
 
     result = {"engine": TreeSettings().engine, "seed": args.seed, "rows": rows}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out + ".json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-        Path(args.out + ".md").write_text(markdown(result), encoding="utf-8")
-    print(markdown(result))
-    return result
+    return publish(result, markdown(result).rstrip("\n"), Path(args.out) if args.out else None, indent=1)
 
 
 def markdown(result: dict) -> str:

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.plots import log_log_axes  # noqa: E402
+from harness.plots import plot_curves  # noqa: E402
 from scale_curve import curve_summary  # noqa: E402
 
 ROWS = [  # (metric key in curve_summary, label, format)
@@ -41,7 +39,6 @@ PANELS = [  # (title, [(metric, label, line style)])
     ("build time (s)", [("build_s", "build", "-")]),
     ("disk and memory (MB)", [("disk_mb", "disk", "-"), ("peak_rss_mb", "peak RSS", "--")]),
 ]
-COLORS = {"whoosh": "tab:blue", "tantivy": "tab:orange"}
 
 
 def load(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -88,30 +85,6 @@ def render(curves: list[tuple[str, dict[str, Any], dict[str, Any]]], png: str | 
     return "\n".join(out)
 
 
-def plot(curves: list[tuple[str, dict[str, Any], dict[str, Any]]], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 6), constrained_layout=True)
-    all_sizes = sorted({s for _, _, cv in curves for s in cv["sizes"]})
-    for ax, (title, lines) in zip(axes, PANELS):
-        for name, _, cv in curves:
-            for key, label, style in lines:
-                pts = [(s, v) for s, v in zip(cv["sizes"], cv["metrics"].get(key, {}).get("values", []))
-                       if v is not None and v > 0]
-                if pts:
-                    k = cv["exponents"].get(key, {}).get("slope")
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=4,
-                            color=COLORS.get(name), label=f"{name}: {label}" + (f" (k={k:.2f})" if k is not None else ""))
-        ax.set_title(title)
-        log_log_axes(ax, all_sizes)
-    fig.suptitle("memgrove scale curve, Whoosh and tantivy · k = growth exponent (log-log slope)", fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("reports", type=Path, nargs=2, help="two scale.py --curve JSON reports, one per engine")
@@ -122,7 +95,8 @@ def main(argv: list[str] | None = None) -> str:
     png = None
     if not a.no_plot:
         png = a.out.with_suffix(".png")
-        plot(curves, png)
+        plot_curves([(name, cv) for name, _, cv in curves], PANELS, png,
+                    "memgrove scale curve, Whoosh and tantivy · k = growth exponent (log-log slope)")
     md = render(curves, png.name if png else None)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".md").write_text(md + "\n", encoding="utf-8")

@@ -19,8 +19,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 from harness.plots import plot_recall_budget, plot_shares  # noqa: E402
 

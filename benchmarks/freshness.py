@@ -28,52 +28,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import random
 import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.machine import machine_info  # noqa: E402
-from harness import report as harness_report  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
-from harness.stats import pct  # noqa: E402
-from harness.synthetic import Corpus  # noqa: E402
+from harness.stats import pct, timed  # noqa: E402
+from harness.synthetic import Corpus, build_tree  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 MODES = ("watcher", "full scan", "fallback", "engine")
-log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 def stats_ms(xs: list[float]) -> dict[str, float]:
     ms = [x * 1000 for x in xs]
     return {"n": len(ms), "p50": round(pct(ms, 50), 2), "p90": round(pct(ms, 90), 2),
             "p99": round(pct(ms, 99), 2), "mean": round(statistics.fmean(ms), 2)}
-
-
-def timed(fn: Callable[[], Any], times: int) -> list[float]:
-    out = []
-    for _ in range(times):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
-
-
-def build(tmp: Path, size: int, seed: int, batch: int) -> float:
-    from memgrove import Memory
-
-    corpus = Corpus(seed)
-    t0 = time.perf_counter()
-    with Memory.open(tmp, create=True, durable=False, engine="tantivy") as mem:
-        for i in range(0, size, batch):
-            mem.curate([corpus.op(j) for j in range(i, min(i + batch, size))])
-            if (i // batch) % 20 == 19:
-                log(f"  built {i + batch}/{size}")
-    return time.perf_counter() - t0
 
 
 def run_engine(tmp: Path, engine: str, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -109,9 +83,10 @@ def run_engine(tmp: Path, engine: str, cfg: dict[str, Any]) -> dict[str, Any]:
         root = mems["watcher"].tree.root
         folders: dict[str, int] = {}
         files = scan(root, folders)
+        unchanged = FolderCheck(str(root), folders, 0.0).unchanged   # one check, asked 200 times
         checks = {"files": len(files), "folders": len(folders),
-                  "scan every file": stats_ms(timed(lambda: scan(root), cfg["scan_repeats"])),
-                  "stat every folder": stats_ms(timed(FolderCheck(str(root), folders, 0.0).unchanged, 200))}
+                  "scan every file": stats_ms([timed(lambda: scan(root))[1] for _ in range(cfg["scan_repeats"])]),
+                  "stat every folder": stats_ms([timed(unchanged)[1] for _ in range(200)])}
     finally:
         for mem in mems.values():
             mem.close()
@@ -172,15 +147,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else:
             tmp = stack.enter_context(scratch_dir(f"memgrove-freshness-{a.size}-", cfg, report))
             log(f"building {a.size} entries")
-            report["build_s"] = round(build(tmp, a.size, a.seed, a.batch), 1)
+            report["build_s"] = round(build_tree(tmp, a.size, Corpus(a.seed), a.batch, engine="tantivy"), 1)
         for engine in a.engines:
             log(f"{engine}: {a.searches} searches x {len(MODES)} modes")
             report["runs"].append(run_engine(tmp, engine, cfg))
     report["machine"] = machine_info(a.seed)
-    md = render(report)
-    harness_report.write(a.out.with_suffix(""), report, md)
-    print(md)
-    return report
+    return publish(report, render(report), a.out.with_suffix(""))
 
 
 if __name__ == "__main__":

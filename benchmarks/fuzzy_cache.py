@@ -34,12 +34,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.report import table
 from memgrove.graphs.settings import QuerySettings
 from memgrove.tree.cache import QueryCache, asks_same, question_forms
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "fuzzy_pairs.jsonl"
 OUT = ROOT / "results" / "fuzzy_cache.md"
+OLD, NEW = "old rule (Jaccard >= 0.6, anchors)", "new rule (QueryCache, default settings)"
 
 
 # -- the old rule (tree/cache.py at commit 350a2ce), unchanged --------------------------
@@ -145,8 +147,8 @@ def run(data: Path = DATA) -> dict[str, Any]:
     pairs = load_pairs(data)
     settings = QuerySettings()
     rules = {
-        "old rule (Jaccard >= 0.6, anchors)": [old_rule(p["cached"], p["asked"]) for p in pairs],
-        "new rule (QueryCache, default settings)": served_by_query_cache(pairs, settings),
+        OLD: [old_rule(p["cached"], p["asked"]) for p in pairs],
+        NEW: served_by_query_cache(pairs, settings),
         "new rule without the word-order check": [new_rule_variant(ordered=False)(p["cached"], p["asked"]) for p in pairs],
         "new rule, threshold 0.8": [new_rule_variant(threshold=0.8)(p["cached"], p["asked"]) for p in pairs],
         "new rule, threshold 0.6": [new_rule_variant(threshold=0.6)(p["cached"], p["asked"]) for p in pairs],
@@ -163,12 +165,12 @@ def run(data: Path = DATA) -> dict[str, Any]:
             "by_set": by_set}
 
 
-def _pair(p: dict[str, Any]) -> str:
-    return f"| {p['kind']} | {p['cached']} | {p['asked']} |"
+def _pairs(pairs: list[dict[str, Any]]) -> list[str]:
+    return table(["kind", "cached", "asked"], [[p["kind"], p["cached"], p["asked"]] for p in pairs])
 
 
 def markdown(res: dict[str, Any], data: Path) -> str:
-    old, new = res["rules"]["old rule (Jaccard >= 0.6, anchors)"], res["rules"]["new rule (QueryCache, default settings)"]
+    old, new = res["rules"][OLD], res["rules"][NEW]
     lines = [
         "# Fuzzy cache (tier 1): precision and recall on labelled question pairs",
         "",
@@ -178,36 +180,29 @@ def markdown(res: dict[str, Any], data: Path) -> str:
         f"`get_fuzzy` with the pipeline's defaults (fuzzy_threshold {res['settings']['fuzzy_threshold']}, "
         f"fuzzy_min_tokens {res['settings']['fuzzy_min_tokens']}). Deterministic: no model, no clock.",
         "",
-        "| rule | served | right | wrong | paraphrases missed | precision | recall |",
-        "|---|---|---|---|---|---|---|",
+        *table(["rule", "served", "right", "wrong", "paraphrases missed", "precision", "recall"],
+               [[name, r["served"], r["right"], r["wrong"], r["missed"], f"{r['precision']:.3f}", f"{r['recall']:.3f}"]
+                for name, r in res["rules"].items()]),
     ]
-    for name, r in res["rules"].items():
-        lines.append(f"| {name} | {r['served']} | {r['right']} | {r['wrong']} | {r['missed']} | "
-                     f"{r['precision']:.3f} | {r['recall']:.3f} |")
     lines += ["", "## By set", "",
-              "The design pairs were written with the rule in mind; the holdout pairs after it was fixed.", "",
-              "| rule | set | pairs | wrong served | precision | recall |", "|---|---|---|---|---|---|"]
-    for name in ("old rule (Jaccard >= 0.6, anchors)", "new rule (QueryCache, default settings)"):
-        for k, r in res["by_set"][name].items():
-            lines.append(f"| {name} | {k} | {res['sets'][k]} | {r['wrong']} | {r['precision']:.3f} | {r['recall']:.3f} |")
-    lines += ["", "## By kind (pairs: served by the old rule / the new rule)", "",
-              "| kind | label | pairs | old | new |", "|---|---|---|---|---|"]
-    for kind, (n, s_new, same) in sorted(new["by_kind"].items(), key=lambda kv: (-kv[1][2], kv[0])):
-        s_old = old["by_kind"][kind][1]
-        lines.append(f"| {kind} | {'paraphrase' if same else 'different'} | {n} | {s_old} | {s_new} |")
-    lines += ["", f"## Wrong answers the old rule served ({len(old['false_matches'])})", "",
-              "| kind | cached | asked |", "|---|---|---|", *map(_pair, old["false_matches"])]
+              "The design pairs were written with the rule in mind; the holdout pairs after it was fixed.", ""]
+    lines += table(["rule", "set", "pairs", "wrong served", "precision", "recall"],
+                   [[name, k, res["sets"][k], r["wrong"], f"{r['precision']:.3f}", f"{r['recall']:.3f}"]
+                    for name in (OLD, NEW) for k, r in res["by_set"][name].items()])
+    lines += ["", "## By kind (pairs: served by the old rule / the new rule)", ""]
+    lines += table(["kind", "label", "pairs", "old", "new"],
+                   [[kind, "paraphrase" if same else "different", n, old["by_kind"][kind][1], s_new]
+                    for kind, (n, s_new, same) in sorted(new["by_kind"].items(), key=lambda kv: (-kv[1][2], kv[0]))])
+    lines += ["", f"## Wrong answers the old rule served ({len(old['false_matches'])})", "", *_pairs(old["false_matches"])]
     lines += ["", f"## Wrong answers the new rule serves ({len(new['false_matches'])})", ""]
-    lines += ["| kind | cached | asked |", "|---|---|---|", *map(_pair, new["false_matches"])] if new["false_matches"] \
-        else ["None."]
+    lines += _pairs(new["false_matches"]) if new["false_matches"] else ["None."]
     lines += ["", f"## Paraphrases the new rule misses ({len(new['misses'])}): what recall costs", "",
               "Each goes to tier 2 (a search, ~10 ms warm) instead of being served from the cache.", "",
-              "| kind | cached | asked |", "|---|---|---|", *map(_pair, new["misses"])]
+              *_pairs(new["misses"])]
     for name in ("new rule without the word-order check", "new rule, threshold 0.8", "new rule, threshold 0.6"):
         wrong = res["rules"][name]["false_matches"]
         if wrong:
-            lines += ["", f"## Wrong answers of the variant: {name} ({len(wrong)})", "",
-                      "| kind | cached | asked |", "|---|---|---|", *map(_pair, wrong)]
+            lines += ["", f"## Wrong answers of the variant: {name} ({len(wrong)})", "", *_pairs(wrong)]
     return "\n".join(lines) + "\n"
 
 

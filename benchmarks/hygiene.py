@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import sys
 import time
 from collections import defaultdict
@@ -46,17 +45,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hygiene_stream import Stream, generate  # noqa: E402,F401 - benchmarks/ is not a package; generate: the lead's entry point
 from harness.machine import machine_info  # noqa: E402
-from harness import report as harness_report  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
+from harness.stats import timed  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
 SURE = 0.7   # superseded candidates this sure said their value changed ("now", "moved", "from ... to")
-log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 def build(home: Path, stream: Stream, engine: str) -> tuple[Any, float]:
@@ -221,9 +218,8 @@ def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, A
         with contextlib.closing(mem):
             out["curate_s"] = round(secs, 1)
             out["entries"] = mem.count()
-            t = time.perf_counter()
-            cands = scan(mem.tree)
-            out["scan_s"] = round(time.perf_counter() - t, 2)
+            cands, scan_s = timed(lambda: scan(mem.tree))
+            out["scan_s"] = round(scan_s, 2)
             log(f"  {out['entries']} entries, scanned in {out['scan_s']} s: {len(cands)} candidates")
             refs = refs_of(mem)
             out["kinds"] = evaluate(cands, stream, refs)
@@ -239,13 +235,9 @@ def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, A
 def dream_and_approve(mem: Any, stream: Stream) -> dict[str, Any]:
     """``memgrove dream`` without a model (it applies exact duplicates and links, queues the rest),
     then every queued change approved, as a user saying yes to all would; the questions again."""
-    t = time.perf_counter()
-    run = mem.dream(use_model=False)
-    dream_s = time.perf_counter() - t
+    run, dream_s = timed(lambda: mem.dream(use_model=False))
     queued = len(mem.review())
-    t = time.perf_counter()
-    approved = mem.review_approve(all=True)
-    approve_s = time.perf_counter() - t
+    approved, approve_s = timed(lambda: mem.review_approve(all=True))
     out = {"dream_s": round(dream_s, 2), "applied_by_dream": sum(c["status"] == "applied" for c in run["candidates"]),
            "queued": queued, "approve_s": round(approve_s, 2),
            "approved": len(approved["applied"]), "conflicts": len(approved["conflicts"]), "left_in_queue": len(mem.review()),
@@ -271,9 +263,8 @@ def run_locomo(n: int, engine: str, cfg: dict[str, Any], samples_per_kind: int =
             for s in samples:
                 mem.ingest(conversation=locomo.to_conversation(s))
             out["entries"] = mem.count()
-            t = time.perf_counter()
-            cands = scan(mem.tree)
-            out["scan_s"] = round(time.perf_counter() - t, 2)
+            cands, scan_s = timed(lambda: scan(mem.tree))
+            out["scan_s"] = round(scan_s, 2)
             out["found"] = {k: sum(c.kind == k for c in cands) for k in KINDS}
             later = mem.tree._clock() + timedelta(days=400)
             out["found"]["archive_400_days_on"] = len(scan(mem.tree, kinds="archive", now=later))
@@ -345,10 +336,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if a.locomo:
         report["locomo"] = run_locomo(a.locomo, a.engine, cfg)
     report["machine"] = machine_info(a.seed)
-    md = render(report)
-    harness_report.write(a.out.with_suffix(""), report, md)
-    print(md)
-    return report
+    return publish(report, render(report), a.out.with_suffix(""))
 
 
 if __name__ == "__main__":

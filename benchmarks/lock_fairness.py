@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import multiprocessing as mp
 import os
 import statistics
@@ -22,7 +21,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from harness.report import RESULTS, publish, table
 
 
 @contextmanager
@@ -89,20 +88,14 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
     rows = [run(kind, k, a.seconds, a.hold) for k in a.writers for kind in ("flock-polled", "queue")]
-    head = "| lock | writers | ops per writer min / median / max | wait p50 | wait p95 | wait max |"
-    lines = [head, "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['lock']} | {r['writers']} | {r['ops_min']} / {r['ops_median']:g} / {r['ops_max']} | "
-                     f"{r['wait_p50_s'] * 1000:.0f} ms | {r['wait_p95_s'] * 1000:.0f} ms | {r['wait_max_s']:.2f} s |")
-    table = "\n".join(lines)
-    print(table)
-    if not a.no_write:
-        RESULTS.mkdir(exist_ok=True)
-        meta = {"seconds": a.seconds, "hold_s": a.hold, "load": os.getloadavg()[0]}
-        (RESULTS / "lock_fairness.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-        (RESULTS / "lock_fairness.md").write_text(
-            f"# Writer-lock fairness\n\n{a.seconds:g} s per row, each holder keeps the lock {a.hold * 1000:g} ms; "
-            f"load average {meta['load']:.1f} at the end.\n\n{table}\n")
+    meta = {"seconds": a.seconds, "hold_s": a.hold, "load": os.getloadavg()[0]}
+    publish({"meta": meta, "rows": rows}, "\n".join([
+        "# Writer-lock fairness", "", f"{a.seconds:g} s per row, each holder keeps the lock {a.hold * 1000:g} ms; "
+        f"load average {meta['load']:.1f} at the end.", "", *table(
+            ["lock", "writers", "ops per writer min / median / max", "wait p50", "wait p95", "wait max"],
+            [[r["lock"], r["writers"], f"{r['ops_min']} / {r['ops_median']:g} / {r['ops_max']}",
+              f"{r['wait_p50_s'] * 1000:.0f} ms", f"{r['wait_p95_s'] * 1000:.0f} ms", f"{r['wait_max_s']:.2f} s"]
+             for r in rows])]), None if a.no_write else RESULTS / "lock_fairness", indent=1)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,6 @@ import dataclasses
 import hashlib
 import re
 import shutil
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -93,9 +92,6 @@ from typing import Any, Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-RESULTS = HERE / "results"
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
 from harness import cli  # noqa: E402
 from harness import metrics as rm  # noqa: E402
@@ -105,7 +101,7 @@ from harness.datasets.longmemeval import (  # noqa: E402,F401  (names the tests 
     load_questions, parse_turn_key, ranking, score, to_conversation)
 from longmemeval_cache import CURATIONS, curator_version, default_cache, open_retriever, prepare_memory  # noqa: E402,F401
 from longmemeval_report import render_markdown  # noqa: E402
-from harness.report import conversation_versions, log  # noqa: E402
+from harness.report import RESULTS, conversation_versions, log  # noqa: E402
 from harness.retrievers import DEFAULT_VARIANT, VARIANTS, Retrieved, Variant, env_without  # noqa: E402
 
 # enough entries to fill the largest budget: 4,000 words is ~150 message entries (LoCoMo-like turns of

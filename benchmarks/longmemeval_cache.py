@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.retrievers import MemgroveRetriever, Variant
+from harness.stats import timed
 
 
 CACHE_FORMAT = 1
@@ -62,9 +63,7 @@ def curate_memory(conv: dict[str, Any], workdir: Path, variant: Variant) -> dict
     CURATIONS["curated"] += 1
     mem = Memory.open(workdir, create=True, **{"durable": False, **variant.tree})
     try:
-        t0 = time.perf_counter()
-        ops = len(mem.ingest(conversation=conv, window=variant.window))
-        seconds = time.perf_counter() - t0
+        ops, seconds = timed(lambda: len(mem.ingest(conversation=conv, window=variant.window)))
         entries = mem.tree.entry_count()
     finally:
         mem.close()

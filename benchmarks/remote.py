@@ -22,37 +22,20 @@ in the same run, not the absolute numbers.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import random
 import shutil
-import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
 
-from harness.machine import commit  # noqa: E402
-from harness.stats import pct as _pct  # noqa: E402
-from harness.synthetic import Corpus  # noqa: E402
-from serve_load import Served, build_tree, log  # noqa: E402  (the server subprocess, the tree builder)
+from harness.machine import brief, loadavg  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.served import Served  # noqa: E402
+from harness.stats import pct, timed_ms as timed  # noqa: E402
+from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 WARMUP = 10
-
-
-def pct(xs: list[float], q: float) -> float:
-    return round(_pct(xs, q), 3) if xs else float("nan")
-
-
-def timed(fn: Callable[[], Any]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1000
 
 
 def run_size(n: int, rounds: int, seed: int, batch: int, corpus: Any) -> dict[str, Any]:
@@ -94,7 +77,7 @@ def run_size(n: int, rounds: int, seed: int, batch: int, corpus: Any) -> dict[st
                                "server_exit": code,
                                "same_hits_last_round": same}
         for op, by_mode in times.items():
-            row = {mode: {"p50_ms": pct(xs, 50), "p95_ms": pct(xs, 95)} for mode, xs in by_mode.items()}
+            row = {mode: {"p50_ms": pct(xs, 50, 3), "p95_ms": pct(xs, 95, 3)} for mode, xs in by_mode.items()}
             row["ratio_p50"] = round(row["connect"]["p50_ms"] / row["open"]["p50_ms"], 2)
             row["extra_p50_ms"] = round(row["connect"]["p50_ms"] - row["open"]["p50_ms"], 3)
             out[op] = row
@@ -134,22 +117,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
 
     corpus = Corpus(args.seed)
-    report: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(),
-        "command": "python benchmarks/remote.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
-        "config": vars(args), "sizes": []}
+    report: dict[str, Any] = {**brief("remote.py", argv), "config": vars(args), "sizes": []}
     for n in sorted(args.sizes):
         report["sizes"].append(run_size(n, args.rounds, args.seed, args.batch, corpus))
-    report["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    md = render(report)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    out.with_suffix(".md").write_text(md, encoding="utf-8")
-    print(md)
-    return report
+    report["loadavg_end"] = loadavg()
+    return publish(report, render(report).rstrip("\n"), Path(args.out))
 
 
 if __name__ == "__main__":

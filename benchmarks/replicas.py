@@ -4,7 +4,7 @@
     python benchmarks/replicas.py                                  # 5,000 entries, 8 and 32 clients, 20 s each
     python benchmarks/replicas.py --entries 500 --duration 4 --clients 8 --out /tmp/r   # smoke (~2 min)
 
-A seeded tree (benchmarks/scale.py's corpus, built as benchmarks/serve_load.py builds it) is
+A seeded tree (benchmarks/scale.py's corpus, built by harness/synthetic.py's ``build_tree``) is
 served by a primary with ``[replication]`` on a bare git repository in a temporary folder
 (``push_interval`` 1 s); two replicas (``memgrove serve --replica-of``) clone and follow it.
 Each topology gets each client count for ``--duration`` seconds, every client looping over
@@ -25,89 +25,36 @@ Results: ``benchmarks/results/replicas.{json,md}`` (``--out PREFIX`` writes else
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
 
-from harness.synthetic import Corpus  # noqa: E402
-import serve_load  # noqa: E402  (the load mix, the level runner, the tree builder)
+from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.served import Served, until  # noqa: E402
+from harness.stats import pct, timed_ms  # noqa: E402
+from harness.synthetic import Corpus, build_tree  # noqa: E402
+import serve_load  # noqa: E402  (the load mix, the level runner)
 
 TOKEN = "replicas-benchmark-token"
-log = serve_load.log
 
 
-class Proc:
-    """``memgrove serve`` as a subprocess (the primary, or a replica with ``--replica-of``)."""
-
-    def __init__(self, folder: Path, *args: str):
-        self.folder = folder
-        self.port = serve_load.free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.log = folder.parent / f"serve-{folder.name}.log"
-        env = serve_load.env_for_children() | {"MEMGROVE_TOKEN": TOKEN}
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "memgrove", "--root", str(folder), "serve",
-                                          "--port", str(self.port), *args], stdout=out, stderr=subprocess.STDOUT,
-                                         env=env, stdin=subprocess.DEVNULL)
-        self.started_s = self._wait()
-
-    def _wait(self, timeout: float = 600.0) -> float:
-        import httpx
-
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < timeout:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"memgrove serve exited: {self.log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2.0, trust_env=False).status_code == 200:
-                    return round(time.perf_counter() - t0, 2)
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("memgrove serve did not start")
-
-    def health(self) -> dict[str, Any]:
-        import httpx
-
-        return httpx.get(f"{self.url}/health", timeout=10.0, trust_env=False).json()
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
-
-
-def until(check: Any, timeout: float = 300.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise RuntimeError("timed out waiting")
+def serve(folder: Path, *args: str) -> Served:
+    """``memgrove serve`` of the primary, or of a replica with ``--replica-of``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return Served(folder, *args, token=TOKEN, log=folder.parent / f"serve-{folder.name}.log", timeout=600.0)
 
 
 class LagProber:
     """Every second: curate a marker on the primary, then time until each replica serves it."""
 
-    def __init__(self, primary: Proc, replicas: list[Proc]):
+    def __init__(self, primary: Served, replicas: list[Served]):
         self.primary, self.replicas = primary, replicas
         self.lags: list[float] = []
         self.unseen = 0
@@ -149,11 +96,11 @@ class LagProber:
 
     def summary(self) -> dict[str, Any]:
         xs = self.lags
-        return {"n": len(xs), "p50_ms": serve_load.pct(xs, 50), "p95_ms": serve_load.pct(xs, 95),
+        return {"n": len(xs), "p50_ms": pct(xs, 50, 2), "p95_ms": pct(xs, 95, 2),
                 "max_ms": round(max(xs), 1) if xs else None, "unseen_60s": self.unseen}
 
 
-def missing_on_replicas(primary: Proc, replicas: list[Proc], acked: list[tuple[str, str]]) -> dict[str, Any]:
+def missing_on_replicas(primary: Served, replicas: list[Served], acked: list[tuple[str, str]]) -> dict[str, Any]:
     """Wait until every replica serves the primary's pushed commit, then read every acknowledged
     curation back from every replica."""
     import httpx
@@ -179,21 +126,22 @@ def run(entries: int, clients: list[int], duration: float, seed: int, folder: Pa
     remote = folder / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     log(f"building a {entries}-entry tree")
-    built_s = serve_load.build_tree(folder / "primary", entries, corpus, 250)
+    built_s = build_tree(folder / "primary", entries, corpus, 250)
     (folder / "primary" / ".memgrove" / "config.toml").write_text(
         f'[replication]\nremote = "{remote}"\npush_interval = 1.0\npull_interval = 2.0\n', encoding="utf-8")
-    primary = Proc(folder / "primary")
+    primary = serve(folder / "primary")
     procs = [primary]
-    report: dict[str, Any] = {"entries": entries, "build_s": round(built_s, 1), "primary_start_s": primary.started_s}
+    report: dict[str, Any] = {"entries": entries, "build_s": round(built_s, 1),
+                              "primary_start_s": round(primary.started_s, 2)}
     try:
-        report["first_push_s"] = round(_timed(lambda: until(lambda: primary.health()["replication"]["unpushed"] == 0
-                                                            and primary.health()["commit"])), 2)
+        report["first_push_s"] = round(timed_ms(lambda: until(lambda: primary.health()["replication"]["unpushed"] == 0
+                                                               and primary.health()["commit"])) / 1000, 2)
         replicas = []
         for name in ("replica1", "replica2"):
-            rep = Proc(folder / name, "--replica-of", primary.url)
+            rep = serve(folder / name, "--replica-of", primary.url)
             procs.append(rep)
             replicas.append(rep)
-            report[f"{name}_clone_s"] = rep.started_s
+            report[f"{name}_clone_s"] = round(rep.started_s, 2)
         headers = {"Authorization": f"Bearer {TOKEN}"}
 
         def do(c: Any, kind: str, arg: Any) -> bool:
@@ -208,7 +156,7 @@ def run(entries: int, clients: list[int], duration: float, seed: int, folder: Pa
                 mix = serve_load.Mix(corpus, seed, f"{topology.split()[0].strip('+')}r{n}")
                 made = iter(range(10_000))
 
-                def make_client(targets: list[Proc] = targets) -> Any:
+                def make_client(targets: list[Served] = targets) -> Any:
                     return httpx.Client(base_url=targets[next(made) % len(targets)].url, headers=headers,
                                         timeout=120.0, trust_env=False)
 
@@ -225,12 +173,6 @@ def run(entries: int, clients: list[int], duration: float, seed: int, folder: Pa
     finally:
         report["exit_codes"] = [p.stop() for p in reversed(procs)]
     return report
-
-
-def _timed(fn: Any) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def render(report: dict[str, Any]) -> str:
@@ -270,11 +212,7 @@ def main() -> None:
         report = run(args.entries, args.clients, args.duration, args.seed, Path(tmp))
     report["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     report["args"] = vars(args)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    out.with_suffix(".md").write_text(render(report), encoding="utf-8")
-    print(render(report))
+    publish(report, render(report).rstrip("\n"), Path(args.out), indent=1)
 
 
 if __name__ == "__main__":

@@ -61,7 +61,6 @@ def data_missing(kind: str | None, full: bool) -> str | None:
         return None
     if kind == "longmemeval":
         return None if not full or os.environ.get("LONGMEMEVAL_PATH") else "set LONGMEMEVAL_PATH"
-    sys.path.insert(0, str(HERE))
     from harness.datasets import beam, locomo
     where = (locomo if kind == "locomo" else beam).default_data()
     return None if where.exists() else f"no data at {where} (set {DATA_VARS[kind]})"

@@ -36,17 +36,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
-from harness.machine import machine_info  # noqa: E402
-from harness.report import write as write_report  # noqa: E402
-from harness.workers import run_sizes, worker  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
-from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms  # noqa: E402,F401  (the tests read growth_exponent here)
-from harness.synthetic import Corpus  # noqa: E402
+from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms, timed  # noqa: E402,F401  (the tests read growth_exponent here)
+from harness.synthetic import Corpus, curate_batches  # noqa: E402
 from harness.tier_runs import choose_engine  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
@@ -59,21 +55,13 @@ def _has_setting(name: str) -> bool:
     return name in {f.name for f in __import__("dataclasses").fields(TreeSettings)}
 
 
-def _segments(mem: Any) -> int | None:
-    """Number of Whoosh segments (private API; informational only)."""
-    try:
-        return len(mem.tree.engine._index()._segments())
-    except Exception:  # noqa: BLE001 - another engine or another Whoosh version
-        return None
-
-
-def _deleted(mem: Any) -> int | None:
-    """Deleted documents still held in the Whoosh segments (informational only)."""
+def _whoosh(mem: Any) -> tuple[int | None, int | None]:
+    """The number of Whoosh segments and the deleted documents they still hold (private API; informational only)."""
     try:
         ix = mem.tree.engine._index()
-        return ix.doc_count_all() - ix.doc_count()
-    except Exception:  # noqa: BLE001
-        return None
+        return len(ix._segments()), ix.doc_count_all() - ix.doc_count()
+    except Exception:  # noqa: BLE001 - another engine or another Whoosh version
+        return None, None
 
 
 # -- one size, in a child process --------------------------------------------------
@@ -84,7 +72,6 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove.tree import index_sync as sync_mod, ranking as ranking_mod, store as store_mod
     from memgrove.tree.catalog import digest_of, scan
 
-    log = functools.partial(print, file=sys.stderr, flush=True)
     corpus = Corpus(cfg["seed"])
     out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
     with scratch_dir(f"memgrove-scale-{n}-", cfg, out) as tmp:
@@ -97,9 +84,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
             mark[0] = now
 
         # 1. build -----------------------------------------------------------------
-        t_gen = time.perf_counter()
-        ops = [corpus.op(i) for i in range(n)]
-        out["generate_s"] = round(time.perf_counter() - t_gen, 3)
+        ops, generate_s = timed(lambda: [corpus.op(i) for i in range(n)])
+        out["generate_s"] = round(generate_s, 3)
         words = [len(o["content"].split()) for o in ops]
         out["corpus"] = {"entries": n, "words_p50": pct(words, 50), "words_total": sum(words),
                          "domains": len({o["path"].split("/")[0] for o in ops}),
@@ -107,27 +93,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
         out["engine"] = mem.tree.engine.name
-        batch = cfg["batch"]
-        batch_times = []
-        t0 = time.perf_counter()
-        for i in range(0, n, batch):
-            tb = time.perf_counter()
-            res = mem.curate(ops[i:i + batch])
-            batch_times.append(time.perf_counter() - tb)
-            assert len(res) == len(ops[i:i + batch]) and all(r.status == "added" for r in res)
-            if (i // batch) % 8 == 7:
-                log(f"  [{n}] built {i + batch}/{n} ({(i + batch) / (time.perf_counter() - t0):.0f} ops/s)")
-        build_s = time.perf_counter() - t0
-        first, last = batch_times[0], batch_times[-1]
-        out["build"] = {
-            "seconds": round(build_s, 3), "ops_per_s": round(n / build_s, 1), "batch": batch,
-            "batches": len(batch_times),
-            "first_batch_ops_per_s": round(min(batch, n) / first, 1),
-            "last_batch_ops_per_s": round((n - batch * (len(batch_times) - 1)) / last, 1),
-            "batch_s_p50": round(pct(batch_times, 50), 3),
-        }
+        out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         out["maxrss_after_build_mb"] = maxrss_mb()
-        log(f"  [{n}] build {build_s:.1f} s ({n / build_s:.0f} ops/s)")
+        log(f"  [{n}] build {out['build']['seconds']:.1f} s ({out['build']['ops_per_s']:.0f} ops/s)")
 
         phase("build")
         # 2. single-op batches, with a breakdown of the time ----------------------------
@@ -151,16 +119,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         prof.wrap(tree, "_bump_generation", "generation file")
         prof.wrap(tree.signals, "forget", "signals (sqlite)")
         single_ops = [corpus.op(n + j) for j in range(cfg["single_adds"])]
-        single_t, single_b = [], []
-        try:
-            for o in single_ops:
-                prof.reset()
-                ts = time.perf_counter()
-                mem.curate([o])
-                single_t.append(time.perf_counter() - ts)
-                single_b.append(dict(prof.totals))
-        finally:
-            prof.restore()
+        single_b, single_t = prof.each(functools.partial(mem.curate, [o]) for o in single_ops)
         out["single_add"] = {"latency_ms": summary_ms(single_t),
                              "ops_per_s": round(len(single_t) / sum(single_t), 1),
                              "breakdown": _breakdown(single_b, single_t)}
@@ -187,20 +146,12 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         for name in ("default", "strict"):
             m = readers[name]
             m.fingerprint(), m.fingerprint()  # the second check is where a watcher starts
-            fp = []
-            for _ in range(cfg["fingerprints"]):
-                tf = time.perf_counter()
-                m.fingerprint()
-                fp.append(time.perf_counter() - tf)
-            out["fingerprint_ms"][name] = summary_ms(fp)
+            out["fingerprint_ms"][name] = summary_ms([timed(m.fingerprint)[1] for _ in range(cfg["fingerprints"])])
         scan_t, dig_t = [], []
         for _ in range(cfg["fingerprints"]):
-            ts = time.perf_counter()
-            cur = scan(tree.root)
-            scan_t.append(time.perf_counter() - ts)
-            ts = time.perf_counter()
-            digest_of(cur)
-            dig_t.append(time.perf_counter() - ts)
+            cur, seconds = timed(lambda: scan(tree.root))
+            scan_t.append(seconds)
+            dig_t.append(timed(lambda: digest_of(cur))[1])
         out["scan_ms"] = summary_ms(scan_t)
         out["digest_ms"] = summary_ms(dig_t)
         out["files_scanned"] = len(cur)
@@ -248,8 +199,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["search"]["empty_results"] = empty
         out["search"]["hits_p50"] = pct(hits_n, 50)
         out["search"]["examples"] = queries[:5]
-        out["whoosh_segments"] = _segments(base)
-        out["whoosh_deleted_docs"] = _deleted(base)
+        out["whoosh_segments"], out["whoosh_deleted_docs"] = _whoosh(base)
         log(f"  [{n}] search p50 ms: " + ", ".join(f"{m} {pct(v, 50) * 1000:.1f}" for m, v in times.items()))
 
         # where a search's time goes (exclusive time per part), strict and default
@@ -272,16 +222,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
             prof.wrap(t2.signals, "get_many", "signals read (sqlite)")
             prof.wrap(t2.signals, "record_access", "signals write (sqlite)")
             prof.wrap(ranking_mod, "days_since_update", "stat hits (recency)")
-            sb, st_ = [], []
-            try:
-                for q in queries[: cfg["breakdown_queries"]]:
-                    prof.reset()
-                    ts = time.perf_counter()
-                    readers[name].search(q)
-                    st_.append(time.perf_counter() - ts)
-                    sb.append(dict(prof.totals))
-            finally:
-                prof.restore()
+            sb, st_ = prof.each(functools.partial(readers[name].search, q) for q in queries[: cfg["breakdown_queries"]])
             out["search_breakdown"][name] = _breakdown(sb, st_)
         for m in readers.values():
             m.close()
@@ -290,23 +231,17 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         # 5. full reindex -----------------------------------------------------------------
         mem = Memory.open(tmp, durable=False)
         with RssSampler() as sampler:
-            tr = time.perf_counter()
-            docs = mem.reindex()
-            reindex_s = time.perf_counter() - tr
+            docs, reindex_s = timed(mem.reindex)
         out["reindex"] = {"seconds": round(reindex_s, 3), "docs": docs, "docs_per_s": round(docs / reindex_s, 1),
                           "procs": mem.tree.settings.index_procs if out["files_scanned"] >= 2000 else 1,
                           "peak_rss_mb": sampler.peak_mb, "peak_workers": sampler.peak_children}
         log(f"  [{n}] reindex {reindex_s:.1f} s ({docs} docs)")
         for q in warm:
             mem.tree.engine.search(q, boosts=boosts, limit=eng_limit)
-        after = []
-        for q in queries[: cfg["breakdown_queries"]]:
-            ts = time.perf_counter()
-            mem.tree.engine.search(q, boosts=boosts, limit=eng_limit)
-            after.append(time.perf_counter() - ts)
-        out["search"]["engine_after_reindex"] = summary_ms(after)
-        out["whoosh_segments_after_reindex"] = _segments(mem)
-        out["whoosh_deleted_docs_after_reindex"] = _deleted(mem)
+        out["search"]["engine_after_reindex"] = summary_ms([
+            timed(lambda q=q: mem.tree.engine.search(q, boosts=boosts, limit=eng_limit))[1]
+            for q in queries[: cfg["breakdown_queries"]]])
+        out["whoosh_segments_after_reindex"], out["whoosh_deleted_docs_after_reindex"] = _whoosh(mem)
         mem.close()
         out["maxrss_mb"] = maxrss_mb()
 
@@ -317,10 +252,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         env.pop("MEMGROVE_HOME", None)
 
         def wall(code: str) -> float:
-            ts = time.perf_counter()
-            subprocess.run([py, "-c", code], check=True, env=env, cwd=tempfile.gettempdir(),
-                           stdout=subprocess.DEVNULL)
-            return time.perf_counter() - ts
+            return timed(lambda: subprocess.run([py, "-c", code], check=True, env=env, cwd=tempfile.gettempdir(),
+                                                stdout=subprocess.DEVNULL))[1]
 
         cold, base_py, base_imp, inner = [], [], [], []
         crng = random.Random(f"memgrove-scale-cold-{cfg['seed']}")
@@ -386,12 +319,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                          "same curve)")
     ap.add_argument("--from-json", type=Path, default=None,
                     help="--curve: re-render OUT.md and OUT.png from a curve JSON (no measuring)")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true",
                     help="size 300, few queries (for tests); with --curve sizes 200 400, 20 rounds, 2 cold runs")
     ap.add_argument("--queries", type=int, default=None, help="measured queries per mode (default 300)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up queries (default 20; --curve: rounds, 10)")
-    ap.add_argument("--batch", type=int, default=250, help="ops per curate call while building")
     ap.add_argument("--single-adds", type=int, default=None, help="single-op curate calls (default 100)")
     ap.add_argument("--breakdown-queries", type=int, default=None,
                     help="queries per search-breakdown pass and after the reindex (default 50)")
@@ -401,10 +332,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md (default benchmarks/results/scale, or scale_quick with --quick; "
                          "--curve: scale_curve for the default sizes, else scale_curve_<sizes>, plus OUT.png)")
-    ap.add_argument("--no-write", action="store_true", help="only print the table")
-    ap.add_argument("--keep", action="store_true", help="keep the temp trees (prints where)")
     ap.add_argument("--in-process", action="store_true", help="run sizes in this process (peak RSS then accumulates)")
-    ap.add_argument("--worker", type=str, default=None, help=argparse.SUPPRESS)
+    size_options(ap)
     a = ap.parse_args(argv)
 
     if a.worker:  # child: one size, JSON on stdout
@@ -426,19 +355,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     sizes = a.sizes or ([300] if quick else [1000, 10000])
     out = a.out or (RESULTS / (("scale_quick" if quick else "scale") + (f"_{a.engine}" if a.engine else "")))
-    command = "python benchmarks/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    print(f"memgrove scale benchmark: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, "
-          f"load avg {machine['loadavg']}", file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    runs = run_sizes(HERE / "scale.py", sizes, cfg, in_process=run_size if a.in_process else None)
-    report = {"machine": machine, "config": cfg, "sizes": sizes, "targets": {**TARGETS, "size": TARGET_SIZE},
-              "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        write_report(out, report, md)
-    return report
+    report = measure_sizes("scale benchmark", HERE / "scale.py", sizes, cfg, argv, a.seed,
+                           in_process=run_size if a.in_process else None)
+    report["targets"] = {**TARGETS, "size": TARGET_SIZE}
+    return publish(report, render_markdown(report), None if a.no_write else out)
 
 
 if __name__ == "__main__":

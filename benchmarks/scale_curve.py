@@ -12,27 +12,23 @@ import importlib
 import json
 import math
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from harness.machine import commit as _commit
 from harness.machine import loadavg as _loadavg
-from harness.machine import machine_info
-from harness import report as harness_report
-from harness.report import table
+from harness.machine import machine_line
+from harness.report import RESULTS, log, publish, table
 from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
 from harness.stats import growth_exponent
-from harness.synthetic import Corpus, LazyOps, Questions
-from harness.workers import run_sizes
-from harness.tier_runs import choose_engine, cold_runs, label_of, summarize
+from harness.synthetic import Corpus, LazyOps, Questions, curate_batches
+from harness.workers import measure_sizes
+from harness.tier_runs import choose_engine, cold_runs, record, rounds, summarize, timed_query
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 SCRIPT = HERE / "scale.py"   # the worker of one size
 
 
@@ -46,7 +42,6 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
     importlib.import_module("memgrove.graphs.pipeline")  # now, not at the first query: one version of the code
 
-    log = functools.partial(print, file=sys.stderr, flush=True)
     out: dict[str, Any] = {"size": n, "loadavg": {"start": _loadavg()}, "commit": _commit(),
                            "uncommitted": uncommitted(skip_results=False)}
     corpus = Corpus(cfg["seed"])
@@ -58,34 +53,14 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         mem = Memory.open(tmp, create=True, durable=False)
         out["engine"] = mem.tree.engine.name
         batch = int(cfg.get("size_batch", {}).get(str(n), cfg["batch"]))
-        batch_t: list[float] = []
-        gen_s = 0.0
-        every = max(1, (n // batch) // 10)
         with RssSampler(every=0.1) as sampler:
-            for i in range(0, n, batch):
-                tg = time.perf_counter()
-                chunk = [ops[j] for j in range(i, min(n, i + batch))]
-                tb = time.perf_counter()
-                gen_s += tb - tg
-                res = mem.curate(chunk)
-                batch_t.append(time.perf_counter() - tb)
-                assert len(res) == len(chunk) and all(r.status == "added" for r in res)
-                if len(batch_t) % every == 0 and i + batch < n:
-                    done = i + len(chunk)
-                    log(f"  [{n}] built {done}/{n} ({done / sum(batch_t):.0f} ops/s, last batch "
-                        f"{len(chunk) / batch_t[-1]:.0f} ops/s)")
+            out["build"] = curate_batches(mem, ops, batch, f"[{n}]")
             mem.close()
-        build_s = sum(batch_t)
-        last_n = n - batch * (len(batch_t) - 1)
-        out["build"] = {"seconds": round(build_s, 2), "ops_per_s": round(n / build_s, 1), "batch": batch,
-                        "batches": len(batch_t), "generate_s_not_timed": round(gen_s, 1),
-                        "first_batch_ops_per_s": round(min(batch, n) / batch_t[0], 1),
-                        "last_batch_ops_per_s": round(last_n / batch_t[-1], 1),
-                        "peak_rss_with_children_mb": sampler.peak_mb,
-                        "peak_rss_anon_mb_sampled": round(sampler.peak_anon_kb / 1024, 1)}
+        out["build"].update(peak_rss_with_children_mb=sampler.peak_mb,
+                            peak_rss_anon_mb_sampled=round(sampler.peak_anon_kb / 1024, 1))
         out["rss_after_build_mb"] = maxrss_mb()
         out["loadavg"]["after_build"] = _loadavg()
-        log(f"  [{n}] build {build_s:.1f} s ({n / build_s:.0f} ops/s)")
+        log(f"  [{n}] build {out['build']['seconds']:.1f} s ({out['build']['ops_per_s']:.0f} ops/s)")
 
         # 2. disk, before any query writes the cache or the query log ----------------------------------
         home = tmp / ".memgrove"
@@ -104,11 +79,7 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
                             "reword_examples": [qs.reword(p, j)[0] for j, p in enumerate(meas[:3])]}
         mem = Memory.open(tmp, durable=False)
 
-        def ask(q: str) -> tuple[Any, float]:
-            ts = time.perf_counter()
-            a = mem.query(q)
-            return a, time.perf_counter() - ts
-
+        ask = functools.partial(timed_query, mem)
         t_first = time.perf_counter()
         _, first = ask(warm_t2[0]["q"])
         out["first_query_ms"] = round(first * 1000, 1)
@@ -124,24 +95,9 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["watcher_active"] = getattr(mem.tree, "_watcher", None) is not None  # private: informational
         records: list[dict[str, Any]] = []
         t_loop = time.perf_counter()
-        for i in range(per + lag):
-            calls: list[tuple[str, str, dict[str, Any]]] = []
-            if i < per:
-                calls.append(("tier2", meas[i]["q"], meas[i]))    # fresh: tier 2 expected
-            if i >= lag:
-                p = meas[i - lag]
-                calls.append(("repeat", p["q"], p))               # same words: tier 0 expected
-                rq, how = qs.reword(p, i - lag)
-                calls.append(("reword:" + how, rq, p))            # reworded: tier 1 expected
-            r = i % len(calls)
-            for kind, q, src in calls[r:] + calls[:r]:            # rotate the order: noise hits every kind alike
-                a, wall = ask(q)
-                rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000,
-                       "latency_ms": a.latency_ms, "cached": a.cached}
-                if kind == "tier2":  # did tier 2 answer with the entry the question was made from?
-                    rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
-                    rec["in_sources"] = src["entry"] in a.sources
-                records.append(rec)
+        for _, calls in rounds(qs, meas, per, lag):
+            for kind, q, src in calls:
+                records.append(record(kind, *ask(q), src))
         out["query_loop_s"] = round(time.perf_counter() - t_loop, 1)
         out.update(summarize(records))
         out["loadavg"]["after_queries"] = _loadavg()
@@ -213,9 +169,7 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
     m, c, runs, cv = report["machine"], report["config"], report["runs"], report["curve"]
     M, E = cv["metrics"], cv["exponents"]
     L = ["# memgrove scale curve", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · whoosh-reloaded {m['whoosh']} · memgrove {m['memgrove']} @ {m['commit']}"
-             + (f" (uncommitted: {', '.join(m['uncommitted'])})" if m.get("uncommitted") else ""))
+    L.append(machine_line(m, load=False))   # the load has a line of its own below
     L.append("")
     commits = {r["size"]: r.get("commit") for r in runs}
     if any(c_ and c_ != m["commit"] for c_ in commits.values()):
@@ -262,9 +216,7 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
         L.append("")
     # every exponent, with its fit and the slope between consecutive sizes
     pairs = [f"{a:,}→{b:,}" for a, b in zip(cv["sizes"], cv["sizes"][1:])]
-    L.append("| metric | " + " | ".join(f"{s:,}" for s in cv["sizes"]) + " | exponent (R²) | "
-             + " | ".join(f"slope {p}" for p in pairs) + " |")
-    L.append("|---|" + "---|" * (len(cv["sizes"]) + 1 + len(pairs)))
+    L += table(["metric", *(f"{s:,}" for s in cv["sizes"]), "exponent (R²)", *(f"slope {p}" for p in pairs)], [])
     for key, mm in M.items():
         e = E[key]
         fmt = "{:.0f}" if mm["unit"] in ("ops/s",) or key.startswith("cold") else (
@@ -275,11 +227,10 @@ def render_curve_markdown(report: dict[str, Any], png: str | None) -> str:
                  + " | ".join(_f(x) for x in local) + " |")
     L.append("")
     # per size: the realized tiers, baselines, load
-    L.append("| size | warm answers by reported tier (n) | tier 2: question's entry first | cold runs: reported "
-             "tiers (cached / fresh question) | cold CLI tier 0 p50 | `python -c pass` / `import memgrove.cli` p50 | "
-             "peak anon. RSS in the build (sampled) MB | first query ms | load avg (1 min) start → after build → end "
-             "| wall s |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    L += table(["size", "warm answers by reported tier (n)", "tier 2: question's entry first",
+                "cold runs: reported tiers (cached / fresh question)", "cold CLI tier 0 p50",
+                "`python -c pass` / `import memgrove.cli` p50", "peak anon. RSS in the build (sampled) MB",
+                "first query ms", "load avg (1 min) start → after build → end", "wall s"], [])
 
     def tiers_seen(d: dict[str, int]) -> str:
         return ", ".join(f"tier {t}×{k}" for t, k in d.items()) or "—"
@@ -314,7 +265,6 @@ def _size_tag(sizes: list[int]) -> str:
 
 
 def _write_curve(report: dict[str, Any], out: Path, *, write: bool, plot: bool) -> None:
-    log = functools.partial(print, file=sys.stderr, flush=True)
     png = out.with_suffix(".png") if (plot and write) else None
     if png:
         try:
@@ -322,10 +272,7 @@ def _write_curve(report: dict[str, Any], out: Path, *, write: bool, plot: bool) 
         except ImportError as exc:  # matplotlib is in the `bench` extra
             log(f"no plot ({exc}); install it with: .venv/bin/pip install -e '.[bench]'")
             png = None
-    md = render_curve_markdown(report, png.name if png else None)
-    print(md)
-    if write:
-        harness_report.write(out.with_suffix(""), report, md)
+    publish(report, render_curve_markdown(report, png.name if png else None), out.with_suffix("") if write else None)
 
 
 def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:
@@ -348,15 +295,8 @@ def curve_main(a: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:
     sizes = a.sizes or ([200, 400] if q else CURVE_SIZES)
     out = a.out or (RESULTS / (("scale_curve" if sizes == CURVE_SIZES else f"scale_curve_{_size_tag(sizes)}")
                                + (f"_{a.engine}" if a.engine else "")))
-    command = "python benchmarks/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
-    log = functools.partial(print, file=sys.stderr, flush=True)
-    log(f"memgrove scale curve: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, load avg {machine['loadavg']}")
-    t0 = time.perf_counter()
-    runs = run_sizes(SCRIPT, sizes, cfg, in_process=run_curve_size if a.in_process else None)
-    machine["loadavg_end"] = _loadavg()
-    report = {"mode": "curve", "machine": machine, "config": cfg, "sizes": sizes, "command": command.strip(),
-              "wall_s": round(time.perf_counter() - t0, 1), "runs": runs, "curve": curve_summary(runs)}
+    report = {"mode": "curve", **measure_sizes("scale curve", SCRIPT, sizes, cfg, argv, a.seed,
+                                                in_process=run_curve_size if a.in_process else None)}
+    report["curve"] = curve_summary(report["runs"])
     _write_curve(report, out, write=not a.no_write, plot=not a.no_plot)
     return report

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from harness.report import table
+from harness.machine import machine_line
+from harness.report import table, target as target_cell
 
 TARGETS = {"search_p95_ms": 25.0, "fingerprint_ms": 50.0, "reindex_s": 30.0}   # issue 2, at TARGET_SIZE
 TARGET_SIZE = 10_000
-
-
-def _ok(value: float, target: float) -> str:
-    return "ok" if value <= target else "MISS"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     m, runs, c = report["machine"], report["runs"], report["config"]
     sizes = [r["size"] for r in runs]
     L: list[str] = ["# memgrove scale benchmark", ""]
-    L.append(f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
-             f"Python {m['python']} · whoosh-reloaded {m['whoosh']} · memgrove {m['memgrove']} @ {m['commit']} · "
-             f"load average at start {m['loadavg']}")
+    L.append(machine_line(m))
     L.append("")
     L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s")
     L.append("")
@@ -36,13 +31,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append("")
     growth = len(sizes) >= 2
     tgt_col = TARGET_SIZE in sizes
-    head = "| metric | " + " | ".join(f"{s:,}" for s in sizes) + " |"
-    if growth:
-        head += f" ×{sizes[-1] / sizes[0]:g} entries → |"
-    if tgt_col:
-        head += f" target @ {TARGET_SIZE:,} |"
-    L.append(head)
-    L.append("|" + "---|" * (head.count("|") - 1))
+    L += table(["metric", *(f"{s:,}" for s in sizes), *([f"×{sizes[-1] / sizes[0]:g} entries →"] if growth else []),
+                *([f"target @ {TARGET_SIZE:,}"] if tgt_col else [])], [])
     tr = next((r for r in runs if r["size"] == TARGET_SIZE), None)
 
     def row(label: str, get: Callable[[dict], float], fmt: str = "{:.1f}", key: str = "", unit: str = "ms",
@@ -56,7 +46,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             target = ""
             if key and tr is not None:
                 v = get(tr)
-                target = f"≤ {TARGETS[key]:g} {unit}: **{'ok' if v <= TARGETS[key] else 'MISS'}**"
+                target = target_cell(v, TARGETS[key], unit)
             line += f" {target} |"
         L.append(line)
 

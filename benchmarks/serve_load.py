@@ -29,12 +29,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,87 +39,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
 
-from harness import machine, stats, synthetic  # noqa: E402
-from harness import report as harness_report  # noqa: E402
-from harness.report import log  # noqa: E402
+from harness import machine, synthetic  # noqa: E402
+from harness.report import RESULTS, log, publish, table  # noqa: E402
+from harness.served import Served, env_for_children  # noqa: E402
+from harness.stats import pct  # noqa: E402
 
 TARGET_COLD_P50_MS = 80.0
 REPEAT_POOL = 20
 CURATE_SHARE = 0.10
-
-
-def pct(xs: list[float], q: float) -> float:
-    return round(stats.pct(xs, q), 2) if xs else float("nan")
-
-
-def env_for_children() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMGROVE_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_"))}
-    env.update(NO_PROXY="127.0.0.1,localhost", LANGSMITH_TRACING="false", PYTHONUNBUFFERED="1")
-    return env
-
-
-def build_tree(folder: Path, n: int, corpus: Any, batch: int) -> float:
-    from memgrove import Memory
-
-    start = time.perf_counter()
-    with Memory.open(folder, create=True, durable=False) as mem:
-        for i in range(0, n, batch):
-            res = mem.curate([corpus.op(j) for j in range(i, min(n, i + batch))])
-            assert all(r.status == "added" for r in res)
-            if (i // batch) % 20 == 0:
-                log(f"  built {i + len(res)}/{n}")
-    return time.perf_counter() - start
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Served:
-    """``memgrove serve`` for one project, as a subprocess."""
-
-    def __init__(self, project: Path):
-        self.project = project
-        self.port = free_port()
-        self.log = project.parent / f"serve-{self.port}.log"
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "memgrove", "--root", str(project), "serve",
-                                          "--port", str(self.port)], stdout=out, stderr=subprocess.STDOUT,
-                                         env=env_for_children(), stdin=subprocess.DEVNULL)
-        self.started_s = self._wait()
-        self.token = (project / ".memgrove" / "server.token").read_text().strip()
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def _wait(self, timeout: float = 300.0) -> float:
-        import httpx
-
-        t0 = time.perf_counter()
-        reg = self.project / ".memgrove" / "server.json"
-        while time.perf_counter() - t0 < timeout:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"memgrove serve exited: {self.log.read_text()[-3000:]}")
-            try:
-                r = httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1.0, trust_env=False)
-                if r.status_code == 200 and reg.exists():
-                    return time.perf_counter() - t0
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("memgrove serve did not start")
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
+OPS = ("query_repeat", "query_novel", "curate")
 
 
 # -- cold processes ------------------------------------------------------------------------------
@@ -155,7 +80,7 @@ def cold_runs(project: Path, corpus: Any, runs: int, rng: random.Random) -> dict
             ms[key].append(t)
             tiers[key].append(json.loads(out)["tier"])
         ms["python_pass"].append(timed([sys.executable, "-c", "pass"], project)[0])
-    res: dict[str, Any] = {k: {"p50": pct(v, 50), "p95": pct(v, 95), "n": len(v)} for k, v in ms.items()}
+    res: dict[str, Any] = {k: {"p50": pct(v, 50, 2), "p95": pct(v, 95, 2), "n": len(v)} for k, v in ms.items()}
     res["tiers"] = {k: sorted(set(v)) for k, v in tiers.items() if v}
     res["failures"] = failures
     res["ratio_novel"] = round(res["local_novel"]["p50"] / res["server_novel"]["p50"], 2)
@@ -188,7 +113,7 @@ class Mix:
 
 def run_level(clients: int, duration: float, make_client: Callable[[], Any],
               do: Callable[[Any, str, Any], bool], mix: Mix, seed: int) -> dict[str, Any]:
-    samples: dict[str, list[float]] = {"query_repeat": [], "query_novel": [], "curate": []}
+    samples: dict[str, list[float]] = {k: [] for k in OPS}
     acked: list[tuple[str, str]] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -237,7 +162,7 @@ def run_level(clients: int, duration: float, make_client: Callable[[], Any],
     wall = time.perf_counter() - t0
     total = sum(len(v) for v in samples.values())
     return {"clients": clients, "seconds": round(wall, 2), "ops": total, "ops_per_s": round(total / wall, 1),
-            "per_op": {k: {"n": len(v), "p50": pct(v, 50), "p95": pct(v, 95), "p99": pct(v, 99)}
+            "per_op": {k: {"n": len(v), "p50": pct(v, 50, 2), "p95": pct(v, 95, 2), "p99": pct(v, 99, 2)}
                        for k, v in samples.items()},
             "errors": len(errors), "error_samples": errors[:5], "_acked": acked}
 
@@ -321,29 +246,25 @@ def render(report: dict[str, Any]) -> str:
              f"Each round: a novel question (tier 2) and a question asked before (tier 0), with the server "
              f"running (`memgrove query`) and with `--no-server`; {cfg['cold_runs']} rounds, interleaved. "
              f"Target through the server: p50 ≤ {TARGET_COLD_P50_MS:.0f} ms, flat in tree size. Times in ms.", "",
-             "| entries | build s | server start s | through server p50 (novel / cached) | in-process p50 (novel / cached) "
-             "| ratio (novel / cached) | `python -c pass` p50 | failures |",
-             "|---|---|---|---|---|---|---|---|"]
-    for s in report["sizes"]:
-        c = s["cold"]
-        lines.append(f"| {s['size']:,} | {s['build_s']:.0f} | {s['server_start_s']:.1f} | "
-                     f"{c['server_novel']['p50']:.0f} / {c['server_cached']['p50']:.0f} | "
-                     f"{c['local_novel']['p50']:.0f} / {c['local_cached']['p50']:.0f} | "
-                     f"{c['ratio_novel']}× / {c['ratio_cached']}× | {c['python_pass']['p50']:.0f} | {c['failures']} |")
+             *table(["entries", "build s", "server start s", "through server p50 (novel / cached)",
+                     "in-process p50 (novel / cached)", "ratio (novel / cached)", "`python -c pass` p50", "failures"],
+                    [[f"{s['size']:,}", f"{s['build_s']:.0f}", f"{s['server_start_s']:.1f}",
+                      f"{c['server_novel']['p50']:.0f} / {c['server_cached']['p50']:.0f}",
+                      f"{c['local_novel']['p50']:.0f} / {c['local_cached']['p50']:.0f}",
+                      f"{c['ratio_novel']}× / {c['ratio_cached']}×", f"{c['python_pass']['p50']:.0f}", c["failures"]]
+                     for s in report["sizes"] if (c := s["cold"])])]
     ld = report.get("load")
     if ld:
+        def cell(po: dict[str, Any], k: str) -> str:
+            return f"{po[k]['p50']:.1f} / {po[k]['p95']:.1f} / {po[k]['p99']:.1f}"
+
         lines += ["", f"## Load at {ld['size']:,} entries: {cfg['duration']:.0f} s per level, 90% queries "
-                      "(half repeats of 20, half novel), 10% curations (one ADD each)", "",
-                  "| mode | clients | ops/s | query repeat p50 / p95 / p99 | query novel p50 / p95 / p99 "
-                  "| curate p50 / p95 / p99 | errors | acked curations | missing after |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for mode, label in (("http", "HTTP (serve)"), ("in_process", "in-process")):
-            for r in ld[mode]:
-                po = r["per_op"]
-                cell = lambda k: f"{po[k]['p50']:.1f} / {po[k]['p95']:.1f} / {po[k]['p99']:.1f}"  # noqa: E731
-                lines.append(f"| {label} | {r['clients']} | {r['ops_per_s']} | {cell('query_repeat')} | "
-                             f"{cell('query_novel')} | {cell('curate')} | {r['errors']} | {r['acked_curations']} | "
-                             f"{r['missing_after']} |")
+                      "(half repeats of 20, half novel), 10% curations (one ADD each)", ""]
+        lines += table(["mode", "clients", "ops/s", "query repeat p50 / p95 / p99", "query novel p50 / p95 / p99",
+                        "curate p50 / p95 / p99", "errors", "acked curations", "missing after"],
+                       [[label, r["clients"], r["ops_per_s"], *(cell(r["per_op"], k) for k in OPS), r["errors"],
+                         r["acked_curations"], r["missing_after"]]
+                        for mode, label in (("http", "HTTP (serve)"), ("in_process", "in-process")) for r in ld[mode]])
         lines += ["", f"Server exit status after SIGTERM: {ld['server_exit']}."]
         errs = [e for mode in ("http", "in_process") for r in ld[mode] for e in r["error_samples"]]
         if errs:
@@ -370,10 +291,7 @@ def main() -> None:
     corpus = synthetic.Corpus(args.seed)
     rng = random.Random(f"serve-load-{args.seed}")
     report: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": machine.commit(),
-        "command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        **machine.brief("serve_load.py"),
         "config": {"sizes": args.sizes, "clients": args.clients, "duration": args.duration,
                    "cold_runs": args.cold_runs, "batch": args.batch, "seed": args.seed},
         "sizes": []}
@@ -383,7 +301,7 @@ def main() -> None:
         try:
             project = tmp / "p"
             log(f"[{n}] building")
-            build_s = build_tree(project, n, corpus, args.batch)
+            build_s = synthetic.build_tree(project, n, corpus, args.batch)
             log(f"[{n}] built in {build_s:.0f} s; cold runs")
             srv = Served(project)
             try:
@@ -400,11 +318,9 @@ def main() -> None:
         finally:
             if not args.keep:
                 shutil.rmtree(tmp, ignore_errors=True)
-    report["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["loadavg_end"] = machine.loadavg()
     report["wall_s"] = round(time.perf_counter() - t_all, 1)
-    md = render(report)
-    harness_report.write(Path(args.out).with_suffix(""), report, md.rstrip("\n"))
-    print(md)
+    publish(report, render(report).rstrip("\n"), Path(args.out).with_suffix(""))
 
 
 if __name__ == "__main__":

@@ -33,16 +33,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib.metadata
-import json
-import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
@@ -53,11 +49,11 @@ from langgraph.store.sqlite import SqliteStore
 
 from memgrove.langgraph_store import ContextTreeStore
 
-if str(Path(__file__).resolve().parent) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.report import table  # noqa: E402
+from harness.machine import commit  # noqa: E402
+from harness.report import RESULTS, publish, table  # noqa: E402
+from harness.served import Served  # noqa: E402
+from harness.stats import timed_ms  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 STORES = ("ContextTreeStore", "RemoteContextTreeStore", "InMemoryStore", "SqliteStore")
 OPS = ("put", "get", "search", "list")
 SERVER_READY_S = 90.0
@@ -83,63 +79,21 @@ def item(i: int, vocab: list[str], seed: int) -> tuple[tuple[str, ...], str, dic
     return ("bench", f"user_{i % USERS}"), f"item_{i}", {"text": text.capitalize() + ".", "n": i}
 
 
-def served(project: Path, stack: ExitStack) -> tuple[str, str]:
-    """``memgrove serve`` for ``project`` on a free port of 127.0.0.1, stopped with the stack: (url, token)."""
-    import socket
-
-    from memgrove import Memory
-
-    Memory.open(project, create=True).close()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    log = open(project.parent / "serve.log", "wb")
-    stack.callback(log.close)
-    proc = subprocess.Popen([sys.executable, "-m", "memgrove", "--root", str(project), "serve", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-    stack.callback(stop)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_READY_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"memgrove serve exited with {proc.returncode}; see {project.parent / 'serve.log'}")
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=1) as r:
-                if json.load(r).get("pid") == proc.pid and (project / ".memgrove" / "server.json").exists():
-                    return url, (project / ".memgrove" / "server.token").read_text().strip()
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"memgrove serve did not answer within {SERVER_READY_S:.0f} s")
-
-
 def open_store(kind: str, folder: Path, stack: ExitStack) -> BaseStore:
     if kind == "ContextTreeStore":
         return stack.enter_context(ContextTreeStore(folder / "project"))
     if kind == "RemoteContextTreeStore":
-        url, token = served(folder / "project", stack)
-        return stack.enter_context(ContextTreeStore(url=url, token=token))
+        from memgrove import Memory
+
+        Memory.open(folder / "project", create=True).close()
+        srv = Served(folder / "project", log=folder / "serve.log", timeout=SERVER_READY_S)
+        stack.callback(srv.stop)
+        return stack.enter_context(ContextTreeStore(url=srv.url, token=srv.token))
     if kind == "InMemoryStore":
         return InMemoryStore()
     store = stack.enter_context(SqliteStore.from_conn_string(str(folder / "store.sqlite")))
     store.setup()
     return store
-
-
-def timed(fn: Callable[[], Any]) -> float:
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000.0
 
 
 def summary(ms: list[float]) -> dict[str, float]:
@@ -176,7 +130,7 @@ def measure(kinds: tuple[str, ...], n: int, calls: int, batch: int, seed: int) -
             ms: dict[str, list[float]] = {k: [] for k in kinds}
             for i in range(calls):
                 for k in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:
-                    ms[k].append(timed(lambda: call(k, stores[k], i)))
+                    ms[k].append(timed_ms(lambda: call(k, stores[k], i)))
             for k in kinds:
                 out[k][op] = summary(ms[k])
 
@@ -191,32 +145,12 @@ def measure(kinds: tuple[str, ...], n: int, calls: int, batch: int, seed: int) -
     return [out[k] for k in kinds]
 
 
-def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
-    """ContextTreeStore's median over each reference's, per size and operation."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
+def ratios(rows: list[dict[str, Any]], store: str, refs: tuple[str, ...], digits: int) -> dict[str, dict[str, Any]]:
+    """``store``'s median over each reference's, per size, reference and operation."""
     by = {(r["store"], r["size"]): r for r in rows}
-    for (kind, size), r in by.items():
-        if kind != "ContextTreeStore":
-            continue
-        for ref in ("InMemoryStore", "SqliteStore"):
-            o = by.get((ref, size))
-            if o is None:
-                continue
-            out.setdefault(str(size), {})[ref] = {
-                op: round(r[op]["median_ms"] / max(o[op]["median_ms"], 1e-6), 1) for op in OPS}
-    return out
-
-
-def remote_ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The remote store's median over the in-process one's, per size and operation (HTTP's cost)."""
-    by = {(r["store"], r["size"]): r for r in rows}
-    out: dict[str, dict[str, float]] = {}
-    for (kind, size), r in by.items():
-        local = by.get(("ContextTreeStore", size))
-        if kind == "RemoteContextTreeStore" and local is not None:
-            out[str(size)] = {op: round(r[op]["median_ms"] / max(local[op]["median_ms"], 1e-6), 2)
-                              for op in OPS}
-    return out
+    return {str(size): {ref: {op: round(r[op]["median_ms"] / max(by[(ref, size)][op]["median_ms"], 1e-6), digits)
+                              for op in OPS} for ref in refs if (ref, size) in by}
+            for (kind, size), r in by.items() if kind == store}
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -258,21 +192,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"{n:>6} {row['store']:<22} fill {row['fill_s']:>7.2f} s  put {row['put']['median_ms']:>7.2f}  "
                   f"get {row['get']['median_ms']:>6.3f}  search {row['search']['median_ms']:>7.2f}  "
                   f"list {row['list']['median_ms']:>7.2f} ms", flush=True)
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=Path(__file__).parent).stdout.strip()
-    except OSError:
-        commit = "?"
-    report = {"date": dt.date.today().isoformat(), "commit": commit, "seed": args.seed, "calls": args.calls,
+    report = {"date": dt.date.today().isoformat(), "commit": commit() or "?", "seed": args.seed, "calls": args.calls,
               "batch": args.batch, "sizes": args.sizes,
               "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
                          f"langgraph {importlib.metadata.version('langgraph')}",
-              "rows": rows, "ratios": ratios(rows), "remote_ratios": remote_ratios(rows)}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
-    print(markdown(report))
-    return report
+              "rows": rows, "ratios": ratios(rows, "ContextTreeStore", ("InMemoryStore", "SqliteStore"), 1),
+              "remote_ratios": {size: r["ContextTreeStore"]    # HTTP's cost: the remote store over the in-process one
+                                for size, r in ratios(rows, "RemoteContextTreeStore", ("ContextTreeStore",), 2).items()}}
+    return publish(report, markdown(report).rstrip("\n"), out)
 
 
 if __name__ == "__main__":

@@ -49,29 +49,25 @@ import argparse
 import collections
 import functools
 import os
-import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-if str(HERE) not in sys.path:  # `import harness` however this file is run
-    sys.path.insert(0, str(HERE))
 
-from harness.machine import machine_info, uncommitted, versions  # noqa: E402
-from harness.report import write as write_report  # noqa: E402
-from harness.workers import run_sizes, worker  # noqa: E402
+from harness.machine import versions  # noqa: E402
+from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
-from harness.stats import Profiler, breakdown, summary_ms  # noqa: E402
-from harness.synthetic import Corpus, Questions  # noqa: E402
-from harness.tier_runs import choose_engine, cold_runs, label_of, summarize  # noqa: E402
+from harness.stats import Profiler, breakdown, summary_ms, timed, timed_ms  # noqa: E402
+from harness.synthetic import Corpus, Questions, curate_batches  # noqa: E402
+from harness.tier_runs import (choose_engine, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
+                               timed_query)
 from tiers_cold import cold_profile, import_times  # noqa: E402
 from tiers_report import BYTEROVER_DOCS, BYTEROVER_MS, TARGET_SIZE, TARGETS_MS, render_markdown  # noqa: E402
 
 
 
-log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 # -- one size, in a child process ---------------------------------------------------
@@ -88,16 +84,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         choose_engine(tmp, cfg.get("engine"))
         mem = Memory.open(tmp, create=True, durable=False)
         out["engine"] = mem.tree.engine.name
-        t0 = time.perf_counter()
-        for i in range(0, n, cfg["batch"]):
-            res = mem.curate(ops[i:i + cfg["batch"]])
-            assert all(r.status == "added" for r in res)
-            if (i // cfg["batch"]) % 20 == 19:
-                log(f"  [{n}] built {i + cfg['batch']}/{n} ({(i + cfg['batch']) / (time.perf_counter() - t0):.0f} ops/s)")
-        build_s = time.perf_counter() - t0
-        out["build"] = {"seconds": round(build_s, 2), "ops_per_s": round(n / build_s, 1)}
+        out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         mem.close()
-        log(f"  [{n}] build {build_s:.1f} s")
+        log(f"  [{n}] build {out['build']['seconds']:.1f} s")
 
         # 2. Memory.query, warm, in-process ------------------------------------------------------
         qs = Questions(corpus, ops, cfg["seed"])
@@ -120,14 +109,9 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
                             "ood_words_available": len(qs.ood_words)}
 
         mem = Memory.open(tmp, durable=False)
-        t_first = time.perf_counter()
-        mem.query(warm_t2[0]["q"])
-        out["first_query_ms"] = round((time.perf_counter() - t_first) * 1000, 1)
+        out["first_query_ms"] = round(timed_ms(lambda: mem.query(warm_t2[0]["q"])), 1)
 
-        def ask(q: str):
-            ts = time.perf_counter()
-            a = mem.query(q)
-            return a, time.perf_counter() - ts
+        ask = functools.partial(timed_query, mem)
 
         # warm-up: the same kinds of calls, not recorded
         for k, p in enumerate(warm_t2[1:], 1):
@@ -141,31 +125,18 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         records: list[dict[str, Any]] = []
         ood_meas, voc_meas = oods[warm:], vocab[warm:]
         ood_spent = 0.0
+
+        def extra(i: int) -> list[tuple[str, str, None]]:
+            ood = [("ood", ood_meas[i], None)] if i < len(ood_meas) and ood_spent < cfg["ood_budget_s"] else []
+            return ood + ([("vocabulary", voc_meas[i], None)] if i < len(voc_meas) else [])
+
         t_loop = time.perf_counter()
-        for i in range(per + lag):
-            calls: list[tuple[str, str, dict | None]] = []
-            if i < per:
-                calls.append(("tier2", meas_t2[i]["q"], meas_t2[i]))
-            if i >= lag:
-                p = meas_t2[i - lag]
-                calls.append(("repeat", p["q"], p))
-                rq, how = qs.reword(p, i - lag)
-                calls.append(("reword:" + how, rq, p))
-            if i < len(ood_meas) and ood_spent < cfg["ood_budget_s"]:
-                calls.append(("ood", ood_meas[i], None))
-            if i < len(voc_meas):
-                calls.append(("vocabulary", voc_meas[i], None))
-            r = i % len(calls)
-            for kind, q, src in calls[r:] + calls[:r]:
+        for i, calls in rounds(qs, meas_t2, per, lag, extra):
+            for kind, q, src in calls:
                 a, wall = ask(q)
                 if kind == "ood":
                     ood_spent += wall
-                rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000, "latency_ms": a.latency_ms,
-                       "cached": a.cached}
-                if kind == "tier2" and src is not None:
-                    rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
-                    rec["in_sources"] = src["entry"] in a.sources
-                records.append(rec)
+                records.append(record(kind, a, wall, src))
             if i % 50 == 49:
                 log(f"  [{n}] round {i + 1}/{per + lag}")
         out["query_loop_s"] = round(time.perf_counter() - t_loop, 1)
@@ -223,23 +194,13 @@ def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[s
     fillers = qs.vocabulary(cap)
     puts = []
     for q in fillers:
-        ts = time.perf_counter()
-        cache.put(q, fp, {**model, "question": q})
-        puts.append(time.perf_counter() - ts)
+        puts.append(timed(lambda: cache.put(q, fp, {**model, "question": q}))[1])
     fill = {"entries": len(fillers), "fuzzy_cap": cache.fuzzy_entries, "seconds": round(sum(puts), 2),
             "put_first100_ms": summary_ms(puts[:100]), "put_last100_ms": summary_ms(puts[-100:])}
     records: list[dict[str, Any]] = []
 
     def ask(kind: str, q: str, src: dict | None = None) -> None:
-        ts = time.perf_counter()
-        a = mem.query(q)
-        wall = time.perf_counter() - ts
-        rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000, "latency_ms": a.latency_ms,
-               "cached": a.cached}
-        if src is not None:
-            rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
-            rec["in_sources"] = src["entry"] in a.sources
-        records.append(rec)
+        records.append(record(kind, *timed_query(mem, q), src))
 
     for p in fresh[1:]:
         ask("tier2", p["q"], p)
@@ -249,28 +210,6 @@ def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[s
         for kind, q in (calls if j % 2 else calls[::-1]):
             ask(kind, q)
     return {"fill": fill, **summarize(records)}
-
-
-def _wrap_dynamic(prof: Profiler, obj: Any, attr: str, bucket: Callable[..., str]) -> None:
-    """Like ``Profiler.wrap``, with the bucket chosen per call from the arguments."""
-    orig = getattr(obj, attr)
-
-    @functools.wraps(orig)
-    def timed(*a, **kw):
-        prof._stack.append([0.0])
-        t0 = time.perf_counter()
-        try:
-            return orig(*a, **kw)
-        finally:
-            el = time.perf_counter() - t0
-            child = prof._stack.pop()[0]
-            b = bucket(*a, **kw)
-            prof.totals[b] = prof.totals.get(b, 0.0) + el - child
-            if prof._stack:
-                prof._stack[-1][0] += el
-
-    setattr(obj, attr, timed)
-    prof._undo.append(lambda: delattr(obj, attr))  # instance attribute: deleting restores the method
 
 
 def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
@@ -284,7 +223,7 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     prof.wrap(sync_mod, "scan", "stat scan")
     prof.wrap(pipe.cache, "get_exact", "tier 0 lookup")
     prof.wrap(pipe.cache, "get_fuzzy", "tier 1 lookup (scan of the fuzzy index)")
-    _wrap_dynamic(prof, tree.engine, "search", lambda *a, **kw: f"BM25 search, expand={kw.get('expand', 'none')}")
+    prof.wrap(tree.engine, "search", lambda *a, **kw: f"BM25 search, expand={kw.get('expand', 'none')}")
     prof.wrap(tree.engine, "idf", "idf + terms")
     prof.wrap(tree.engine, "terms", "idf + terms")
     prof.wrap(tree, "_read_disk", "read entry files")
@@ -298,31 +237,21 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     prof.wrap(tiers_mod, "out_of_domain_answer", "compose answer")
     prof.wrap(pipe.cache, "put", "cache write (put)")
     prof.wrap(tiers_mod, "log_query", "query log append")
-    samples, totals, seen = [], [], collections.Counter()
-    try:
-        for q in questions:
-            prof.reset()
-            ts = time.perf_counter()
-            a = mem.query(q)
-            el = time.perf_counter() - ts
-            seen[label_of(a)] += 1
-            if label_of(a) == want:
-                samples.append(dict(prof.totals))
-                totals.append(el)
-    finally:
-        prof.restore()
+    seen: collections.Counter = collections.Counter()
+
+    def wanted(a: Any) -> bool:
+        seen[label_of(a)] += 1
+        return label_of(a) == want
+
+    samples, totals = prof.each((functools.partial(mem.query, q) for q in questions), wanted)
     return {"n": len(totals), "tiers": dict(seen), "parts": breakdown(samples, totals) if totals else {}}
 
 
 # -- graph ----------------------------------------------------------------------------------
 
 def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[dict]) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    g = mem.graph()
-    build_ms = (time.perf_counter() - t0) * 1000
-    t0 = time.perf_counter()
-    mem.graph()
-    rebuild_ms = (time.perf_counter() - t0) * 1000
+    g, build_s = timed(mem.graph)
+    rebuild_s = timed(mem.graph)[1]
 
     def gcall(q: str) -> tuple[str, float]:
         ts = time.perf_counter()
@@ -332,13 +261,10 @@ def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[di
         return ("ood" if a.get("out_of_domain") else str(a["tier"])), wall
 
     def qcall(q: str) -> tuple[str, float]:
-        ts = time.perf_counter()
-        a = mem.query(q)
-        return label_of(a), time.perf_counter() - ts
+        a, wall = timed_query(mem, q)
+        return label_of(a), wall
 
-    t_first = time.perf_counter()
-    gcall(cached_q)
-    first_ms = (time.perf_counter() - t_first) * 1000
+    first_s = timed(lambda: gcall(cached_q))[1]
     for _ in range(3):
         gcall(cached_q)
         qcall(cached_q)
@@ -353,8 +279,8 @@ def graph_compare(mem: Any, cached_q: str, fresh_a: list[dict], fresh_b: list[di
             tiers_seen[key][tier] += 1
             if tier == want:
                 times[key].append(wall)
-    out: dict[str, Any] = {"build_ms": round(build_ms, 1), "rebuild_ms": round(rebuild_ms, 1),
-                           "first_invoke_ms": round(first_ms, 1)}
+    out: dict[str, Any] = {"build_ms": round(build_s * 1000, 1), "rebuild_ms": round(rebuild_s * 1000, 1),
+                           "first_invoke_ms": round(first_s * 1000, 1)}
     for t in ("0", "2"):
         gk, qk = f"graph_t{t}", f"query_t{t}"
         gs, qs = summary_ms(times[gk]), summary_ms(times[qk])
@@ -371,7 +297,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=None, help="tree sizes (default 1000 10000 25000)")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="size 300, few queries (< 30 s)")
     ap.add_argument("--per-tier", type=int, default=None, help="fresh tier-2 questions, repeats, rewordings (220)")
     ap.add_argument("--ood", type=int, default=None, help="out-of-domain questions (220)")
@@ -388,14 +313,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="questions put in the cache before those rounds (default: the fuzzy index cap, 2000)")
     ap.add_argument("--breakdown-runs", type=int, default=None,
                     help="questions per warm breakdown (tier 2, out of domain, tier 2 with the index full) (40)")
-    ap.add_argument("--batch", type=int, default=250, help="ops per curate call while building")
     ap.add_argument("--engine", choices=("whoosh", "tantivy"), default=None,
                     help="the tree's full-text engine (default: the product default; results tiers_<engine>)")
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md (default benchmarks/results/tiers, or tiers_quick with --quick)")
-    ap.add_argument("--no-write", action="store_true", help="only print the table")
-    ap.add_argument("--keep", action="store_true", help="keep the temp trees (prints where)")
-    ap.add_argument("--worker", type=str, default=None, help=argparse.SUPPRESS)
+    size_options(ap)
     a = ap.parse_args(argv)
 
     if a.worker:  # child: one size, JSON on stdout
@@ -414,24 +336,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     sizes = a.sizes or ([300] if q else [1000, 10000, 25000])
     out = a.out or (RESULTS / (("tiers_quick" if q else "tiers") + (f"_{a.engine}" if a.engine else "")))
-    command = "python benchmarks/tiers.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    machine = machine_info(a.seed)
-    machine["uncommitted"] = uncommitted(skip_results=False)
-    log(f"memgrove tiers benchmark: sizes {sizes}, seed {a.seed}, {machine['cores']} cores, "
-        f"load avg {machine['loadavg']}")
-    t0 = time.perf_counter()
-    runs = run_sizes(HERE / "tiers.py", sizes, cfg)
-    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    report = {"machine": machine, "versions": versions("langgraph", "langchain-core", "diskcache", "click"), "config": cfg,
-              "sizes": sizes,
-              "targets_ms": {**TARGETS_MS, "size": TARGET_SIZE},
-              "byterover_ms": {**BYTEROVER_MS, "docs": BYTEROVER_DOCS},
-              "command": command.strip(), "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
-    md = render_markdown(report)
-    print(md)
-    if not a.no_write:
-        write_report(out, report, md)
-    return report
+    report = measure_sizes("tiers benchmark", HERE / "tiers.py", sizes, cfg, argv, a.seed)
+    report.update(versions=versions("langgraph", "langchain-core", "diskcache", "click"),
+                  targets_ms={**TARGETS_MS, "size": TARGET_SIZE}, byterover_ms={**BYTEROVER_MS, "docs": BYTEROVER_DOCS})
+    return publish(report, render_markdown(report), None if a.no_write else out)
 
 
 if __name__ == "__main__":

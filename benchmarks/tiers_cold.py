@@ -5,45 +5,24 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from harness.stats import breakdown, pct, summary_ms
+from harness.stats import breakdown, import_nodes, pct, summary_ms, timed
 from harness.tier_runs import _env
 
+BENCHMARKS = Path(__file__).resolve().parent
 
 PROBE = r"""
 import contextlib, io, json, sys, time
 t0 = time.perf_counter()
 import memgrove.cli as cli_mod
 t_import = time.perf_counter() - t0
-class Profiler:  # exclusive time per bucket (scale.Profiler, inlined: the probe imports nothing else)
-    def __init__(self):
-        self.totals, self._stack = {}, []
-
-    def wrap(self, obj, attr, bucket):
-        orig, prof = getattr(obj, attr), self
-
-        def timed(*a, **kw):
-            prof._stack.append([0.0])
-            t0 = time.perf_counter()
-            try:
-                return orig(*a, **kw)
-            finally:
-                el = time.perf_counter() - t0
-                child = prof._stack.pop()[0]
-                prof.totals[bucket] = prof.totals.get(bucket, 0.0) + el - child
-                if prof._stack:
-                    prof._stack[-1][0] += el
-        setattr(obj, attr, timed)
-
-    def restore(self):
-        pass
+sys.path.insert(0, BENCHMARKS)      # after the import timed above: the probe's profiler is the harness's
+from harness.stats import Profiler
 import memgrove.memory as memory_mod
 import memgrove.tree.store as store_mod
 import memgrove.tree.index_sync as sync_mod
@@ -102,10 +81,9 @@ def cold_profile(tmp: Path, questions: list[str]) -> dict[str, Any]:
     env, cwd, py = _env(), tempfile.gettempdir(), sys.executable
     samples, runs, walls, tiers_ = [], [], [], []
     for q in questions:
-        code = f"ROOT = {str(tmp)!r}; QUESTION = {q!r}\n" + PROBE
-        ts = time.perf_counter()
-        r = subprocess.run([py, "-c", code], env=env, cwd=cwd, capture_output=True, text=True)
-        walls.append(time.perf_counter() - ts)
+        code = f"ROOT = {str(tmp)!r}; QUESTION = {q!r}; BENCHMARKS = {str(BENCHMARKS)!r}\n" + PROBE
+        r, wall = timed(lambda: subprocess.run([py, "-c", code], env=env, cwd=cwd, capture_output=True, text=True))
+        walls.append(wall)
         if r.returncode != 0:
             raise RuntimeError(f"cold probe failed: {r.stderr.strip()[-800:]}")
         d = json.loads(r.stdout.strip().splitlines()[-1])
@@ -125,11 +103,7 @@ def import_times(top: int = 14) -> dict[str, Any]:
     module that first imported each package (its parent in the import tree)."""
     r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memgrove.cli"], env=_env(),
                        cwd=tempfile.gettempdir(), capture_output=True, text=True)
-    nodes = []  # (depth, name, self_us, cumulative_us), children listed before their parent
-    for line in r.stderr.splitlines():
-        m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( +)(\S+)", line)
-        if m:
-            nodes.append((len(m.group(3)), m.group(4), int(m.group(1)), int(m.group(2))))
+    nodes = import_nodes(r.stderr)
     per: dict[str, float] = collections.defaultdict(float)
     via: dict[str, str] = {}
     cumulative: dict[str, float] = {}

@@ -16,13 +16,13 @@ deterministic for a given ``--seed``; no timing is measured.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import random
 import tempfile
 from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from harness.report import RESULTS, publish, table
+
 FILES = {"catalog": "index/catalog.db-wal", "signals": "signals.db-wal", "query cache": "cache/cache.db-wal"}
 WORDS = ("ingest worker queue drain restart deploy rollback token refresh cache index shard replica "
          "backup restore alert pager latency budget schema migration release canary").split()
@@ -91,18 +91,12 @@ def main() -> None:
         p.join()
     kib = lambda n: f"{n / 1024:,.0f} KiB"   # noqa: E731
     lines = ["# WAL size", "", f"{args.entries} entries curated in batches of {args.batch} (seed {args.seed}); "
-             "after each batch a second memory searches (recording access) and queries; then a rebuild.", "",
-             "| mode | file | largest after a batch | after the rebuild | at the end |", "|---|---|---|---|---|"]
-    for r in rows:
-        for name in FILES:
-            lines.append(f"| {r['mode']} | {name} | {kib(r['peak'][name])} | {kib(r['after_rebuild'][name])} | "
-                         f"{kib(r['final'][name])} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_name(args.out.name + ".md").write_text(text)
+             "after each batch a second memory searches (recording access) and queries; then a rebuild.", ""]
+    lines += table(["mode", "file", "largest after a batch", "after the rebuild", "at the end"],
+                   [[r["mode"], name, kib(r["peak"][name]), kib(r["after_rebuild"][name]), kib(r["final"][name])]
+                    for r in rows for name in FILES])
     saved = {k: v for k, v in vars(args).items() if k != "out"}   # the report's args, as before --out
-    args.out.with_name(args.out.name + ".json").write_text(json.dumps({"args": saved, "rows": rows}, indent=2) + "\n")
+    publish({"args": saved, "rows": rows}, "\n".join(lines), args.out)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,15 @@ particular to its dataset or its question.
 - ``report`` and ``cli``: writing a report (JSON + markdown), the number formats of its tables, and the
   command-line options and start and end of a conversational benchmark's run;
 - ``tokens``: counting tokens as the reports do (tiktoken when it loads, else characters / 4);
-- ``stats``, ``resources``, ``workers``: percentiles, a profiler, RSS and disk, one size per child process;
-- ``synthetic`` and ``tier_runs``: the seeded corpus and questions of the scale and tier benchmarks;
+- ``stats``, ``resources``, ``workers``: percentiles, timed calls, a profiler, RSS and disk, one size per child
+  process (with the options and report head of the sized benchmarks);
+- ``served``: a started ``memgrove serve`` for the server benchmarks (serve_load, replicas, remote, store);
+- ``synthetic`` and ``tier_runs``: the seeded corpus, its questions and tree builds, and the tier rounds of the
+  scale and tier benchmarks;
 - ``plots``: the figures (scale curve, recall against word budget, tier shares);
 - ``paired``: paired per-question differences between two runs of one benchmark;
 - ``shape``: the benchmarks' own shape (module sizes, import cycles, share of the code).
 
-Scripts run as ``python benchmarks/<name>.py`` put ``benchmarks/`` on ``sys.path`` and import ``harness.*``.
+Scripts run as ``python benchmarks/<name>.py`` have ``benchmarks/`` on ``sys.path`` (Python puts a script's
+folder there; the tests' loader does the same) and import ``harness.*``.
 """

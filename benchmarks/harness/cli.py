@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from harness.machine import machine_info, uncommitted
-from harness.report import dump_json, log
+from harness.machine import start  # noqa: F401  (the scripts call cli.start)
+from harness.report import publish
 from harness.retrievers import DEFAULT_VARIANT, VARIANTS
 
 
@@ -34,25 +32,10 @@ def memgrove_options(ap: argparse.ArgumentParser, *, out: Path, prefetch: int, t
     ap.add_argument("--no-questions", action="store_true", help="leave the per-question records out of the JSON")
 
 
-def start(script: str, argv: Sequence[str] | None, seed: int = 0, *, quote: bool = False) -> tuple[str, dict]:
-    """The run's command line (as typed) and its machine info, uncommitted files included."""
-    args = list(argv if argv is not None else sys.argv[1:])
-    command = f"python benchmarks/{script} " + (shlex.join(args) if quote else " ".join(args))
-    machine = machine_info(seed)
-    machine["uncommitted"] = uncommitted()
-    return command.strip(), machine
-
-
 def finish(report: dict[str, Any], md: str, out: Path, stem: str, write: bool) -> dict[str, Any]:
     """Print the markdown; unless told not to, write ``out/stem.json`` (per-question records one a line)
-    and ``out/stem.md``. The machine's load at the end goes into the report first."""
-    print(md)
-    if write:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{stem}.json").write_text(dump_json(report), encoding="utf-8")
-        (out / f"{stem}.md").write_text(md + "\n", encoding="utf-8")
-        log(f"wrote {out / stem}.json and .md")
-    return report
+    and ``out/stem.md``."""
+    return publish(report, md, out / stem if write else None, compact=True)
 
 
 def load_end(machine: dict[str, Any]) -> None:

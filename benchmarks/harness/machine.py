@@ -7,9 +7,12 @@ import datetime as dt
 import importlib.metadata
 import os
 import platform
+import shlex
 import subprocess
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 HERE = Path(__file__).resolve().parent
 
@@ -48,6 +51,15 @@ def loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def brief(script: str, argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """The short head of the server benchmarks' reports: date, commit, command, cores, platform and Python,
+    the load at the start."""
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(),
+            "command": f"python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+            "loadavg_start": loadavg()}
+
+
 def machine_info(seed: int) -> dict[str, Any]:
     cpu = None
     with contextlib.suppress(OSError):
@@ -77,10 +89,23 @@ def machine_info(seed: int) -> dict[str, Any]:
     }
 
 
-def machine_line(m: dict[str, Any], extra: str = "") -> str:
-    """One line: date · seed · cores (CPU) · RAM · Python · whoosh · memgrove @ commit (+ uncommitted) · load.
-    ``extra`` (e.g. other versions) goes before the commit."""
+def start(script: str, argv: Sequence[str] | None, seed: int = 0, *, quote: bool = False,
+          skip_results: bool = True) -> tuple[str, dict[str, Any]]:
+    """The run's command line (as typed) and its machine info, the files changed since the last commit included
+    (:func:`uncommitted`)."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    command = f"python benchmarks/{script} " + (shlex.join(args) if quote else " ".join(args))
+    machine = machine_info(seed)
+    machine["uncommitted"] = uncommitted(skip_results)
+    return command.strip(), machine
+
+
+def machine_line(m: dict[str, Any], extra: str = "", *, load: bool = True) -> str:
+    """One line: date · seed · cores (CPU) · RAM · Python · whoosh · memgrove @ commit (+ uncommitted) · load at the
+    start (and at the end, when the report has it; no load with ``load=False``). ``extra`` (e.g. other versions)
+    goes before the commit."""
+    end = f", at the end {m['loadavg_end']}" if "loadavg_end" in m else ""
     return (f"{m['date']} · seed {m['seed']} · {m['cores']} cores ({m['cpu']}) · {m['ram_gb']} GB RAM · "
             f"Python {m['python']} · whoosh-reloaded {m['whoosh']}{extra} · memgrove {m['memgrove']} @ {m['commit']}"
             + (f" + uncommitted changes to {', '.join(m['uncommitted'])}" if m.get("uncommitted") else "")
-            + f" · load average at start {m['loadavg']}, at the end {m.get('loadavg_end')}")
+            + (f" · load average at start {m['loadavg']}{end}" if load else ""))

@@ -139,14 +139,14 @@ def recall(gold: Iterable[str], retrieved: set[str]) -> float:
 
 def score_items(items: Sequence[Item], evidence: Sequence[str], answer: str | None, ks: Sequence[int],
                 budgets: Sequence[int]) -> dict[str, Any]:
-    """One question's scores for one system's ranked ``items``: recall at each k, over everything
-    returned (``R@all``) and at each word budget; answer-in-context per budget when there is an
-    ``answer``; whether the largest budget was filled; and where each evidence id is at the largest
+    """One question's scores for one system's ranked ``items``: recall at each k and then over everything
+    returned (``R@all``, with ``ks`` only), and at each word budget; answer-in-context per budget when there is
+    an ``answer``; whether the largest budget was filled; and where each evidence id is at the largest
     budget (``lost``: in_budget / beyond_budget / not_retrieved). Recall keys only with evidence."""
     out: dict[str, Any] = {"n_items": len(items), "words_available": sum(it.words for it in items)}
     ev = set(evidence)
     all_ids = ids_at_k(items, len(items))
-    if ev:
+    if ev and ks:
         for k in ks:
             out[f"R@{k}"] = recall(ev, ids_at_k(items, k))
         out["R@all"] = recall(ev, all_ids)

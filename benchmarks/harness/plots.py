@@ -27,56 +27,17 @@ def log_log_axes(ax: Any, sizes: list[int]) -> None:
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
 
 
-def plot_curve(report: dict[str, Any], path: Path) -> None:
-    """Three log-log panels against tree size: query latency, build time, disk and peak RSS."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker  # noqa: F401  (NullLocator)
-
-    cv = report["curve"]
-    sizes, M, E = cv["sizes"], cv["metrics"], cv["exponents"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 6), constrained_layout=True)
-
-    def line(ax, key: str, style: str, label: str | None = None) -> None:
-        pts = [(s, v) for s, v in zip(sizes, M[key]["values"]) if v is not None and v > 0]
-        if not pts:
-            return
-        k = E[key]["slope"]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=4,
-                label=f"{label or M[key]['label']} (k={k:.2f})" if k is not None else (label or M[key]["label"]))
-
-    def ref(ax, key: str) -> None:  # a slope-1 (linear) guide through the first point
-        vals = M[key]["values"]
-        if vals and vals[0]:
-            ax.plot([sizes[0], sizes[-1]], [vals[0], vals[0] * sizes[-1] / sizes[0]], ":", color="grey",
-                    label="linear (k=1) guide")
-
-    ax = axes[0]
-    line(ax, "tier0_p50_ms", "-", "tier 0 exact cache, p50")
-    line(ax, "tier1_p50_ms", "-", "tier 1 fuzzy cache, p50")
-    line(ax, "tier2_p50_ms", "-", "tier 2 BM25 direct, p50")
-    line(ax, "tier2_p95_ms", "--", "tier 2 BM25 direct, p95")
-    line(ax, "cold_tier0_p50_ms", "-.", "cold CLI, tier 0, p50")
-    line(ax, "cold_tier2_p50_ms", "-.", "cold CLI, tier 2, p50")
-    ax.set_title("query latency (ms)")
-    ax = axes[1]
-    line(ax, "build_s", "-", "build: curate in batches (s)")
-    ref(ax, "build_s")
-    ax.set_title(f"build time (s), batches of {report['config']['batch']}{_batch_note(report['runs'], report['config'])}")
-    ax = axes[2]
-    line(ax, "disk_mb", "-", ".memgrove/ on disk (MB)")
-    line(ax, "peak_rss_mb", "-", "peak RSS (MB)")
-    ref(ax, "disk_mb")
-    ax.set_title("disk and memory (MB)")
-    for ax in axes:
-        log_log_axes(ax, sizes)
-    m = report["machine"]
-    fig.suptitle(f"memgrove scale curve · {m['cores']} cores · load avg {m['loadavg'][0]:.1f} → "
-                 f"{m['loadavg_end'][0]:.1f} · k = growth exponent (log-log slope)", fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+CURVE_PANELS = [  # (title, [(metric, label, line style)]) of the scale curve's figure (the build's: + batch size)
+    ("query latency (ms)", [("tier0_p50_ms", "tier 0 exact cache, p50", "-"),
+                            ("tier1_p50_ms", "tier 1 fuzzy cache, p50", "-"),
+                            ("tier2_p50_ms", "tier 2 BM25 direct, p50", "-"),
+                            ("tier2_p95_ms", "tier 2 BM25 direct, p95", "--"),
+                            ("cold_tier0_p50_ms", "cold CLI, tier 0, p50", "-."),
+                            ("cold_tier2_p50_ms", "cold CLI, tier 2, p50", "-.")]),
+    ("build time (s)", [("build_s", "build: curate in batches (s)", "-")]),
+    ("disk and memory (MB)", [("disk_mb", ".memgrove/ on disk (MB)", "-"), ("peak_rss_mb", "peak RSS (MB)", "-")]),
+]
+ENGINE_COLOURS = {"whoosh": "tab:blue", "tantivy": "tab:orange"}
 
 
 def _pyplot() -> Any:
@@ -84,6 +45,47 @@ def _pyplot() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+def plot_curve(report: dict[str, Any], path: Path) -> None:
+    """Three log-log panels against tree size: query latency, build time, disk and peak RSS."""
+    c, m = report["config"], report["machine"]
+    panels = [(f"build time (s), batches of {c['batch']}{_batch_note(report['runs'], c)}" if t.startswith("build")
+               else t, lines) for t, lines in CURVE_PANELS]
+    plot_curves([(None, report["curve"])], panels, path, f"memgrove scale curve · {m['cores']} cores · load avg "
+                f"{m['loadavg'][0]:.1f} → {m['loadavg_end'][0]:.1f} · k = growth exponent (log-log slope)",
+                guides=("build_s", "disk_mb"))
+
+
+def plot_curves(curves: list[tuple[str | None, dict[str, Any]]], panels: list[tuple[str, list[tuple[str, str, str]]]],
+                path: Path, title: str, guides: tuple[str, ...] = ()) -> None:
+    """Log-log panels against tree size, ``panels`` = [(title, [(metric, label, line style)])]: a line per metric
+    and curve (``curves`` = [(engine or None, curve summary)]; an engine colours its lines and names them), and
+    for the metrics in ``guides`` a linear (k=1) guide through their first point."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(16, 6), constrained_layout=True)
+    sizes = sorted({s for _, cv in curves for s in cv["sizes"]})
+    for ax, (panel, lines) in zip(axes, panels):
+        for name, cv in curves:
+            for key, label, style in lines:
+                pts = [(s, v) for s, v in zip(cv["sizes"], cv["metrics"].get(key, {}).get("values", []))
+                       if v is not None and v > 0]
+                if pts:
+                    k = cv["exponents"].get(key, {}).get("slope")
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=4,
+                            color=ENGINE_COLOURS.get(name or ""), label=(f"{name}: " if name else "") + label
+                            + (f" (k={k:.2f})" if k is not None else ""))
+            for key in (k for k, _, _ in lines if k in guides):
+                vals = cv["metrics"][key]["values"]
+                if vals and vals[0]:
+                    ax.plot([sizes[0], sizes[-1]], [vals[0], vals[0] * sizes[-1] / sizes[0]], ":", color="grey",
+                            label="linear (k=1) guide")
+        ax.set_title(panel)
+        log_log_axes(ax, sizes)
+    fig.suptitle(title, fontsize=10)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot_recall_budget(panels: list[tuple[str, dict[str, dict[str, float]]]], budgets: list[int], path: Path,

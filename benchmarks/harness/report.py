@@ -28,6 +28,11 @@ def times(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}×"
 
 
+def target(value: float, limit: float, unit: str = "ms") -> str:
+    """A target's cell: "≤ 25 ms: **ok**", or **MISS** when ``value`` is over ``limit``."""
+    return f"≤ {limit:g} {unit}: **{'ok' if value <= limit else 'MISS'}**"
+
+
 def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 
@@ -44,12 +49,21 @@ def dump_json(report: dict[str, Any]) -> str:
 
 def write(out: Path, report: dict[str, Any], md: str, *, compact: bool = False, **dump: Any) -> None:
     """``out.json`` and ``out.md`` (``out`` without a suffix); ``compact`` writes the per-question lists one
-    record per line (:func:`dump_json`), otherwise ``json.dumps(report, indent=2, **dump)``."""
+    record per line (:func:`dump_json`), otherwise ``json.dumps(report, indent=2, **dump)`` (``dump`` may
+    set another indent)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    text = dump_json(report) if compact else json.dumps(report, indent=2, **dump) + "\n"
+    text = dump_json(report) if compact else json.dumps(report, **{"indent": 2, **dump}) + "\n"
     out.with_name(out.name + ".json").write_text(text, encoding="utf-8")
     out.with_name(out.name + ".md").write_text(md + "\n", encoding="utf-8")
     log(f"wrote {out}.json and .md")
+
+
+def publish(report: dict[str, Any], md: str, out: Path | None, **dump: Any) -> dict[str, Any]:
+    """Print the markdown, write the report (:func:`write`) unless ``out`` is None, and return it."""
+    print(md)
+    if out is not None:
+        write(out, report, md, **dump)
+    return report
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:

@@ -6,18 +6,32 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 
-def pct(xs: list[float], q: float) -> float:
-    """Percentile with linear interpolation (q in 0..100)."""
+def pct(xs: list[float], q: float, digits: int | None = None) -> float:
+    """Percentile with linear interpolation (q in 0..100), rounded to ``digits`` when given; NaN for none."""
     if not xs:
         return float("nan")
     s = sorted(xs)
     k = (len(s) - 1) * q / 100.0
     lo, hi = math.floor(k), math.ceil(k)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+    v = s[lo] + (s[hi] - s[lo]) * (k - lo)
+    return v if digits is None else round(v, digits)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """What ``fn()`` returns, and the seconds it took."""
+    t0 = time.perf_counter()
+    got = fn()
+    return got, time.perf_counter() - t0
+
+
+def timed_ms(fn: Callable[[], Any]) -> float:
+    """The milliseconds one call of ``fn`` takes."""
+    return timed(fn)[1] * 1000
 
 
 def summary_ms(xs_s: list[float]) -> dict[str, float]:
@@ -36,7 +50,8 @@ class Profiler:
         self._stack: list[list[float]] = []
         self._undo: list[Callable[[], None]] = []
 
-    def wrap(self, obj: Any, attr: str, bucket: str) -> None:
+    def wrap(self, obj: Any, attr: str, bucket: str | Callable[..., str]) -> None:
+        """Time ``obj.attr`` into ``bucket``: a name, or a function of the call's arguments giving one."""
         orig = getattr(obj, attr)
         had_own = isinstance(obj, type(os)) or attr in getattr(obj, "__dict__", {})
         prof = self
@@ -50,7 +65,8 @@ class Profiler:
             finally:
                 el = time.perf_counter() - t0
                 child = prof._stack.pop()[0]
-                prof.totals[bucket] = prof.totals.get(bucket, 0.0) + el - child
+                b = bucket if isinstance(bucket, str) else bucket(*a, **kw)
+                prof.totals[b] = prof.totals.get(b, 0.0) + el - child
                 if prof._stack:
                     prof._stack[-1][0] += el
 
@@ -67,6 +83,31 @@ class Profiler:
         for u in reversed(self._undo):
             u()
         self._undo = []
+
+    def each(self, calls: Iterable[Callable[[], Any]], keep: Callable[[Any], bool] = lambda _: True,
+             ) -> tuple[list[dict[str, float]], list[float]]:
+        """Make every call, then restore what was wrapped: the buckets and the seconds of each call whose result
+        ``keep`` accepts (the arguments of :func:`breakdown`)."""
+        samples, totals = [], []
+        try:
+            for call in calls:
+                self.reset()
+                ts = time.perf_counter()
+                got = call()
+                el = time.perf_counter() - ts
+                if keep(got):
+                    samples.append(dict(self.totals))
+                    totals.append(el)
+        finally:
+            self.restore()
+        return samples, totals
+
+
+def import_nodes(stderr: str) -> list[tuple[int, str, int, int]]:
+    """``python -X importtime``'s lines as (depth: 1 for a top-level import, module, self µs, cumulative µs),
+    children before their parent."""
+    return [(len(m.group(3)), m.group(4), int(m.group(1)), int(m.group(2)))
+            for m in re.finditer(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( +)(\S+)", stderr, re.M)]
 
 
 def breakdown(samples: list[dict[str, float]], totals: list[float]) -> dict[str, dict[str, float]]:

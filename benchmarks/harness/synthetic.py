@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import random
 import re
+import time
+from pathlib import Path
 from typing import Any, Iterator
 
 
@@ -120,6 +122,50 @@ class Corpus:
         ws += rng.choices(self.q_words, cum_weights=self.q_cum, k=n - k_topic)
         rng.shuffle(ws)
         return " ".join(ws)
+
+
+def curate_batches(mem: Any, ops: Any, batch: int, label: str) -> dict[str, Any]:
+    """Curate ``ops`` (a list, or :class:`LazyOps`) into ``mem`` in batches of ``batch`` ADDs, each checked added,
+    with about ten progress lines: the build's numbers (seconds of the ``curate`` calls, ops/s, the first and last
+    batch's ops/s, the median batch, and the seconds spent making the batches' ops, not timed)."""
+    from harness.report import log
+    from harness.stats import pct
+
+    n, times, gen_s = len(ops), [], 0.0
+    every = max(1, (n // batch) // 10)
+    for i in range(0, n, batch):
+        tg = time.perf_counter()
+        chunk = [ops[j] for j in range(i, min(n, i + batch))]
+        tb = time.perf_counter()
+        gen_s += tb - tg
+        res = mem.curate(chunk)
+        times.append(time.perf_counter() - tb)
+        assert len(res) == len(chunk) and all(r.status == "added" for r in res)
+        if len(times) % every == 0 and i + batch < n:
+            done = i + len(chunk)
+            log(f"  {label} built {done}/{n} ({done / sum(times):.0f} ops/s, last batch "
+                f"{len(chunk) / times[-1]:.0f} ops/s)")
+    seconds = sum(times)
+    return {"seconds": round(seconds, 3), "ops_per_s": round(n / seconds, 1), "batch": batch, "batches": len(times),
+            "first_batch_ops_per_s": round(min(batch, n) / times[0], 1),
+            "last_batch_ops_per_s": round((n - batch * (len(times) - 1)) / times[-1], 1),
+            "batch_s_p50": round(pct(times, 50), 3), "generate_s_not_timed": round(gen_s, 1)}
+
+
+def build_tree(folder: Path, n: int, corpus: Corpus, batch: int, **open_args: Any) -> float:
+    """The corpus's first ``n`` entries in a new memory at ``folder`` (``Memory.open(folder, create=True,
+    durable=False, **open_args)``, ``mem.curate`` in batches of ``batch`` ADDs, each checked added): seconds."""
+    from harness.report import log
+    from memgrove import Memory
+
+    start = time.perf_counter()
+    with Memory.open(folder, create=True, durable=False, **open_args) as mem:
+        for i in range(0, n, batch):
+            res = mem.curate([corpus.op(j) for j in range(i, min(n, i + batch))])
+            assert all(r.status == "added" for r in res)
+            if (i // batch) % 20 == 19:
+                log(f"  built {i + len(res)}/{n}")
+    return time.perf_counter() - start
 
 
 class LazyOps:

@@ -1,5 +1,6 @@
-"""Measuring the query tiers: the realized tier of an answer, the per-tier and per-kind summaries of a
-stream of questions, the engine of a memory about to be created, and cold ``memgrove query`` processes."""
+"""Measuring the query tiers: the realized tier of an answer, the interleaved rounds of questions and their
+records, the per-tier and per-kind summaries of them, the engine of a memory about to be created, and cold
+``memgrove query`` processes."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from harness.stats import summary_ms
+from harness.stats import summary_ms, timed
+
+Call = tuple[str, str, "dict[str, Any] | None"]   # (kind, question, the entry it was made from)
 
 
 def label_of(a: Any) -> str:
@@ -22,6 +24,39 @@ def label_of(a: Any) -> str:
     if a.out_of_domain:
         return "ood"
     return str(a.tier)
+
+
+def timed_query(mem: Any, q: str) -> tuple[Any, float]:
+    """``mem.query(q)`` and its wall time in seconds."""
+    return timed(lambda: mem.query(q))
+
+
+def rounds(qs: Any, meas: list[dict[str, Any]], per: int, lag: int,
+           extra: Callable[[int], list[Call]] = lambda i: []) -> Iterator[tuple[int, list[Call]]]:
+    """Round i's calls: fresh tier-2 question i (tier 2 expected), question i - ``lag`` again (tier 0) and
+    reworded (``qs.reword``: tier 1), and ``extra(i)``'s; the order rotated by i, so noise hits every kind alike."""
+    for i in range(per + lag):
+        calls: list[Call] = []
+        if i < per:
+            calls.append(("tier2", meas[i]["q"], meas[i]))
+        if i >= lag:
+            p = meas[i - lag]
+            calls.append(("repeat", p["q"], p))
+            rq, how = qs.reword(p, i - lag)
+            calls.append(("reword:" + how, rq, p))
+        calls += extra(i)
+        r = i % len(calls)
+        yield i, calls[r:] + calls[:r]
+
+
+def record(kind: str, a: Any, wall: float, src: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One answer of a stream: its kind, realized tier, wall and reported ms; for a tier-2 question, whether
+    the entry it was made from is the answer's first source, and among its sources."""
+    rec = {"kind": kind, "tier": label_of(a), "wall_ms": wall * 1000, "latency_ms": a.latency_ms, "cached": a.cached}
+    if kind == "tier2" and src is not None:
+        rec["right_entry"] = bool(a.sources) and a.sources[0] == src["entry"]
+        rec["in_sources"] = src["entry"] in a.sources
+    return rec
 
 
 def choose_engine(tmp: Path, engine: str | None) -> None:
@@ -77,9 +112,7 @@ def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str
     env, cwd, py, cli = _env(), tempfile.gettempdir(), sys.executable, _cli()
 
     def wall(argv: list[str]) -> tuple[float, str]:
-        ts = time.perf_counter()
-        r = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
-        el = time.perf_counter() - ts
+        r, el = timed(lambda: subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True))
         if r.returncode != 0:
             raise RuntimeError(f"{argv[:3]}... failed ({r.returncode}): {r.stderr.strip()[-500:]}")
         return el, r.stdout

@@ -1,8 +1,10 @@
 """One tree size per child process (so peak memory is per size): the parent runs ``SCRIPT --worker CFG``
-for each size and reads the result, a JSON line, from the child's stdout."""
+for each size and reads the result, a JSON line, from the child's stdout; the options and the report's head
+that the benchmarks run this way (scale, its curve, tiers) share."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -12,7 +14,31 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.machine import loadavg, start
 from harness.report import log
+
+
+def size_options(ap: argparse.ArgumentParser) -> None:
+    """--seed, --batch, --no-write, --keep and the child's --worker."""
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=250, help="ops per curate call while building")
+    ap.add_argument("--no-write", action="store_true", help="only print the table")
+    ap.add_argument("--keep", action="store_true", help="keep the temp trees (prints where)")
+    ap.add_argument("--worker", type=str, default=None, help=argparse.SUPPRESS)
+
+
+def measure_sizes(title: str, script: Path, sizes: list[int], cfg: dict[str, Any], argv: list[str] | None,
+                  seed: int, *, in_process: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
+                  ) -> dict[str, Any]:
+    """Every size's run (:func:`run_sizes`) under the report's head: the machine (the files changed since the
+    last commit, the load at the end), config, sizes, command, wall time."""
+    command, machine = start(script.name, argv, seed, skip_results=False)
+    log(f"memgrove {title}: sizes {sizes}, seed {seed}, {machine['cores']} cores, load avg {machine['loadavg']}")
+    t0 = time.perf_counter()
+    runs = run_sizes(script, sizes, cfg, in_process=in_process)
+    machine["loadavg_end"] = loadavg()
+    return {"machine": machine, "config": cfg, "sizes": sizes, "command": command,
+            "wall_s": round(time.perf_counter() - t0, 1), "runs": runs}
 
 
 def run_sizes(script: Path, sizes: list[int], cfg: dict[str, Any], *,

@@ -20,6 +20,10 @@ def load_harness(name: str) -> ModuleType:
 
 
 def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module, with ``benchmarks/`` on ``sys.path`` (where a script run as
+    ``python benchmarks/<name>.py`` finds ``harness`` and its sibling modules)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(f"memgrove_bench_{name}", BENCHMARKS / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses and pydantic resolve annotations through the module

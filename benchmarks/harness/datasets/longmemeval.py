@@ -192,20 +192,11 @@ def official_metrics(rank: Sequence[int], gold: Sequence[str], corpus: Sequence[
 
 def score(hay: Haystack, items: Sequence[rm.Item], levels: Sequence[str]) -> dict[str, Any]:
     """One system's scores on one question: the official metrics per level and the budget recalls."""
-    out: dict[str, Any] = {"n_items": len(items), "words_available": sum(it.words for it in items)}
+    out = rm.score_items(items, hay.evidence, None, (), BUDGETS if hay.evidence else ())   # recall within budgets
     gold = hay.gold
     for level in (levels if hay.scored else ()):   # the official averages skip it: no metric to compute
         rank = ranking(items, hay, level)
         out[level] = {"returned": len(rank), **official_metrics(rank, gold[level], hay.corpus(level))}
-    ev = set(hay.evidence)
-    if ev:
-        for b in BUDGETS:
-            out[f"R@{b}w"] = rm.recall(ev, rm.within_budget(items, b).ids)
-        cut = rm.within_budget(items, max(BUDGETS))
-        out["filled"] = not cut.exhausted
-        everything = rm.ids_at_k(items, len(items))
-        out["lost"] = {e: ("in_budget" if e in cut.ids else "beyond_budget" if e in everything else "not_retrieved")
-                       for e in hay.evidence}
     return out
 
 
