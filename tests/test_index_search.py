@@ -90,13 +90,17 @@ def test_hits_carry_path_title_score_excerpt_sources(mem) -> None:
     assert d["path"] == top.path and d["sources"] == top.sources and d["score"] == round(top.score, 4)
 
 
-def test_benchmark_scores_are_normalized_bm25(bmem) -> None:
+def test_benchmark_scores_are_relevance_relative_to_the_best(bmem) -> None:
+    # no signal scales them: each hit's score is its (lifted) BM25 over the best's, on the same linear
+    # scale as the product profile's, which ranking by meaning adds to (not s/(1+s), where every good
+    # match sits near 1 and a cosine outweighs the words)
     bmem.curate(CORPUS)
     hits = bmem.search("token")
-    assert hits
+    assert len(hits) > 1
     for h in hits:
-        assert 0 < h.score < 1
-        assert h.score == pytest.approx(normalize(h.bm25))
+        assert 0 < h.score <= 1 + 1e-9
+        assert h.score / hits[0].score == pytest.approx(h.bm25 / hits[0].bm25)
+        assert 0 < h.relevance < 1
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 

@@ -203,17 +203,24 @@ def by_signals(scored: list[tuple[str, float]], lifted: dict[str, tuple[float, f
                inputs: RankingInputs) -> list[tuple[str, float]]:
     """Signals scale the entry's own relevance; its folder's lift is added after, so the
     ±10% of importance reorders near-ties of relevance, not of relevance plus lift
-    (measured on LoCoMo: R@200w 65.7 -> 66.1); divided back to the 0..1 scale."""
-    if not scored or not (prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values())):
+    (measured on LoCoMo: R@200w 65.7 -> 66.1); divided back to the 0..1 scale.
+
+    Every profile leaves the scores on this linear scale (relevance relative to the best match),
+    one without signals too: ranking by meaning adds to them, and on ``normalize``'s s/(1+s),
+    where the best matches all sit near 1, a cosine outweighed the words (LoCoMo test conv-30,
+    benchmark profile with meaning: R@5 76.5 -> 50.6)."""
+    if not scored:
         return scored
-    sig = inputs.signals.get_many([p for p, _ in scored])
+    neutral = not (prof.w_importance or prof.w_recency or any(v != 1.0 for v in prof.boosts.values()))
+    sig = {} if neutral else inputs.signals.get_many([p for p, _ in scored])
     now = inputs.clock()
     top = max(unlifted[p] for p, _ in scored) or 1.0
     ranked = []
     for p, _s in scored:
-        days = days_since_update(inputs.root, p, now)
         lift = (lifted[p][0] - unlifted[p]) / top
-        own = rank_score(unlifted[p] / top, sig[p].importance, days, sig[p].maturity, prof)
+        own = unlifted[p] / top if neutral else rank_score(unlifted[p] / top, sig[p].importance,
+                                                            days_since_update(inputs.root, p, now),
+                                                            sig[p].maturity, prof)
         ranked.append((p, (own + lift) / (1.0 + lift_weight)))
     return sorted(ranked, key=lambda x: -x[1])
 
