@@ -247,8 +247,9 @@ def warm(tree: Any, group: list[Arm], embedded: dict[str, float], cache: dict[st
         tree.settings = start
     embedded["entries"] += len(keys) - len(reuse)
     embedded["seconds"] += took
-    locomo.log(f"  {n} entries with a vector: {len(keys) - len(reuse)} texts encoded in {took:.1f} s "
-               f"({1000 * took / max(len(keys) - len(reuse), 1):.1f} ms each), {len(reuse)} reused")
+    new = len(keys) - len(reuse)
+    locomo.log(f"  {n} entries with a vector: {new} texts encoded in {took:.1f} s"
+               + (f" ({1000 * took / new:.1f} ms each)" if new else "") + f", {len(reuse)} reused")
 
 
 def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit: int,
