@@ -17,6 +17,13 @@ questions run in file order, so the product profile's signals drift as in a plai
 have no evidence, are left out unless ``--with-adversarial``, so its drift differs slightly from
 ``locomo.py``'s).
 
+When an arm ranks by meaning (``semantic_weight``), every entry's vector is computed right after
+each curation (``warm``: ``tree.embed()``, as ``beam.py --compare --embed``), timed and reported, so
+no search waits for the encoder; a vector is keyed by its text, so a conversation's later
+curations encode only their new texts (``--vectors``: reuse a kept ``vectors.db``). With meaning on
+in ``--base``, every arm of ARMS is joined by ``semantic_weight=0`` (meaning off), so the pair is
+in the same run.
+
 Scored by the benchmarks' own code (``locomo.score`` / ``beam.score``); flat BM25 references run
 once beside the arms. Per arm: the pooled means (LoCoMo categories 1-4; BEAM the nine types with
 evidence) and, against the reference, the questions gained and lost at R@10, R@200w and R@500w,
@@ -131,11 +138,13 @@ ARMS: list[Arm] = [
 ]
 # ranking by meaning: its own arm (each entry's vector is computed once per memory, minutes per half here)
 MEANING = Arm("semantic_weight=0.5", "meaning (0 by default)", {"semantic_weight": 0.5})
+# ... and off, an arm of every run whose --base turns meaning on (so the pair is in the same run)
+NO_MEANING = Arm("semantic_weight=0", "meaning (off)", {"semantic_weight": 0.0})
 
 
 def parse_arm(text: str) -> Arm:
     """A name of ARMS, or ``key=value[,key=value]`` of [tree] settings."""
-    known = {a.name: a for a in ARMS + [MEANING]}
+    known = {a.name: a for a in ARMS + [MEANING, NO_MEANING]}
     if text in known:
         return known[text]
     parts = [x for x in text.replace("+", ",").split(",") if x]
@@ -212,8 +221,46 @@ def pooled(dataset: str, group: str) -> bool:
 
 # -- the run ---------------------------------------------------------------------------------
 
-def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit: int) -> list[dict[str, Any]]:
+def warm(tree: Any, group: list[Arm], embedded: dict[str, float], cache: dict[str, bytes]) -> None:
+    """Every entry's vector computed after curating, when an arm of ``group`` ranks by meaning
+    (``memgrove reindex``'s warm-up, as ``beam.py --compare --embed``): no arm's search waits for
+    the encoder. A vector is keyed by its text, so the ones an earlier curation of the conversation
+    computed (``cache``) are stored first and only new texts are encoded. Adds the entries encoded
+    and the seconds to ``embedded``."""
+    from memgrove.tree.vectors import key_of
+    start = tree.settings
+    meaning = next((a.tree for a in group if start.replace(**{k: v for k, v in a.tree.items()
+                                                                 if k not in CURATION}).semantic_weight > 0), None)
+    if meaning is None:
+        return
+    try:
+        tree.settings = start.replace(**{k: v for k, v in meaning.items() if k not in CURATION})
+        name = tree.meaning_encoder().name
+        keys = sorted({key_of(name, t) for t in tree._meaning_texts(sorted(tree.catalog.files())).values()})
+        reuse = [(k, cache[k]) for k in keys if k in cache]
+        tree.vectors.put_many(reuse)
+        t0 = time.perf_counter()
+        n = tree.embed()[0]
+        took = time.perf_counter() - t0
+        cache.update(tree.vectors.get_many(keys))
+    finally:
+        tree.settings = start
+    embedded["entries"] += len(keys) - len(reuse)
+    embedded["seconds"] += took
+    new = len(keys) - len(reuse)
+    locomo.log(f"  {n} entries with a vector: {new} texts encoded in {took:.1f} s"
+               + (f" ({1000 * took / new:.1f} ms each)" if new else "") + f", {len(reuse)} reused")
+
+
+def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit: int,
+        embedded: dict[str, float] | None = None, partial: Path | None = None,
+        cache: dict[str, bytes] | None = None) -> list[dict[str, Any]]:
+    """``embedded``: filled with the entries the warm-ups embedded and their seconds. ``partial``:
+    the records so far written there after each conversation (a long run stopped keeps them).
+    ``cache``: vectors by key (model and text), reused by every warm-up and filled by them."""
     from memgrove.tree.cache import QueryCache
+    embedded = {"entries": 0, "seconds": 0.0} if embedded is None else embedded
+    cache = {} if cache is None else cache
     groups: dict[tuple, list[Arm]] = {}
     for arm in arms:
         groups.setdefault(curation_key(arm), []).append(arm)
@@ -234,6 +281,8 @@ def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit
             tree = mg.mem.tree
             start = tree.settings
             try:
+                with patched(cpatch):       # the texts the arms' searches embed
+                    warm(tree, group, embedded, cache)
                 with locomo.env_without("MEMGROVE_MODEL"):
                     for arm in group:
                         tree.settings = start.replace(**{k: v for k, v in arm.tree.items() if k not in CURATION})
@@ -251,6 +300,9 @@ def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit
                 tree.settings = start
                 mg.close()
         records += recs
+        if partial is not None:
+            partial.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({"embedded": embedded, "questions": records}) + "\n", encoding="utf-8")
     return records
 
 
@@ -304,6 +356,10 @@ def markdown(report: dict[str, Any]) -> str:
     for a in arms[1:]:
         L.append(f"| {a['name']} | " + " | ".join(
             " / ".join(f"{s['paired'][a['name']][g][k]['diff'] * 100:+.1f}" for k in PAIRED) for g in s["groups"]) + " |")
+    e = report.get("embedded") or {}
+    if e.get("entries"):
+        L += ["", f"Warm-up (every entry's vector after each curation): {e['entries']:,} entries in "
+                  f"{e['seconds']:.0f} s, {e['ms_per_entry']:.1f} ms each."]
     return "\n".join(L)
 
 
@@ -320,18 +376,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="LoCoMo: ask the category-5 questions too (no evidence, not scored; by default left "
                          "out, a fifth of the time; their answers' signals then do not drift the others')")
     ap.add_argument("--prefetch-limit", type=int, default=locomo.DEFAULT_PREFETCH)
+    ap.add_argument("--vectors", type=Path, action="append", default=[],
+                    help="a vectors.db whose vectors (keyed by model and text) the warm-ups reuse (repeatable)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
-    names = [x for x in (a.arms.split(";") if ";" in a.arms else a.arms.split(",")) if x] or [x.name for x in ARMS]
+    base = locomo.with_tree_overrides(locomo.Variant("base", ""), [kv for kv in a.base.split(",") if kv]).tree
+    every = [x.name for x in ARMS] + ([NO_MEANING.name] if base.get("semantic_weight") else [])
+    names = [x for x in (a.arms.split(";") if ";" in a.arms else a.arms.split(",")) if x] or every
     arms = [parse_arm(x) for x in names]
     if arms[0].name != "default":
         arms.insert(0, ARMS[0])
-    base = locomo.with_tree_overrides(locomo.Variant("base", ""), [kv for kv in a.base.split(",") if kv]).tree
     units = locomo_units(a.split, a.with_adversarial) if a.dataset == "locomo" else beam_units(a.split, a.tier)
     units = units[:a.conversations] if a.conversations else units
     machine = machine_info(0)
     t0 = time.perf_counter()
-    records = run(units, arms, base, a.prefetch_limit)
+    embedded = {"entries": 0, "seconds": 0.0}
+    out = a.out or RUNS / ("ablation_" + a.dataset + (f"_{a.tier.lower()}" if a.dataset == "beam" else "")
+                           + f"_{a.split}" + "".join(f"_{k}{v}" for k, v in base.items()) + ".json")
+    cache: dict[str, bytes] = {}
+    for db in a.vectors:
+        import sqlite3
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            cache.update(con.execute("SELECT key, vec FROM vectors").fetchall())
+    records = run(units, arms, base, a.prefetch_limit, embedded, out.with_suffix(".partial.json"), cache)
     systems = list(units[0].references) if units else []
     report = {"benchmark": "ablation", "dataset": a.dataset, "tier": a.tier if a.dataset == "beam" else None,
               "split": a.split, "conversations": [u.id for u in units], "base": base,
@@ -340,15 +407,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "uncommitted": uncommitted(),
               "arms": [{"name": x.name, "step": x.step, "tree": x.tree, "patch": x.patch} for x in arms],
               "references": systems,
+              "embedded": {**embedded, "seconds": round(embedded["seconds"], 1),
+                           "ms_per_entry": round(1000 * embedded["seconds"] / max(embedded["entries"], 1), 1)},
               "summary": summarize(a.dataset, records, [x.name for x in arms], systems),
               "questions": records}
     md = markdown(report)
     print(md)
-    out = a.out or RUNS / ("ablation_" + a.dataset + (f"_{a.tier.lower()}" if a.dataset == "beam" else "")
-                           + f"_{a.split}" + "".join(f"_{k}{v}" for k, v in base.items()) + ".json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     out.with_suffix(".md").write_text(md + "\n", encoding="utf-8")
+    out.with_suffix(".partial.json").unlink(missing_ok=True)
     locomo.log(f"wrote {out} and .md ({os.path.getsize(out):,} bytes)")
     return report
 

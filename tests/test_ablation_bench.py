@@ -48,3 +48,26 @@ def test_arm_names_are_checked():
         ablation.parse_arm("no_such_setting=1")
     assert ablation.curation_key(ablation.parse_arm("part_words=100000")) != \
         ablation.curation_key(ablation.parse_arm("near_weight=0"))
+
+
+def test_meaning_in_the_base_warms_every_memory_and_pairs_meaning_off(tmp_path, monkeypatch):
+    """--base semantic_weight: every entry's vector is computed after each curation (the real model),
+    a conversation's second curation encodes only its new texts, and meaning off is an arm."""
+    monkeypatch.delenv("MEMGROVE_MODEL", raising=False)
+    qa = [{"question": "What is the name of the greyhound Ana adopted?", "answer": "Pepper", "evidence": ["D1:1"],
+           "category": 4}]
+    data = tmp_path / "locomo10.json"
+    data.write_text(json.dumps([{"sample_id": "conv-30", "conversation": tiny_locomo_conversation(), "qa": qa}]))
+    monkeypatch.setenv("LOCOMO_PATH", str(data))
+    out = tmp_path / "abl.json"
+    report = ablation.main(["locomo", "--split", "test", "--base", "semantic_weight=0.5", "--arms",
+                            "default,semantic_weight=0,stem_exceptions=off", "--out", str(out)])
+    assert [a["name"] for a in report["arms"]] == ["default", "semantic_weight=0", "stem_exceptions=off"]
+    entries = report["embedded"]["entries"]
+    assert entries > 0 and report["embedded"]["ms_per_entry"] > 0
+    assert "semantic_weight=0" in report["summary"]["paired"]
+    assert "Warm-up" in out.with_suffix(".md").read_text()
+    alone = ablation.main(["locomo", "--split", "test", "--base", "semantic_weight=0.5", "--arms", "default",
+                           "--out", str(tmp_path / "alone.json")])
+    assert alone["embedded"]["entries"] == entries           # the second curation's texts were all reused
+    assert alone["summary"]["means"]["default"] == report["summary"]["means"]["default"]
