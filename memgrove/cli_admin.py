@@ -22,7 +22,7 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
     from memgrove.config import write_config
     from memgrove.memory import Memory
 
-    mem = Memory.open(folder or state.root or ".", create=True)
+    mem = Memory.open(folder or state.root or ".", create=True, embed_ahead=False)
     written = write_config(mem.home)
     if as_json:
         _emit_json({"home": str(mem.home), "config": str(mem.home / "config.toml"), "config_written": written})
