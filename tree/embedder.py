@@ -50,6 +50,7 @@ class _Work:
         self.stopping = False
         self.dropped = 0
         self.failed = False                   # told once: the next failures would say the same
+        self.busy = True                      # loading, or a batch under way
 
     def stop(self) -> None:
         with self.cond:
@@ -87,6 +88,11 @@ class Embedder:
                     work.waiting[p] = None
             work.cond.notify()
 
+    def idle(self) -> bool:
+        """Nothing queued nor under way, the catch-up over (or the thread gone)."""
+        with self._work.cond:
+            return not self._thread.is_alive() or not (self._work.busy or self._work.waiting)
+
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Stop once the batch under way is done (waiting at most ``timeout``)."""
         self._work.stop()
@@ -108,9 +114,11 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
     while True:
         with work.cond:
             while not (work.stopping or work.waiting or backlog):
+                work.busy = False
                 work.cond.wait()
             if work.stopping:
                 return
+            work.busy = True
             if work.waiting:            # what was just written first, then the catch-up
                 paths = list(itertools.islice(work.waiting, BATCH))
                 for p in paths:
