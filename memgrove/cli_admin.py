@@ -36,7 +36,7 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
 @json_option
 @click.pass_obj
 def reindex(state: _State, as_json: bool) -> None:
-    """Rebuild the search index from the files (and, with semantic_weight set, the entries' vectors)."""
+    """Rebuild the search index from the files (and, with ranking by meaning on, every entry's vector)."""
     start = time.perf_counter()
     bar, update = _progress("indexing")
     mem = state.local()

@@ -1,6 +1,7 @@
 """Ranking by meaning, the tree's side: the texts entries are embedded from, the encoder, the
-cosines ``ranking.rank`` asks for (``semantic_weight``), and every vector computed ahead of the
-searches (``embed``). ``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
+cosines ``ranking.rank`` asks for (``semantic_weight``), what the background embedder is handed
+(``_indexed_anew``, tree/embedder.py), and every vector computed at once (``embed``, reindex).
+``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
 
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ class Meaning:
 
     def embed(self, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> tuple[int, int]:
         """Compute the sentence embedding of every entry that lacks one and drop the vectors of texts
-        the tree no longer holds, so that no search pays for them (``memgrove reindex`` with
-        ``semantic_weight`` set). No lock: vectors are keyed by their text, and a search computes any
+        the tree no longer holds, so that no search pays for them (``memgrove reindex`` with meaning
+        on). No lock: vectors are keyed by their text, and a search computes any
         that are missing. Returns (entries with a vector, vectors dropped)."""
         encoder = self.meaning_encoder()
         self.ensure_fresh()

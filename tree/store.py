@@ -60,9 +60,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
     def __init__(self, home: Path, settings: TreeSettings | None = None,
                  clock: Callable[[], datetime] | None = None, *, replicate: bool = True,
                  embed_ahead: bool = True):
-        """``embed_ahead``: with ranking by meaning on, a background thread loads the encoder now
-        and computes entries' vectors as they are written and those the tree lacks
-        (tree/embedder.py): for a process that lives on; a one-shot one (the CLI) turns it off."""
+        """``embed_ahead``: with meaning on, vectors are computed in the background (tree/embedder.py)."""
         self.home = home
         self.root = home / "tree"
         self.settings = settings or load_settings(home)
