@@ -2,7 +2,8 @@
 
 The product's default is "auto": on where the model is installed, as it is in the test venv
 (Makefile MODEL). Off, a test's searches load no model and start no background embedder, so the
-suite stays fast; ``MEMGROVE_TEST_MEANING=auto`` runs it with the product's default instead.
+suite stays fast (``MEMGROVE_TEST_MEANING=auto`` leaves the product's default, to look at what
+changes: tests that pin a ranking by the words, or count vectors, assume meaning off).
 Like ``engine_choice``, it changes only the constructor's default, in this process (conftest) and,
 through ``engine_site/sitecustomize.py`` on ``PYTHONPATH``, in the processes the tests start: the
 documented default (the dataclass field, which the README and the ``config.toml`` template show)
