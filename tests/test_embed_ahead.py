@@ -3,7 +3,8 @@ vectors computed ahead of the searches by the background embedder of a long-live
 (tree/embedder.py): at opening (the encoder, the vectors the tree lacks) and after each write.
 
 The suite ranks without meaning unless a test turns it on (helpers/meaning_choice.py); these tests
-run the product's default with the real all-MiniLM-L6-v2 (the Makefile installs it). Nothing here
+run the product's default with the real all-MiniLM-L6-v2 (the Makefile installs it), and the
+embedder's with meaning on whatever ``SEMANTIC_DEFAULT`` says. Nothing here
 compares timings: a background result is polled for, within a bound.
 """
 
@@ -46,6 +47,15 @@ def product(monkeypatch: pytest.MonkeyPatch) -> None:
     meaning_choice.product_default(monkeypatch)
 
 
+@pytest.fixture
+def meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trees rank by meaning unless told otherwise: the product's default where it turns meaning on
+    (``SEMANTIC_DEFAULT``), else 0.5."""
+    meaning_choice.product_default(monkeypatch)
+    if not SEMANTIC_DEFAULT:
+        meaning_choice._set_default(0.5)
+
+
 def until(check: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + WAIT_S
     while not check():
@@ -69,7 +79,7 @@ def stored(m: Memory, paths: list[str] | None = None) -> bool:
 
 def test_the_default_is_on_where_the_model_is_installed_and_off_where_not(tmp_path, product, monkeypatch):
     with Memory.open(tmp_path, create=True, durable=False, embed_ahead=False) as m:
-        assert m.tree.settings.semantic_weight == SEMANTIC_DEFAULT == 0.5
+        assert m.tree.settings.semantic_weight == SEMANTIC_DEFAULT      # 0.5 unless the default is flipped off
         m.curate(OPS)
         on = m.fingerprint()
     # what the cache keys see is the value in effect: the same as naming it
@@ -78,7 +88,7 @@ def test_the_default_is_on_where_the_model_is_installed_and_off_where_not(tmp_pa
     with Memory.open(tmp_path, durable=False) as m:
         assert m.tree.settings.semantic_weight == 0.0 and m.tree.embedder is None
         assert [h.path for h in m.search("database")]                # no error: ranked by words
-        assert m.fingerprint() != on
+        assert (m.fingerprint() != on) == (SEMANTIC_DEFAULT > 0)
     # a weight the user names is kept, model or not (a search then says what to install)
     assert TreeSettings(semantic_weight=0.3).semantic_weight == 0.3
 
@@ -88,7 +98,7 @@ def test_auto_can_be_written_and_the_template_says_it(tmp_path, monkeypatch):
         home = m.home
     (home / "config.toml").write_text('[tree]\nsemantic_weight = "auto"\n', encoding="utf-8")
     with Memory.open(tmp_path, durable=False, embed_ahead=False) as m:          # the suite's default is 0
-        assert m.tree.settings.semantic_weight == 0.5
+        assert m.tree.settings.semantic_weight == SEMANTIC_DEFAULT
     monkeypatch.setattr(embedding, "model_available", lambda given="": False)
     with Memory.open(tmp_path, durable=False, embed_ahead=False) as m:
         assert m.tree.settings.semantic_weight == 0.0
@@ -106,7 +116,7 @@ def test_model_available_looks_without_importing(tmp_path):
 
 # -- the background embedder --------------------------------------------------------------------------
 
-def test_a_write_gets_its_vectors_in_the_background_and_close_stops_the_thread(tmp_path, product):
+def test_a_write_gets_its_vectors_in_the_background_and_close_stops_the_thread(tmp_path, meaning):
     with Memory.open(tmp_path, create=True, durable=False) as m:
         assert m.tree.embedder is not None and len(embedders()) == 1
         until(lambda: m.tree.encoder is not None, "the encoder loaded at opening")
@@ -117,7 +127,7 @@ def test_a_write_gets_its_vectors_in_the_background_and_close_stops_the_thread(t
     assert embedders() == []                                     # no thread outlives its tree
 
 
-def test_a_search_right_after_a_write_ranks_with_meaning(tmp_path, product):
+def test_a_search_right_after_a_write_ranks_with_meaning(tmp_path, meaning):
     question = "database choice"       # by the words, the folder's overview; by meaning, the decision
     with Memory.open(tmp_path / "a", create=True, durable=False, semantic_weight=0.0) as m:
         m.curate(OPS)
@@ -132,14 +142,14 @@ def test_a_search_right_after_a_write_ranks_with_meaning(tmp_path, product):
         assert [h.score for h in first] == pytest.approx([h.score for h in later], abs=1e-6)
 
 
-def test_a_tree_from_before_meaning_gets_its_vectors_without_a_search(tmp_path, product):
+def test_a_tree_from_before_meaning_gets_its_vectors_without_a_search(tmp_path, meaning):
     with Memory.open(tmp_path, create=True, durable=False, semantic_weight=0.0) as m:
         m.curate(OPS)
     with Memory.open(tmp_path, durable=False) as m:
         until(lambda: stored(m), "the catch-up at opening")
 
 
-def test_a_failing_encoder_never_fails_a_write_and_leaves_a_notice(tmp_path, product, monkeypatch):
+def test_a_failing_encoder_never_fails_a_write_and_leaves_a_notice(tmp_path, meaning, monkeypatch):
     def broken(self, texts, batch=16):
         raise RuntimeError("no BLAS today")
 
@@ -210,7 +220,7 @@ def test_writes_coalesce_by_path_and_an_overflow_is_left_to_the_searches(tmp_pat
         assert m.search("database")
 
 
-def test_a_dropped_memory_ends_its_embedder(tmp_path, product):
+def test_a_dropped_memory_ends_its_embedder(tmp_path, meaning):
     m = Memory.open(tmp_path, create=True, durable=False)
     until(lambda: m.tree.encoder is not None, "the encoder loaded")
     assert len(embedders()) == 1
@@ -221,7 +231,7 @@ def test_a_dropped_memory_ends_its_embedder(tmp_path, product):
 
 # -- who runs one ------------------------------------------------------------------------------------
 
-def test_the_cli_runs_none_and_reindex_embeds_every_entry(tmp_path, product):
+def test_the_cli_runs_none_and_reindex_embeds_every_entry(tmp_path, meaning):
     with Memory.open(tmp_path, create=True, durable=False, semantic_weight=0.0) as m:
         m.curate(OPS)
     out = CliRunner().invoke(cli, ["--no-server", "reindex", "--json"])
@@ -232,7 +242,7 @@ def test_the_cli_runs_none_and_reindex_embeds_every_entry(tmp_path, product):
         assert stored(m)
 
 
-def test_the_server_loads_the_encoder_before_any_search(tmp_path, product):
+def test_the_server_loads_the_encoder_before_any_search(tmp_path, meaning):
     from fastapi.testclient import TestClient
 
     from memgrove.server.app import create_app
