@@ -22,7 +22,7 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
     from memgrove.config import write_config
     from memgrove.memory import Memory
 
-    mem = Memory.open(folder or state.root or ".", create=True)
+    mem = Memory.open(folder or state.root or ".", create=True, embed_ahead=False)
     written = write_config(mem.home)
     if as_json:
         _emit_json({"home": str(mem.home), "config": str(mem.home / "config.toml"), "config_written": written})
@@ -36,7 +36,7 @@ def init(state: _State, folder: str | None, as_json: bool) -> None:
 @json_option
 @click.pass_obj
 def reindex(state: _State, as_json: bool) -> None:
-    """Rebuild the search index from the files (and, with semantic_weight set, the entries' vectors)."""
+    """Rebuild the search index from the files (and, with ranking by meaning on, every entry's vector)."""
     start = time.perf_counter()
     bar, update = _progress("indexing")
     mem = state.local()

@@ -87,10 +87,12 @@ def open_memory(root: str | os.PathLike | None, no_server: bool = False) -> "Mem
 
 
 def open_local(root: str | os.PathLike | None) -> "Memory":
-    """``Memory`` in this process, even with ``MEMGROVE_URL`` set (``--no-server``)."""
+    """``Memory`` in this process, even with ``MEMGROVE_URL`` set (``--no-server``): a CLI command's,
+    which exits when done, so no vectors are computed ahead (the next search or the server does)."""
     from memgrove.memory import Memory
 
-    return Memory.open(root if root is not None else (os.environ.get("MEMGROVE_HOME") or os.getcwd()))
+    return Memory.open(root if root is not None else (os.environ.get("MEMGROVE_HOME") or os.getcwd()),
+                       embed_ahead=False)
 
 
 class _TreeView(RemoteTree):

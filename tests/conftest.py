@@ -14,9 +14,10 @@ import pytest
 
 from memgrove import Memory
 
-from helpers import engine_choice, socket_origin  # noqa: E402 - the suite's engine before any tree is opened
+from helpers import engine_choice, meaning_choice, socket_origin  # noqa: E402 - before any tree is opened
 
 engine_choice.apply()
+meaning_choice.apply()
 engine_choice.export()
 socket_origin.install()
 

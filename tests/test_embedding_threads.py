@@ -35,3 +35,17 @@ def test_a_question_runs_on_one_blas_thread_and_a_batch_on_the_librarys(monkeypa
     # the same vector whatever the threads
     monkeypatch.setattr(enc, "_forward", forward)
     assert abs(float(enc._encode(["who owns billing?"], 16)[0] @ one[0]) - 1.0) < 1e-5
+
+
+def test_overlapping_users_keep_one_thread_until_the_last_leaves():
+    # the background embedder encodes beside searches: the first one out must not restore the
+    # library's threads under the other, nor the last one leave one thread for good
+    embedding.load_encoder("").encode(["load numpy's BLAS"])
+    before = _blas_threads()
+    first, second = embedding._one_blas_thread(), embedding._one_blas_thread()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert _blas_threads() == 1
+    second.__exit__(None, None, None)
+    assert _blas_threads() == before

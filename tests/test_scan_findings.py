@@ -285,7 +285,7 @@ def test_with_semantic_weight_the_same_meaning_in_other_words_is_a_near_duplicat
         m.curate(ops)
         assert found(m, "near_duplicate") == []          # by the words alone: related, not the same
         assert [c.paths for c in found(m, "link")] == [("db/choice/a.md", "db/choice/b.md")]
-    with Memory.open(tmp_path, durable=False, semantic_weight=0.5) as m:
+    with Memory.open(tmp_path, durable=False, semantic_weight=0.5, embed_ahead=False) as m:
         m.tree.encoder = TopicEncoder()
         [near] = found(m, "near_duplicate")
         assert near.paths == ("db/choice/a.md", "db/choice/b.md") and near.confidence <= 0.95

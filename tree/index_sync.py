@@ -107,6 +107,7 @@ class IndexSync:
         kept = {u[0] for u in upserts}
         self.catalog.apply(upserts, [d for d in deletes if d not in kept], digest=digest & _MASK)
         self.catalog.checkpoint()
+        self._indexed_anew([d.path for d in docs])
 
     def _generation(self) -> int:
         try:

@@ -1,11 +1,13 @@
 """Ranking by meaning, the tree's side: the texts entries are embedded from, the encoder, the
-cosines ``ranking.rank`` asks for (``semantic_weight``), and every vector computed ahead of the
-searches (``embed``). ``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
+cosines ``ranking.rank`` asks for (``semantic_weight``), what the background embedder is handed
+(``_indexed_anew``, tree/embedder.py), and every vector computed at once (``embed``, reindex).
+``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
 
 from __future__ import annotations
 
 from typing import Callable
 
+from .embedder import Embedder
 from .embedding import Encoder, load_encoder
 from .entry import Entry
 from .index_sync import indexed_body
@@ -19,6 +21,7 @@ MEANING_CHARS = 4000
 class Meaning:
     """Sentence embeddings of entries (state lives on ``ContextTree``: ``encoder``, ``vectors``)."""
     _readable: Callable[..., dict[str, tuple[Entry, str]]]
+    embedder: Embedder | None
 
     def _meaning_texts(self, paths: list[str], read: dict | None = None) -> dict[str, str]:
         """What an entry's sentence embedding is made of: its title and indexed body (the model reads
@@ -28,10 +31,22 @@ class Meaning:
                 for p, (e, kind) in self._readable(paths, read).items()}
 
     def meaning_encoder(self) -> Encoder:
-        """The sentence encoder of ``semantic_model``, loaded at first use (MemgroveError if absent)."""
-        if self.encoder is None:
-            self.encoder = load_encoder(self.settings.semantic_model)
-        return self.encoder
+        """The sentence encoder of ``semantic_model``, loaded at first use (MemgroveError if absent);
+        one given beforehand (``tree.encoder = ...``) is kept, even while the background loads."""
+        encoder = self.encoder
+        if encoder is None:
+            loaded = load_encoder(self.settings.semantic_model)
+            with self._encoder_mutex:
+                if self.encoder is None:
+                    self.encoder = loaded
+                encoder = self.encoder
+        return encoder
+
+    def _indexed_anew(self, paths: list[str]) -> None:
+        """Entries whose indexed text changed (a write, a hand edit): their vectors are computed
+        ahead by the background embedder, if this tree runs one (``embed_ahead``)."""
+        if self.embedder is not None and paths and self.settings.semantic_weight > 0:
+            self.embedder.written(paths)
 
     def _cosines(self, query: str, paths: list[str], read: dict | None = None) -> dict[str, float]:
         """The cosine between the question's sentence embedding and each entry's (``with_meaning``);
@@ -46,8 +61,8 @@ class Meaning:
 
     def embed(self, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> tuple[int, int]:
         """Compute the sentence embedding of every entry that lacks one and drop the vectors of texts
-        the tree no longer holds, so that no search pays for them (``memgrove reindex`` with
-        ``semantic_weight`` set). No lock: vectors are keyed by their text, and a search computes any
+        the tree no longer holds, so that no search pays for them (``memgrove reindex`` with meaning
+        on). No lock: vectors are keyed by their text, and a search computes any
         that are missing. Returns (entries with a vector, vectors dropped)."""
         encoder = self.meaning_encoder()
         self.ensure_fresh()

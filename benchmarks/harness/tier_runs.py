@@ -98,9 +98,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("MEMGROVE_MODEL", "MEMGROVE_HOME")}
-    env.pop("PYTHONPATH", None)
-    return env
+    # PYTHONPATH stays: under the tests it carries their site (tests/helpers/engine_site), without which
+    # a cold process would rank (engine, semantic_weight) otherwise than the process that built the tree
+    return {k: v for k, v in os.environ.items() if k not in ("MEMGROVE_MODEL", "MEMGROVE_HOME")}
 
 
 def _cli() -> str:

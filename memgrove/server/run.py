@@ -57,7 +57,7 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
     from .served import Served, ServedProjects
 
     replica = _replica(project, replica_of, promote, no_auth)
-    with Memory.open(project) as mem:      # the project must exist; its settings and recovery first
+    with Memory.open(project, embed_ahead=False) as mem:   # the project must exist; its settings and recovery first
         home = mem.home
         mem.tree.recover()
         if replica is not None:

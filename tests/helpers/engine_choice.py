@@ -36,10 +36,9 @@ def apply() -> None:
 
 
 def export() -> None:
-    """Let processes started by the tests pick the same engine."""
-    if chosen() != "whoosh":
-        paths = [str(SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+    """Let processes started by the tests pick the same engine (and meaning: meaning_choice.py)."""
+    paths = [str(SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
 
 
 def index_engine(home: Path) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from helpers import engine_choice
+from helpers import engine_choice, meaning_choice
 
 READY_TIMEOUT = 90.0   # the machine may be busy: a start imports LangChain and builds three graphs
 _DROP_PREFIXES = ("LANGSMITH_", "LANGCHAIN_", "OPENAI_", "MEMGROVE_", "LANGFUSE_")
@@ -39,9 +39,10 @@ def free_port() -> int:
 def inherited_env(drop_prefixes: tuple[str, ...] = _DROP_PREFIXES) -> dict[str, str]:
     """This process's environment minus anything that could reach beyond 127.0.0.1 (proxies, keys,
     tracing) or carry the developer's memgrove settings; the suite's engine stays
-    (helpers/engine_choice.py), so a tantivy run's servers run on tantivy."""
+    (helpers/engine_choice.py), so a tantivy run's servers run on tantivy, and its meaning (meaning_choice.py)."""
     return {k: v for k, v in os.environ.items()
-            if (k == engine_choice.VARIABLE or not k.upper().startswith(drop_prefixes)) and k.lower() not in _PROXIES}
+            if (k in (engine_choice.VARIABLE, meaning_choice.VARIABLE) or not k.upper().startswith(drop_prefixes))
+            and k.lower() not in _PROXIES}
 
 
 def server_env(**extra: str) -> dict[str, str]:

@@ -1,0 +1,150 @@
+"""Entries' vectors computed ahead of the searches that need them (ranking by meaning,
+``semantic_weight``), by one background thread per tree of a long-lived process.
+
+A server, an MCP server or a program holding a ``Memory`` opens its tree with ``embed_ahead``
+(the default; the CLI's one-shot commands turn it off: their process exits before the work would
+pay). With meaning on, the thread then
+
+1. loads the encoder, so the first search does not wait for the model;
+2. computes the vector of every entry the index takes in anew (a write, a hand edit the scan or
+   watcher found), queued by path: a path queued twice is embedded once, from its text as it is
+   then; past ``QUEUE_MAX`` waiting paths, more are dropped (``dropped``) and left to the
+   searches or ``memgrove reindex``;
+3. between those, catches up with the entries of the whole tree that lack a vector (a tree that
+   existed before meaning was on), ``CATCH_UP`` entries at a time.
+
+It never holds the writer lock (it reads the files as a search does, and vectors are keyed by
+their text: nothing here can be stale) and never fails a write: an error is a notice on the tree
+and the searches compute what is missing, as they always do (``Meaning._cosines``), so no
+search's result depends on how far this thread got. It encodes ``BATCH`` texts at a time, which
+``MiniLM.encode`` runs on one BLAS thread: on a 2-core machine a writer keeps the other core.
+``close()`` lets it finish at most the batch it is on. The thread refers to the tree weakly: a
+tree dropped without ``close()`` is collected and its thread ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from typing import TYPE_CHECKING
+
+from .embedding import FEW
+from .vectors import vectors_of
+
+if TYPE_CHECKING:
+    from .store import ContextTree
+
+BATCH = FEW            # texts per encode: MiniLM.encode runs as few as this on one BLAS thread
+CATCH_UP = 16          # entries of the catch-up read and looked up at a time, between two writes' batches
+QUEUE_MAX = 10_000     # paths waiting at most; beyond, a write's vectors are left to searches and reindex
+CLOSE_TIMEOUT_S = 30.0  # what closing waits for the batch (or the model's loading) under way
+
+
+class _Work:
+    """What the thread and the tree share: the paths waiting, and whether to stop."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.waiting: dict[str, None] = {}    # insertion-ordered: the oldest first, each once
+        self.stopping = False
+        self.dropped = 0
+        self.failed = False                   # told once: the next failures would say the same
+        self.busy = True                      # loading, or a batch under way
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+
+
+class Embedder:
+    """The background embedder of one tree (``ContextTree.embedder``); started at once."""
+
+    def __init__(self, tree: "ContextTree"):
+        self._work = _Work()
+        self._thread = threading.Thread(target=_run, args=(weakref.ref(tree), self._work),
+                                        name="memgrove-embedder", daemon=True)
+        weakref.finalize(self, self._work.stop)   # a tree dropped unclosed: its thread ends
+        self._thread.start()
+
+    @property
+    def dropped(self) -> int:
+        """Paths left to the searches because the queue was full."""
+        return self._work.dropped
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def written(self, paths: list[str]) -> None:
+        """Queue these entries' vectors (cheap: safe under the writer lock; never raises)."""
+        work = self._work
+        with work.cond:
+            for p in paths:
+                if p not in work.waiting:
+                    if len(work.waiting) >= QUEUE_MAX:
+                        work.dropped += 1
+                        continue
+                    work.waiting[p] = None
+            work.cond.notify()
+
+    def idle(self) -> bool:
+        """Nothing queued nor under way, the catch-up over (or the thread gone)."""
+        with self._work.cond:
+            return not self._thread.is_alive() or not (self._work.busy or self._work.waiting)
+
+    def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """Stop once the batch under way is done (waiting at most ``timeout``)."""
+        self._work.stop()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+
+def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
+    tree = ref()
+    if tree is None:
+        return
+    try:
+        tree.meaning_encoder()          # the first search finds the model loaded
+        backlog = sorted(tree.catalog.files())
+    except Exception as exc:  # noqa: BLE001 - no model, a damaged catalog: the searches do it all
+        tree.notice(f"entries' vectors are not computed ahead ({exc}); searches compute them")
+        return
+    del tree
+    while True:
+        with work.cond:
+            while not (work.stopping or work.waiting or backlog):
+                work.busy = False
+                work.cond.wait()
+            if work.stopping:
+                return
+            work.busy = True
+            if work.waiting:            # what was just written first, then the catch-up
+                paths = list(itertools.islice(work.waiting, BATCH))
+                for p in paths:
+                    del work.waiting[p]
+            else:
+                paths, backlog = backlog[:CATCH_UP], backlog[CATCH_UP:]
+        tree = ref()
+        if tree is None:
+            return
+        try:
+            _embed(tree, paths, work)
+        except Exception as exc:  # noqa: BLE001 - the write stands; a search computes these vectors
+            if not work.failed:
+                work.failed = True
+                tree.notice(f"entries' vectors were not computed ahead ({type(exc).__name__}: {exc}); "
+                            "searches compute them")
+        del tree
+
+
+def _embed(tree: "ContextTree", paths: list[str], work: _Work) -> None:
+    """The vectors of those of ``paths`` that lack one, ``BATCH`` texts at a time (``vectors_of``
+    skips the stored ones); stops between two batches when closing."""
+    encoder = tree.meaning_encoder()
+    texts = list(dict.fromkeys(tree._meaning_texts(paths).values()))
+    for s in range(0, len(texts), BATCH):
+        if work.stopping:
+            return
+        vectors_of(texts[s:s + BATCH], encoder, tree.vectors)
+    tree.vectors.checkpoint()
