@@ -37,7 +37,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMGROVE_HOME", str(tmp_path))
     monkeypatch.setenv("MEMGROVE_RAISE_ERRORS", "1")
     # a model or a memory server configured on the developer's machine must not reach the tests
-    for name in ("MEMGROVE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "MEMGROVE_URL", "MEMGROVE_TOKEN"):
+    for name in ("MEMGROVE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "MEMGROVE_URL", "MEMGROVE_TOKEN",
+                 "MEMGROVE_SEMANTIC"):
         monkeypatch.delenv(name, raising=False)
     # tiktoken downloads an encoding at its first use: the benchmarks' token counts fall back
     # to characters / 4 instead of reaching the network

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -26,7 +29,7 @@ from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.config import config_template
 from memgrove.tree import embedder as embedder_mod, embedding
-from memgrove.tree.settings import SEMANTIC_DEFAULT, TreeSettings, ranking_digest
+from memgrove.tree.settings import SEMANTIC_DEFAULT, SEMANTIC_ENV, TreeSettings, ranking_digest
 from memgrove.tree.vectors import key_of
 
 WAIT_S = 120.0     # a bound for background work on a loaded machine, never a measurement
@@ -91,6 +94,22 @@ def test_the_default_is_on_where_the_model_is_installed_and_off_where_not(tmp_pa
         assert (m.fingerprint() != on) == (SEMANTIC_DEFAULT > 0)
     # a weight the user names is kept, model or not (a search then says what to install)
     assert TreeSettings(semantic_weight=0.3).semantic_weight == 0.3
+
+
+def test_memgrove_semantic_off_keeps_auto_off_here_and_in_started_processes(tmp_path, product, monkeypatch):
+    monkeypatch.setenv(SEMANTIC_ENV, "off")
+    assert TreeSettings().semantic_weight == 0.0
+    assert TreeSettings(semantic_weight=0.3).semantic_weight == 0.3     # a weight named still counts
+    with Memory.open(tmp_path, create=True, durable=False) as m:
+        assert m.tree.settings.semantic_weight == 0.0 and m.tree.embedder is None
+    # a process it starts (a server, a worker) inherits the switch; the suite's own default is not there
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = "from memgrove.tree.settings import TreeSettings; print(TreeSettings().semantic_weight)"
+    child = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert child.stdout.strip() == "0.0", child.stderr
+    env[SEMANTIC_ENV] = ""
+    child = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert child.stdout.strip() == str(float(SEMANTIC_DEFAULT)), child.stderr
 
 
 def test_auto_can_be_written_and_the_template_says_it(tmp_path, monkeypatch):

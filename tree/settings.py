@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ ENGINES = ("whoosh", "tantivy")
 # 0. The one line that turns ranking by meaning on or off by default (0.0: off everywhere).
 SEMANTIC_DEFAULT = 0.5
 AUTO = -1.0      # the field's value before it is resolved (config.toml and the arguments say "auto")
+# MEMGROVE_SEMANTIC=off: "auto" is 0 in this process and those it starts, model or not (a short job,
+# a worker short of memory, the benchmarks of the engines alone); a weight set by name still counts
+SEMANTIC_ENV = "MEMGROVE_SEMANTIC"
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,8 @@ class TreeSettings:
     def __post_init__(self) -> None:
         # "auto" resolves once, here: the fingerprint, the listings and every check see the value in effect
         if self.semantic_weight == AUTO or self.semantic_weight == "auto":
-            auto = SEMANTIC_DEFAULT if embedding.model_available(self.semantic_model) else 0.0
+            off = os.environ.get(SEMANTIC_ENV, "").strip().lower() in ("off", "0", "false", "no")
+            auto = SEMANTIC_DEFAULT if not off and embedding.model_available(self.semantic_model) else 0.0
             object.__setattr__(self, "semantic_weight", auto)
 
     def boosts(self) -> dict[str, float]:
