@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SYSTEMS)
-from harness.report import conversation_machine_line, latency_table, table
+from harness.report import conversation_machine_line, head, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -49,11 +49,9 @@ def _recall_table(report: dict[str, Any], group: str) -> list[str]:
 
 def render_markdown(report: dict[str, Any]) -> str:
     c, syst, data = report["config"], report["systems"], report["data"]
-    L = ["# memgrove BEAM retrieval benchmark", "", conversation_machine_line(report), ""]
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` tier "
-             f"{c['tier']} ({len(data['chats'])} chats, {data['messages']:,} messages, {data['questions']:,} "
-             f"questions; files {', '.join(sorted({r['file'] for r in data['chats']}))})")
-    L.append("")
+    L = head("# memgrove BEAM retrieval benchmark", conversation_machine_line(report), report,
+             f" · data `{c['data']}` tier {c['tier']} ({len(data['chats'])} chats, {data['messages']:,} messages, "
+             f"{data['questions']:,} questions; files {', '.join(sorted({r['file'] for r in data['chats']}))})")
     v = c["variant"]
     L.append(f"**memgrove** = variant `{v['name']}` ({v['description']}): verbatim curator, window {v['window']}, "
              f"roles kept (speaker = role), query graph `prefetch_limit={c['prefetch_limit']}`, all other settings "

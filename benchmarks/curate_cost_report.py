@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.machine import machine_line
-from harness.report import table
+from harness.report import head, table
 
 
 def _n(v: Any) -> str:
@@ -39,13 +39,11 @@ def _pct(a: float, b: float) -> str:
 def render_markdown(report: dict[str, Any]) -> str:
     m, c, rows, t = report["machine"], report["config"], report["rows"], report["summary"]
     real = c["real"]
-    L = ["# memgrove curation cost benchmark (LoCoMo)", ""]
     v = report["versions"]
-    L.append(machine_line(m, f" · langchain {v.get('langchain')} · langgraph {v.get('langgraph')}"))
-    L.append("")
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s (both settings) · data "
-             f"`{c['data']}` ({len(rows)} conversations) · chunk_chars {c['chunk_chars']}, overlap {c['overlap']}")
-    L.append("")
+    L = head("# memgrove curation cost benchmark (LoCoMo)",
+             machine_line(m, f" · langchain {v.get('langchain')} · langgraph {v.get('langgraph')}"), report,
+             f" (both settings) · data `{c['data']}` ({len(rows)} conversations) · chunk_chars {c['chunk_chars']}, "
+             f"overlap {c['overlap']}")
     settings_text = ("Each conversation is curated twice, each time into a fresh temp memory, with "
                      "`Memory.learn(conversation=conv, settings=CurateSettings(chunk_chars=…, "
                      "chunk_overlap_chars=…, finish_on_curate=…))`: **ours** = `finish_on_curate=True`, the product "

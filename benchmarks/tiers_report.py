@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.machine import machine_line
-from harness.report import table, target as target_cell
+from harness.report import head, table, target as target_cell
 
 # Issue 3 targets, 25,000 entries, 2 cores, warm in-process unless noted.
 TARGET_SIZE = 25_000
@@ -39,12 +39,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     m, runs, c = report["machine"], report["runs"], report["config"]
     sizes = [r["size"] for r in runs]
     tr = next((r for r in runs if r["size"] == TARGET_SIZE), None)
-    L = ["# memgrove query-tier benchmark", ""]
-    L.append(machine_line(m, f" · langgraph {report['versions']['langgraph']}"))
-    L.append("")
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · no LLM configured "
-             f"(`MEMGROVE_MODEL` unset)")
-    L.append("")
+    L = head("# memgrove query-tier benchmark", machine_line(m, f" · langgraph {report['versions']['langgraph']}"),
+             report, " · no LLM configured (`MEMGROVE_MODEL` unset)")
     L.append(f"Warm: one `Memory.open(tmp, durable=False)` reader (default settings: inotify watcher) answers "
              f"`mem.query` in interleaved rounds after {c['warmup']} warm-up rounds: {c['per_tier']} fresh tier-2 "
              f"questions (an entry's 2-3 rarest title words in a stopword template), their exact repeats and "
