@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 
+from harness.machine import loadavg  # noqa: E402
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
@@ -73,7 +74,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove.tree.catalog import digest_of, scan
 
     corpus = Corpus(cfg["seed"])
-    out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    out: dict[str, Any] = {"size": n, "loadavg_start": loadavg()}
     with scratch_dir(f"memgrove-scale-{n}-", cfg, out) as tmp:
         phases: dict[str, float] = {}
         mark = [time.perf_counter()]
@@ -104,18 +105,13 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         prof.wrap(sync_mod, "scan", "scan (os.scandir + stat)")
         prof.wrap(sync_mod, "digest_of", "digest (blake2b per file)")
         prof.wrap(store_mod, "plan_batch", "plan (validate + render entry)")
-        prof.wrap(tree.journal, "write_pending", "journal")
-        prof.wrap(tree.journal, "append", "journal")
-        prof.wrap(tree.journal, "clear_pending", "journal")
+        prof.wrap(tree.journal, "write_pending append clear_pending", "journal")
         prof.wrap(tree, "_write_file", "write files")
         prof.wrap(contexts_mod, "render", "context.md render (parse siblings)")
         prof.wrap(tree, "_read_disk", "read files")
         prof.wrap(tree, "_doc_for", "index doc (read + parse)")
         prof.wrap(tree.engine, "write", "whoosh write + commit")
-        prof.wrap(tree.catalog, "apply", "catalog (sqlite)")
-        prof.wrap(tree.catalog, "stats_of", "catalog (sqlite)")
-        prof.wrap(tree.catalog, "digest", "catalog (sqlite)")
-        prof.wrap(tree.catalog, "backlinks", "catalog (sqlite)")
+        prof.wrap(tree.catalog, "apply stats_of digest backlinks", "catalog (sqlite)")
         prof.wrap(tree, "_bump_generation", "generation file")
         prof.wrap(tree.signals, "forget", "signals (sqlite)")
         single_ops = [corpus.op(n + j) for j in range(cfg["single_adds"])]
@@ -294,7 +290,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["disk"] = parts
         phase("disk")
         out["phase_s"] = phases
-        out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        out["loadavg_end"] = loadavg()
         return out
 
 
