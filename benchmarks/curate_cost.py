@@ -70,7 +70,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-
 from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
 from curate_cost_report import render_markdown  # noqa: E402
 from harness.datasets.locomo import default_data, to_conversation as locomo_conversation  # noqa: E402
