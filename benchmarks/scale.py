@@ -28,9 +28,7 @@ import argparse
 import functools
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -44,7 +42,7 @@ from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms, timed  # noqa: E402,F401  (the tests read growth_exponent here)
 from harness.synthetic import Corpus, curate_batches  # noqa: E402
-from harness.tier_runs import choose_engine  # noqa: E402
+from harness.tier_runs import child, choose_engine  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
 
@@ -248,8 +246,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         env.pop("MEMGROVE_HOME", None)
 
         def wall(code: str) -> float:
-            return timed(lambda: subprocess.run([py, "-c", code], check=True, env=env, cwd=tempfile.gettempdir(),
-                                                stdout=subprocess.DEVNULL))[1]
+            return child([py, "-c", code], env)[1]
 
         cold, base_py, base_imp, inner = [], [], [], []
         crng = random.Random(f"memgrove-scale-cold-{cfg['seed']}")
@@ -264,9 +261,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
                  "print(t1 - t0, t2 - t1, t3 - t2)")
         for k in range(min(3, cfg["cold_runs"])):
             q = corpus.query(crng)
-            r = subprocess.run([py, "-c", probe.format(p=str(tmp), q=q)], check=True, env=env,
-                               capture_output=True, text=True)
-            inner.append([float(x) for x in r.stdout.split()])
+            inner.append([float(x) for x in child([py, "-c", probe.format(p=str(tmp), q=q)], env)[0].split()])
         out["cold"] = {
             "runs": len(cold),
             "query_process_ms": summary_ms(cold),

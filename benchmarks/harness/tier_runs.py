@@ -103,20 +103,22 @@ def _env() -> dict[str, str]:
     return env
 
 
+def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[str, float]:
+    """Run ``argv`` as a fresh process in the temp folder: (its stdout, its seconds). A failure raises with the end
+    of its stderr."""
+    r, el = timed(lambda: subprocess.run(argv, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True))
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])}... failed ({r.returncode}): {r.stderr.strip()[-600:]}")
+    return r.stdout, el
+
+
 def _cli() -> str:
     exe = Path(sys.executable).parent / "memgrove"
     return str(exe) if exe.exists() else (shutil.which("memgrove") or "memgrove")
 
 
 def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str, Any]:
-    env, cwd, py, cli = _env(), tempfile.gettempdir(), sys.executable, _cli()
-
-    def wall(argv: list[str]) -> tuple[float, str]:
-        r, el = timed(lambda: subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True))
-        if r.returncode != 0:
-            raise RuntimeError(f"{argv[:3]}... failed ({r.returncode}): {r.stderr.strip()[-500:]}")
-        return el, r.stdout
-
+    env, py, cli = _env(), sys.executable, _cli()
     times: dict[str, list[float]] = {k: [] for k in ("python_pass", "import_cli", "cli_tier0", "cli_tier2")}
     inner: dict[str, list[float]] = {"cli_tier0": [], "cli_tier2": []}
     seen: dict[str, collections.Counter] = {"cli_tier0": collections.Counter(), "cli_tier2": collections.Counter()}
@@ -127,7 +129,7 @@ def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str
             calls.append(("cli_tier2", [cli, "--root", str(tmp), "query", fresh[k], "--json"]))
         r = k % len(calls)
         for key, argv in calls[r:] + calls[:r]:
-            el, stdout = wall(argv)
+            stdout, el = child(argv, env)
             if key.startswith("cli_"):
                 a = json.loads(stdout)
                 tier = "ood" if a.get("out_of_domain") else str(a["tier"])
