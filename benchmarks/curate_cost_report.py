@@ -150,24 +150,18 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "; and whether memgrove's CurateReport totals (calls, prompt and completion tokens) equal the "
                 "benchmark's own per-call records (consistent)."))
     L.append("")
-    L.append("| conversation | ops applied | count | search word | hits | its message in top 5 | curate s | errors "
-             + ("|" if real else "| consistent |"))
-    L.append("|---" * (8 if real else 9) + "|")
+    def pair(r: dict, f: Callable[[dict], Any]) -> str:
+        return f"{f(r['ours'])} / {f(r['ours_closing'])}"
 
-    def pair(f: Callable[[dict], Any]) -> str:
-        a, b = f(r["ours"]), f(r["ours_closing"])
-        return f"{a} / {b}"
+    def errs(o: dict) -> int:
+        return len(o["errors"]) + (1 if o["stopped"] else 0) + len(o.get("model_errors", []))
 
-    for r in rows:
-        def errs(o: dict) -> int:
-            return len(o["errors"]) + (1 if o["stopped"] else 0) + len(o.get("model_errors", []))
-        line = (f"| {r['conversation']} | {pair(lambda o: format(o['applied'], ','))} | "
-                f"{pair(lambda o: format(o['count'], ','))} | {r['ours']['search']['word']} | "
-                f"{pair(lambda o: o['search']['hits'])} | "
-                f"{pair(lambda o: 'yes' if o['search']['message_in_top5'] else 'no')} | "
-                f"{pair(lambda o: format(o['curate_s'], '.1f'))} | {pair(errs)} |")
-        if not real:
-            line += f" {pair(lambda o: 'yes' if o['consistent'] else 'NO')} |"
-        L.append(line)
+    L += table(["conversation", "ops applied", "count", "search word", "hits", "its message in top 5", "curate s",
+                "errors", *([] if real else ["consistent"])],
+               [[r["conversation"], pair(r, lambda o: format(o["applied"], ",")),
+                 pair(r, lambda o: format(o["count"], ",")), r["ours"]["search"]["word"],
+                 pair(r, lambda o: o["search"]["hits"]), pair(r, lambda o: "yes" if o["search"]["message_in_top5"] else "no"),
+                 pair(r, lambda o: format(o["curate_s"], ".1f")), pair(r, errs),
+                 *([] if real else [pair(r, lambda o: "yes" if o["consistent"] else "NO")])] for r in rows])
     L.append("")
     return "\n".join(L)

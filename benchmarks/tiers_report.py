@@ -138,19 +138,15 @@ def render_markdown(report: dict[str, Any]) -> str:
     # realized tier mix per question kind
     L.append("## Realized tier mix per question kind")
     L.append("")
-    L.append("| kind | " + " | ".join(f"{s:,}" for s in sizes) + " |")
-    L.append("|" + "---|" * (len(sizes) + 1))
     kinds = ["tier2", "repeat", "reword (all)", "reword:whats", "reword:stopwords", "reword:also", "ood",
              "vocabulary"]
-    for k in kinds:
-        L.append(f"| {k} | " + " | ".join(_mix(r["by_kind"].get(k)) for r in runs) + " |")
-    for k in ("tier2", "repeat", "reword (all)"):
-        L.append(f"| fuzzy index full: {k} | " + " | ".join(_mix(r["full_cache"]["by_kind"].get(k)) for r in runs) + " |")
-    cells = [f"graph t0 {r['graph']['tier0']['graph_tiers']}, t2 {r['graph']['tier2']['graph_tiers']}; "
-             f"query t2 {r['graph']['tier2']['query_tiers']}" for r in runs]
-    L.append("| graph comparison (reported tiers) | " + " | ".join(cells) + " |")
-    cells = [f"t0 {r['cold']['cli_tier0']['tiers']}, t2 {r['cold']['cli_tier2']['tiers']}" for r in runs]
-    L.append("| cold CLI (reported tiers) | " + " | ".join(cells) + " |")
+    L += table(["kind", *(f"{s:,}" for s in sizes)], [[k, *(_mix(r["by_kind"].get(k)) for r in runs)] for k in kinds]
+               + [[f"fuzzy index full: {k}", *(_mix(r["full_cache"]["by_kind"].get(k)) for r in runs)]
+                  for k in ("tier2", "repeat", "reword (all)")]
+               + [["graph comparison (reported tiers)", *(f"graph t0 {r['graph']['tier0']['graph_tiers']}, t2 "
+                   f"{r['graph']['tier2']['graph_tiers']}; query t2 {r['graph']['tier2']['query_tiers']}" for r in runs)],
+                  ["cold CLI (reported tiers)", *(f"t0 {r['cold']['cli_tier0']['tiers']}, t2 "
+                                                  f"{r['cold']['cli_tier2']['tiers']}" for r in runs)]])
     L.append("")
     ex = runs[-1]["questions"]
     L.append("Examples: tier 2 " + ", ".join(f"`{q}`" for q in ex["tier2_examples"][:3]) + "; reworded "
