@@ -42,7 +42,7 @@ from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms, timed  # noqa: E402,F401  (the tests read growth_exponent here)
 from harness.synthetic import Corpus, curate_batches  # noqa: E402
-from harness.tier_runs import child, choose_engine  # noqa: E402
+from harness.tier_runs import child, create_memory  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
 
@@ -89,9 +89,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["corpus"] = {"entries": n, "words_p50": pct(words, 50), "words_total": sum(words),
                          "domains": len({o["path"].split("/")[0] for o in ops}),
                          "topics": len({"/".join(o["path"].split("/")[:2]) for o in ops})}
-        choose_engine(tmp, cfg.get("engine"))
-        mem = Memory.open(tmp, create=True, durable=False)
-        out["engine"] = mem.tree.engine.name
+        mem = create_memory(tmp, cfg, out)
         out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         out["maxrss_after_build_mb"] = maxrss_mb()
         log(f"  [{n}] build {out['build']['seconds']:.1f} s ({out['build']['ops_per_s']:.0f} ops/s)")

@@ -61,7 +61,7 @@ from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown, summary_ms, timed, timed_ms  # noqa: E402
 from harness.synthetic import Corpus, Questions, curate_batches  # noqa: E402
-from harness.tier_runs import (choose_engine, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
+from harness.tier_runs import (create_memory, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
                                timed_query)
 from tiers_cold import cold_profile, import_times  # noqa: E402
 from tiers_report import BYTEROVER_DOCS, BYTEROVER_MS, TARGET_SIZE, TARGETS_MS, render_markdown  # noqa: E402
@@ -78,9 +78,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     with scratch_dir(f"memgrove-tiers-{n}-", cfg, out) as tmp:
         # 1. build ------------------------------------------------------------------------
         ops = [corpus.op(i) for i in range(n)]
-        choose_engine(tmp, cfg.get("engine"))
-        mem = Memory.open(tmp, create=True, durable=False)
-        out["engine"] = mem.tree.engine.name
+        mem = create_memory(tmp, cfg, out)
         out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         mem.close()
         log(f"  [{n}] build {out['build']['seconds']:.1f} s")

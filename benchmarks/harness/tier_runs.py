@@ -59,12 +59,18 @@ def record(kind: str, a: Any, wall: float, src: dict[str, Any] | None = None) ->
     return rec
 
 
-def choose_engine(tmp: Path, engine: str | None) -> None:
-    """Make ``engine`` the full-text engine of the memory about to be created in ``tmp`` (its
-    ``config.toml``, so every process that opens it, cold ones included, uses the same)."""
-    if engine:
+def create_memory(tmp: Path, cfg: dict[str, Any], out: dict[str, Any]) -> Any:
+    """A new memory in ``tmp`` (``durable=False``), its full-text engine ``cfg["engine"]`` when given (in its
+    ``config.toml``, so every process that opens it, cold ones included, uses the same); ``out["engine"]`` names
+    the engine it got."""
+    from memgrove import Memory
+
+    if cfg.get("engine"):
         (tmp / ".memgrove").mkdir(parents=True, exist_ok=True)
-        (tmp / ".memgrove" / "config.toml").write_text(f'[tree]\nengine = "{engine}"\n', encoding="utf-8")
+        (tmp / ".memgrove" / "config.toml").write_text(f'[tree]\nengine = "{cfg["engine"]}"\n', encoding="utf-8")
+    mem = Memory.open(tmp, create=True, durable=False)
+    out["engine"] = mem.tree.engine.name
+    return mem
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
