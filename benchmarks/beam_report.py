@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SYSTEMS)
-from harness.report import conversation_machine_line, latency_table, table
+from harness.report import conversation_machine_line, head, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -18,12 +18,10 @@ def render_compare(report: dict[str, Any]) -> str:
     L = [f"# memgrove BEAM {c['tier']}: search settings side by side", "",
          f"`{report['command']}` — {len(c['chats'])} chats, {report['data']['questions']} questions, "
          f"variant `{c['variant']['name']}`; each chat curated once, each arm's questions with a cleared cache "
-         "and the same signals. Recall pooled over the types with evidence (abstention left out).", "",
-         "| arm | " + " | ".join(RECALL_KEYS) + " | p50 ms |", "|---|" + "---|" * (len(RECALL_KEYS) + 1)]
-    for s in names + list(ARM_SYSTEMS):
-        lat = report["latency_ms"].get(s)
-        L.append(f"| {s} | " + " | ".join(_pct(syst[s][OVERALL][k]) for k in RECALL_KEYS)
-                 + (f" | {lat['p50']:.1f} |" if lat else " | |"))
+         "and the same signals. Recall pooled over the types with evidence (abstention left out).", ""]
+    L += table(["arm", *RECALL_KEYS, "p50 ms"], [[s, *(_pct(syst[s][OVERALL][k]) for k in RECALL_KEYS), f"{lat['p50']:.1f}"
+                                                 if (lat := report["latency_ms"].get(s)) else ""]
+                                                for s in names + list(ARM_SYSTEMS)])
     if report.get("embedded"):
         e = report["embedded"]
         L += ["", f"Every entry's vector computed after curating (`--embed`, as `memgrove reindex` does): "
@@ -49,11 +47,9 @@ def _recall_table(report: dict[str, Any], group: str) -> list[str]:
 
 def render_markdown(report: dict[str, Any]) -> str:
     c, syst, data = report["config"], report["systems"], report["data"]
-    L = ["# memgrove BEAM retrieval benchmark", "", conversation_machine_line(report), ""]
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` tier "
-             f"{c['tier']} ({len(data['chats'])} chats, {data['messages']:,} messages, {data['questions']:,} "
-             f"questions; files {', '.join(sorted({r['file'] for r in data['chats']}))})")
-    L.append("")
+    L = head("# memgrove BEAM retrieval benchmark", conversation_machine_line(report), report,
+             f" · data `{c['data']}` tier {c['tier']} ({len(data['chats'])} chats, {data['messages']:,} messages, "
+             f"{data['questions']:,} questions; files {', '.join(sorted({r['file'] for r in data['chats']}))})")
     v = c["variant"]
     L.append(f"**memgrove** = variant `{v['name']}` ({v['description']}): verbatim curator, window {v['window']}, "
              f"roles kept (speaker = role), query graph `prefetch_limit={c['prefetch_limit']}`, all other settings "
@@ -87,17 +83,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append(f"Evidence ids of the pooled questions: {er.get('user', 0)} in user messages "
              f"({er.get('user', 0) / tot * 100:.0f}%), {er.get('assistant', 0)} in assistant messages.")
     L.append("")
-    L.append("| system | " + " | ".join(f"assistant share @{b}w" for b in BUDGETS) + " | "
-             + " | ".join(f"user ev. @{b}w" for b in (200, 1000)) + " | "
-             + " | ".join(f"assistant ev. @{b}w" for b in (200, 1000)) + " | wrong top-5 items (roles) | wrong top-1 (roles) |")
-    L.append("|---|" + "---|" * (len(BUDGETS) + 6))
-    for s in SYSTEMS:
-        row, br = syst[s][OVERALL], report["by_role"][s]
-        L.append(f"| {s} | " + " | ".join(_pct(row[f"assistant_share@{b}w"]) for b in BUDGETS) + " | "
-                 + " | ".join(_pct(br["user"][f"R@{b}w"]) for b in (200, 1000)) + " | "
-                 + " | ".join(_pct(br["assistant"][f"R@{b}w"]) for b in (200, 1000)) + " | "
-                 + ", ".join(f"{k} {n}" for k, n in br["wrong_top5_roles"].items()) + " | "
-                 + ", ".join(f"{k} {n}" for k, n in br["wrong_top1_roles"].items()) + " |")
+    L += table(["system", *(f"assistant share @{b}w" for b in BUDGETS), *(f"user ev. @{b}w" for b in (200, 1000)),
+                *(f"assistant ev. @{b}w" for b in (200, 1000)), "wrong top-5 items (roles)", "wrong top-1 (roles)"],
+               [[s, *(_pct(syst[s][OVERALL][f"assistant_share@{b}w"]) for b in BUDGETS),
+                 *(_pct(br[who][f"R@{b}w"]) for who in ("user", "assistant") for b in (200, 1000)),
+                 *(", ".join(f"{k} {n}" for k, n in br[f"wrong_top{i}_roles"].items()) for i in (5, 1))]
+                for s in SYSTEMS if (br := report["by_role"][s])])
     L.append("")
     L += table(["system", *(f"used / empty / stopped by an assistant message @{b}w" for b in BUDGETS)], [
         [s, *(" / ".join(_pct(syst[s][OVERALL][f"{k}@{b}w"]) for k in ("used", "empty", "blocked_by_assistant"))

@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 
 from harness.served import Served  # noqa: E402
-from harness.stats import import_nodes, pct, timed  # noqa: E402
+from harness.stats import import_nodes, pct  # noqa: E402
+from harness.tier_runs import child  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
 
 
@@ -85,11 +86,8 @@ def interpreters(a: argparse.Namespace) -> dict:
     for r in range(a.rounds):
         for p in (a.python if r % 2 == 0 else a.python[::-1]):
             q = f"what do we know about {rng.choice(pool)}?"
-            out, el = timed(lambda: subprocess.run([p, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "query",
-                                                    q, "--json"], capture_output=True, text=True, cwd=tempfile.gettempdir()))
-            if out.returncode != 0:
-                raise SystemExit(f"{p} failed: {out.stderr.strip()[-400:]}")
-            tier = str(json.loads(out.stdout)["tier"])
+            out, el = child([p, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "query", q, "--json"])
+            tier = str(json.loads(out)["tier"])
             tiers[p][tier] = tiers[p].get(tier, 0) + 1
             times[p].append(el)
     load.append(os.getloadavg())
@@ -116,7 +114,7 @@ def served(a: argparse.Namespace) -> dict:
     try:
         if a.semantic:
             _set_semantic(config, saved, a.semantic)
-            _run([py, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "reindex"], "reindex")
+            child([py, "-m", "memgrove.cli", "--root", str(a.tree), "--no-server", "reindex"])
         return _served_runs(a, py, fast, commands)
     finally:
         if saved is not None:
@@ -136,7 +134,7 @@ def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list
     try:
         for cmd in commands:       # each path once before timing: the server's first search opens its searcher
             for path in PATHS:
-                _run(words[path] + [cmd, f"what do we know about {rng.choice(pool)}?", "--json"], path)
+                child(words[path] + [cmd, f"what do we know about {rng.choice(pool)}?", "--json"])
         imports = {path: _importtime(py, words[path], cmd=commands[0], q="warm up imports")
                    for path in PATHS}
         times: dict[str, list[float]] = {f"{c}/{p}": [] for c in commands for p in PATHS}
@@ -154,7 +152,7 @@ def _served_runs(a: argparse.Namespace, py: str, fast: list[str], commands: list
                     continue
                 cmd, path = key.split("/")
                 q = f"what do we know about {rng.choice(pool)}?"
-                out = _run(words[path] + [cmd, q, "--json"], key)
+                out = child(words[path] + [cmd, q, "--json"])[0]
                 times[key].append(time.perf_counter() - t0)
                 cpu[key].append(_child_cpu() - c0)
                 data = json.loads(out)
@@ -182,13 +180,6 @@ def _child_cpu() -> float:
 
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
-
-
-def _run(cmd: list[str], what: str) -> str:
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
-    if out.returncode != 0:
-        raise SystemExit(f"{what} failed ({out.returncode}): {out.stderr.strip()[-600:]}")
-    return out.stdout
 
 
 def _set_semantic(config: Path, saved: str | None, weight: float) -> None:

@@ -67,9 +67,9 @@ import random
 import statistics
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
-
 
 from curate_cost_echo import PER_MESSAGE, REPLY_PRIMING, _WORD, EchoCurator, kept_words  # noqa: E402
 from curate_cost_report import render_markdown  # noqa: E402
@@ -126,11 +126,10 @@ def byterover(conv: dict[str, Any], system: str, count: TokenCounter,
 # -- one conversation --------------------------------------------------------------------------
 
 def _sum_parts(records: list[dict[str, Any]], key: str) -> dict[str, int]:
-    out: dict[str, int] = {}
+    out: Counter = Counter()
     for r in records:
-        for k, v in r[key].items():
-            out[k] = out.get(k, 0) + v
-    return out
+        out.update(r[key])
+    return dict(out)
 
 
 def search_check(mem: Memory, conv: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -173,9 +172,7 @@ def curate_with(conv: dict[str, Any], cfg: dict[str, Any], count: TokenCounter, 
             search = search_check(mem, conv, cfg["seed"])
         finally:
             mem.close()
-    statuses: dict[str, int] = {}
-    for a in rep.applied:
-        statuses[a.status] = statuses.get(a.status, 0) + 1
+    statuses = dict(Counter(a.status for a in rep.applied))
     ours: dict[str, Any] = {
         "finish_on_curate": finish, "chunks": rep.chunks, "calls": rep.model_calls,
         "prompt_tokens": rep.prompt_tokens, "completion_tokens": rep.completion_tokens, "applied": len(rep.applied),
@@ -339,12 +336,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     if not a.real:
         for key, suffix in (("ours", ""), ("ours_closing", "_closing")):
-            ours = [r[key] for r in rows]
-            report["prompt_tokens_by_part" + suffix] = _sum_parts(ours, "prompt_tokens_by_part")
-            report["prompt_chars_by_part" + suffix] = _sum_parts(ours, "prompt_chars_by_part")
-            report["calls_by_kind" + suffix] = _sum_parts(ours, "calls_by_kind")
-            report["prompt_tokens_by_kind" + suffix] = _sum_parts(ours, "prompt_tokens_by_kind")
-            report["completion_tokens_by_kind" + suffix] = _sum_parts(ours, "completion_tokens_by_kind")
+            for part in ("prompt_tokens_by_part", "prompt_chars_by_part", "calls_by_kind", "prompt_tokens_by_kind",
+                         "completion_tokens_by_kind"):
+                report[part + suffix] = _sum_parts([r[key] for r in rows], part)
         report["byterover_prompt_tokens_by_part"] = _sum_parts([r["byterover"] for r in rows], "prompt_tokens_by_part")
         report["tool_schema_tokens"] = rows[0]["ours"]["tool_schema_tokens"] if rows else {}
         report["same_curate_calls"] = all(r["same_curate_calls"] for r in rows)

@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from harness.tokens import TokenCounter
+from harness.tokens import TokenCounter, message_text as _text
 from memgrove.tree.paths import snake_case
 
 _ids = itertools.count(1)
@@ -32,13 +32,6 @@ GROUP = (3, 4)                              # messages per entry
 _LINE = re.compile(r"^\[(?P<id>[^\]]+)\](?: \((?P<time>[^)]*)\))? (?P<speaker>[^:]+): (?P<text>.*)$")
 _LABEL = re.compile(r"^Chunk: conversation (?P<conv>.*), (?P<session>.+?), messages? ")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
-
-
-def _text(m: BaseMessage) -> str:
-    c = m.content
-    if isinstance(c, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in c)
-    return str(c)
 
 
 def _calls_json(calls: list[dict[str, Any]]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.machine import machine_line
-from harness.report import table
+from harness.report import head, table
 
 
 def _n(v: Any) -> str:
@@ -39,13 +39,11 @@ def _pct(a: float, b: float) -> str:
 def render_markdown(report: dict[str, Any]) -> str:
     m, c, rows, t = report["machine"], report["config"], report["rows"], report["summary"]
     real = c["real"]
-    L = ["# memgrove curation cost benchmark (LoCoMo)", ""]
     v = report["versions"]
-    L.append(machine_line(m, f" · langchain {v.get('langchain')} · langgraph {v.get('langgraph')}"))
-    L.append("")
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s (both settings) · data "
-             f"`{c['data']}` ({len(rows)} conversations) · chunk_chars {c['chunk_chars']}, overlap {c['overlap']}")
-    L.append("")
+    L = head("# memgrove curation cost benchmark (LoCoMo)",
+             machine_line(m, f" · langchain {v.get('langchain')} · langgraph {v.get('langgraph')}"), report,
+             f" (both settings) · data `{c['data']}` ({len(rows)} conversations) · chunk_chars {c['chunk_chars']}, "
+             f"overlap {c['overlap']}")
     settings_text = ("Each conversation is curated twice, each time into a fresh temp memory, with "
                      "`Memory.learn(conversation=conv, settings=CurateSettings(chunk_chars=…, "
                      "chunk_overlap_chars=…, finish_on_curate=…))`: **ours** = `finish_on_curate=True`, the product "
@@ -152,24 +150,18 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "; and whether memgrove's CurateReport totals (calls, prompt and completion tokens) equal the "
                 "benchmark's own per-call records (consistent)."))
     L.append("")
-    L.append("| conversation | ops applied | count | search word | hits | its message in top 5 | curate s | errors "
-             + ("|" if real else "| consistent |"))
-    L.append("|---" * (8 if real else 9) + "|")
+    def pair(r: dict, f: Callable[[dict], Any]) -> str:
+        return f"{f(r['ours'])} / {f(r['ours_closing'])}"
 
-    def pair(f: Callable[[dict], Any]) -> str:
-        a, b = f(r["ours"]), f(r["ours_closing"])
-        return f"{a} / {b}"
+    def errs(o: dict) -> int:
+        return len(o["errors"]) + (1 if o["stopped"] else 0) + len(o.get("model_errors", []))
 
-    for r in rows:
-        def errs(o: dict) -> int:
-            return len(o["errors"]) + (1 if o["stopped"] else 0) + len(o.get("model_errors", []))
-        line = (f"| {r['conversation']} | {pair(lambda o: format(o['applied'], ','))} | "
-                f"{pair(lambda o: format(o['count'], ','))} | {r['ours']['search']['word']} | "
-                f"{pair(lambda o: o['search']['hits'])} | "
-                f"{pair(lambda o: 'yes' if o['search']['message_in_top5'] else 'no')} | "
-                f"{pair(lambda o: format(o['curate_s'], '.1f'))} | {pair(errs)} |")
-        if not real:
-            line += f" {pair(lambda o: 'yes' if o['consistent'] else 'NO')} |"
-        L.append(line)
+    L += table(["conversation", "ops applied", "count", "search word", "hits", "its message in top 5", "curate s",
+                "errors", *([] if real else ["consistent"])],
+               [[r["conversation"], pair(r, lambda o: format(o["applied"], ",")),
+                 pair(r, lambda o: format(o["count"], ",")), r["ours"]["search"]["word"],
+                 pair(r, lambda o: o["search"]["hits"]), pair(r, lambda o: "yes" if o["search"]["message_in_top5"] else "no"),
+                 pair(r, lambda o: format(o["curate_s"], ".1f")), pair(r, errs),
+                 *([] if real else [pair(r, lambda o: "yes" if o["consistent"] else "NO")])] for r in rows])
     L.append("")
     return "\n".join(L)

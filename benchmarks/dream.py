@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.report import RESULTS, publish
+from harness.report import RESULTS, publish, table
 from harness.stats import timed
 
 WORDS = ("staging production database port cache queue deploy rollback token session backup replica index "
@@ -180,12 +180,11 @@ def main(argv: list[str] | None = None) -> dict:
 
 def markdown(result: dict) -> str:
     lines = [f"# dream without an LLM (engine {result['engine']}, seed {result['seed']})", "",
-             "| entries | candidates from | scan s | dream s | applied ops | undo s | undo exact | "
-             "baseline: a batch per candidate, s |", "|---|---|---|---|---|---|---|---|"]
-    for r in result["rows"]:
-        lines.append(f"| {r['entries']} | {r['candidates_from']} | {r.get('scan_s', '–')} | {r['dream_s']} | "
-                     f"{r['applied_ops']} | {r['undo_s']} | {r['undo_exact']} | "
-                     f"{r.get('baseline_batch_per_candidate_s', '–')} |")
+             *table(["entries", "candidates from", "scan s", "dream s", "applied ops", "undo s", "undo exact",
+                     "baseline: a batch per candidate, s"],
+                    [[r["entries"], r["candidates_from"], r.get("scan_s", "–"), r["dream_s"], r["applied_ops"],
+                      r["undo_s"], r["undo_exact"], r.get("baseline_batch_per_candidate_s", "–")]
+                     for r in result["rows"]])]
     return "\n".join(lines) + "\n"
 
 

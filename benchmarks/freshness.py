@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.machine import machine_info  # noqa: E402
-from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.report import RESULTS, log, publish, table  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct, timed  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
@@ -114,9 +114,8 @@ def render(report: dict[str, Any]) -> str:
     for r in report["runs"]:
         s, k = r["search_ms"], r["checks_ms"]
         lines += [f"## {r['engine']} (watcher running: {'yes' if r['watcher_active'] else 'NO'})", "",
-                  "| mode | p50 ms | p90 ms | p99 ms | mean ms |", "|---|---:|---:|---:|---:|"]
-        lines += [f"| {mode} | {s[mode]['p50']} | {s[mode]['p90']} | {s[mode]['p99']} | {s[mode]['mean']} |"
-                  for mode in MODES]
+                  *table(["mode", "p50 ms", "p90 ms", "p99 ms", "mean ms"],
+                         [[mode, *(s[mode][k] for k in ("p50", "p90", "p99", "mean"))] for mode in MODES], "lrrrr")]
         lines += ["", f"The checks alone ({k['files']:,} files in {k['folders']:,} folders): scan of every file "
                   f"p50 {k['scan every file']['p50']} ms; stat of every folder p50 {k['stat every folder']['p50']} ms.",
                   ""]

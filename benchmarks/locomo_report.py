@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.datasets.locomo import (AIC_KEYS, BASELINES, BUDGETS, CATEGORIES, KS, OVERALL, POOLED, RECALL_KEYS,
                                       SYSTEMS)
-from harness.report import conversation_machine_line, latency_table, table
+from harness.report import conversation_machine_line, head, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -24,11 +24,9 @@ machine_line = conversation_machine_line
 def render_markdown(report: dict[str, Any]) -> str:
     c = report["config"]
     syst, ratios, mg, data = report["systems"], report["ratios"], report["memgrove"], report["data"]
-    L = ["# memgrove LoCoMo retrieval benchmark", "", machine_line(report), ""]
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` "
-             f"(sha256 {c['data_sha256'][:12]}…, {len(data['conversations'])} conversations, {data['turns']:,} turns, "
-             f"{data['questions']:,} questions)")
-    L.append("")
+    L = head("# memgrove LoCoMo retrieval benchmark", machine_line(report), report,
+             f" · data `{c['data']}` (sha256 {c['data_sha256'][:12]}…, {len(data['conversations'])} conversations, "
+             f"{data['turns']:,} turns, {data['questions']:,} questions)")
     v = c["variant"]
     L.append(f"**memgrove** = variant `{v['name']}` ({v['description']}): curator {v['curator']}, window "
              f"{v['window']}, query graph `prefetch_limit={c['prefetch_limit']}` (product default 10)"

@@ -194,7 +194,7 @@ def run(questions: list[dict[str, Any]], *, variant: Variant = VARIANTS[DEFAULT_
             "entries_hist": {str(k): v for k, v in sorted(hits_hist.items())},
             "segmenting": dict(segmenting),
             "empty_turns_not_curated": skipped_turns,
-            "lost_evidence_4000w": {s: lost_evidence(records, s) for s in SYSTEMS},
+            "lost_evidence_4000w": {s: rm.where_lost(r["systems"][s] for r in records) for s in SYSTEMS},
         },
         "data": data_summary(records),
     }
@@ -254,13 +254,6 @@ def ratios(by_system: dict[str, Any]) -> dict[str, Any]:
         out[level] = {b: {g: {k: _ratio(mg[level][g][k], by_system[b][level][g][k]) for k in keys}
                           for g in mg[level]} for b in bases}
     return out
-
-
-def lost_evidence(records: list[dict[str, Any]], system: str) -> dict[str, int]:
-    c: Counter = Counter()
-    for r in records:
-        c.update(r["systems"][system].get("lost", {}).values())
-    return dict(sorted(c.items()))
 
 
 def data_summary(records: list[dict[str, Any]]) -> dict[str, Any]:

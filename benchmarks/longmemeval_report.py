@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.datasets.longmemeval import (BUDGET_BASELINES, BUDGET_KEYS, KS, LEVEL_BASELINES, LEVEL_SYSTEMS, LEVELS,
                                           METRICS, OVERALL, SYSTEMS)
-from harness.report import conversation_machine_line, latency_table, table
+from harness.report import conversation_machine_line, head, latency_table, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -37,14 +37,12 @@ def _budget_table(report: dict[str, Any], group: str) -> list[str]:
 def render_markdown(report: dict[str, Any]) -> str:
     c, d, mg = report["config"], report["data"], report["memgrove"]
     syst = report["systems"]
-    L = ["# memgrove LongMemEval retrieval benchmark", "", conversation_machine_line(report), ""]
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · data `{c['data']}` "
-             f"(sha256 {c['data_sha256'][:12]}…, {c['file_questions']} questions in the file; run: {d['questions']} "
-             f"questions"
+    L = head("# memgrove LongMemEval retrieval benchmark", conversation_machine_line(report), report,
+             f" · data `{c['data']}` (sha256 {c['data_sha256'][:12]}…, {c['file_questions']} questions in the file; "
+             f"run: {d['questions']} questions"
              + (f" of types {', '.join(c['types'])}" if c["types"] else "")
              + (f", the first {c['limit']}" if c["limit"] is not None else "")
              + f"; {c['abstention_excluded']} abstention questions left out)")
-    L.append("")
     v = c["variant"]
     cache = mg["cache"]
     L.append(f"**memgrove** = one fresh memory per question holding its haystack, curated by the verbatim curator "

@@ -28,9 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-
 from harness.machine import brief, loadavg  # noqa: E402
-from harness.report import RESULTS, log, publish  # noqa: E402
+from harness.report import RESULTS, log, publish, table  # noqa: E402
 from harness.served import Served  # noqa: E402
 from harness.stats import pct, timed_ms as timed  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
@@ -93,14 +92,12 @@ def render(report: dict[str, Any]) -> str:
              f"{report['date']} · commit {report['commit']} · `{report['command']}` · {report['machine']['cpus']} cores "
              f"(shared) · load {report['loadavg_start']} → {report['loadavg_end']}", "",
              "Same run, interleaved round by round; a novel 2–4 word search (10 hits) and a one-entry ADD "
-             "(fsync'd) per round on each; medians after warm-up.", "",
-             "| entries | operation | connect p50 ms | open p50 ms | ratio | extra ms | connect p95 ms | open p95 ms |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for s in report["sizes"]:
-        for op in ("search", "curate"):
-            r = s[op]
-            lines.append(f"| {s['size']:,} | {op} | {r['connect']['p50_ms']} | {r['open']['p50_ms']} | "
-                         f"×{r['ratio_p50']} | {r['extra_p50_ms']:+} | {r['connect']['p95_ms']} | {r['open']['p95_ms']} |")
+             "(fsync'd) per round on each; medians after warm-up.", ""]
+    lines += table(["entries", "operation", "connect p50 ms", "open p50 ms", "ratio", "extra ms", "connect p95 ms",
+                    "open p95 ms"],
+                   [[f"{s['size']:,}", op, r["connect"]["p50_ms"], r["open"]["p50_ms"], f"×{r['ratio_p50']}",
+                     f"{r['extra_p50_ms']:+}", r["connect"]["p95_ms"], r["open"]["p95_ms"]]
+                    for s in report["sizes"] for op in ("search", "curate") if (r := s[op])], "rlrrrrrr")
     lines += ["", "Rounds per size: " + ", ".join(f"{s['size']:,}: {s['rounds']}" for s in report["sizes"])
               + "; the two copies gave the same hits in the last round: "
               + ", ".join(str(s["same_hits_last_round"]) for s in report["sizes"]) + ".", ""]

@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.served import Served, until  # noqa: E402
 from harness.stats import pct, timed_ms  # noqa: E402

@@ -28,22 +28,21 @@ import argparse
 import functools
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 
+from harness.machine import loadavg  # noqa: E402
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from scale_report import TARGET_SIZE, TARGETS, render_markdown  # noqa: E402
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms, timed  # noqa: E402,F401  (the tests read growth_exponent here)
 from harness.synthetic import Corpus, curate_batches  # noqa: E402
-from harness.tier_runs import choose_engine  # noqa: E402
+from harness.tier_runs import child, create_memory  # noqa: E402
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
 
@@ -73,7 +72,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove.tree.catalog import digest_of, scan
 
     corpus = Corpus(cfg["seed"])
-    out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    out: dict[str, Any] = {"size": n, "loadavg_start": loadavg()}
     with scratch_dir(f"memgrove-scale-{n}-", cfg, out) as tmp:
         phases: dict[str, float] = {}
         mark = [time.perf_counter()]
@@ -90,9 +89,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["corpus"] = {"entries": n, "words_p50": pct(words, 50), "words_total": sum(words),
                          "domains": len({o["path"].split("/")[0] for o in ops}),
                          "topics": len({"/".join(o["path"].split("/")[:2]) for o in ops})}
-        choose_engine(tmp, cfg.get("engine"))
-        mem = Memory.open(tmp, create=True, durable=False)
-        out["engine"] = mem.tree.engine.name
+        mem = create_memory(tmp, cfg, out)
         out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         out["maxrss_after_build_mb"] = maxrss_mb()
         log(f"  [{n}] build {out['build']['seconds']:.1f} s ({out['build']['ops_per_s']:.0f} ops/s)")
@@ -104,18 +101,13 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         prof.wrap(sync_mod, "scan", "scan (os.scandir + stat)")
         prof.wrap(sync_mod, "digest_of", "digest (blake2b per file)")
         prof.wrap(store_mod, "plan_batch", "plan (validate + render entry)")
-        prof.wrap(tree.journal, "write_pending", "journal")
-        prof.wrap(tree.journal, "append", "journal")
-        prof.wrap(tree.journal, "clear_pending", "journal")
+        prof.wrap(tree.journal, "write_pending append clear_pending", "journal")
         prof.wrap(tree, "_write_file", "write files")
         prof.wrap(contexts_mod, "render", "context.md render (parse siblings)")
         prof.wrap(tree, "_read_disk", "read files")
         prof.wrap(tree, "_doc_for", "index doc (read + parse)")
         prof.wrap(tree.engine, "write", "whoosh write + commit")
-        prof.wrap(tree.catalog, "apply", "catalog (sqlite)")
-        prof.wrap(tree.catalog, "stats_of", "catalog (sqlite)")
-        prof.wrap(tree.catalog, "digest", "catalog (sqlite)")
-        prof.wrap(tree.catalog, "backlinks", "catalog (sqlite)")
+        prof.wrap(tree.catalog, "apply stats_of digest backlinks", "catalog (sqlite)")
         prof.wrap(tree, "_bump_generation", "generation file")
         prof.wrap(tree.signals, "forget", "signals (sqlite)")
         single_ops = [corpus.op(n + j) for j in range(cfg["single_adds"])]
@@ -252,8 +244,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         env.pop("MEMGROVE_HOME", None)
 
         def wall(code: str) -> float:
-            return timed(lambda: subprocess.run([py, "-c", code], check=True, env=env, cwd=tempfile.gettempdir(),
-                                                stdout=subprocess.DEVNULL))[1]
+            return child([py, "-c", code], env)[1]
 
         cold, base_py, base_imp, inner = [], [], [], []
         crng = random.Random(f"memgrove-scale-cold-{cfg['seed']}")
@@ -268,9 +259,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
                  "print(t1 - t0, t2 - t1, t3 - t2)")
         for k in range(min(3, cfg["cold_runs"])):
             q = corpus.query(crng)
-            r = subprocess.run([py, "-c", probe.format(p=str(tmp), q=q)], check=True, env=env,
-                               capture_output=True, text=True)
-            inner.append([float(x) for x in r.stdout.split()])
+            inner.append([float(x) for x in child([py, "-c", probe.format(p=str(tmp), q=q)], env)[0].split()])
         out["cold"] = {
             "runs": len(cold),
             "query_process_ms": summary_ms(cold),
@@ -294,7 +283,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         out["disk"] = parts
         phase("disk")
         out["phase_s"] = phases
-        out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        out["loadavg_end"] = loadavg()
         return out
 
 

@@ -16,17 +16,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.machine import commit as _commit
-from harness.machine import loadavg as _loadavg
-from harness.machine import machine_line
+from harness.machine import commit as _commit, loadavg as _loadavg, machine_line, uncommitted
 from harness.report import RESULTS, log, publish, table
-from harness.machine import uncommitted
 from harness.plots import _batch_note, plot_curve
 from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir
 from harness.stats import growth_exponent
 from harness.synthetic import Corpus, LazyOps, Questions, curate_batches
 from harness.workers import measure_sizes
-from harness.tier_runs import choose_engine, cold_runs, record, rounds, summarize, timed_query
+from harness.tier_runs import create_memory, cold_runs, record, rounds, summarize, timed_query
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "scale.py"   # the worker of one size
@@ -49,9 +46,7 @@ def run_curve_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     out["rss_baseline_mb"] = maxrss_mb()  # interpreter + imports + the corpus's vocabulary
     with scratch_dir(f"memgrove-curve-{n}-", cfg, out) as tmp:
         # 1. build: curate in batches, generation of the ops not timed ------------------------------
-        choose_engine(tmp, cfg.get("engine"))
-        mem = Memory.open(tmp, create=True, durable=False)
-        out["engine"] = mem.tree.engine.name
+        mem = create_memory(tmp, cfg, out)
         batch = int(cfg.get("size_batch", {}).get(str(n), cfg["batch"]))
         with RssSampler(every=0.1) as sampler:
             out["build"] = curate_batches(mem, ops, batch, f"[{n}]")

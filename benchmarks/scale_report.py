@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.machine import machine_line
-from harness.report import table, target as target_cell
+from harness.report import head, table, target as target_cell
 
 TARGETS = {"search_p95_ms": 25.0, "fingerprint_ms": 50.0, "reindex_s": 30.0}   # issue 2, at TARGET_SIZE
 TARGET_SIZE = 10_000
@@ -14,11 +14,7 @@ TARGET_SIZE = 10_000
 def render_markdown(report: dict[str, Any]) -> str:
     m, runs, c = report["machine"], report["runs"], report["config"]
     sizes = [r["size"] for r in runs]
-    L: list[str] = ["# memgrove scale benchmark", ""]
-    L.append(machine_line(m))
-    L.append("")
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s")
-    L.append("")
+    L = head("# memgrove scale benchmark", machine_line(m), report)
     L.append(f"Build: `Memory.open(tmp, create=True, durable=False)` + `mem.curate` in batches of {c['batch']} ADDs; "
              f"then {c['single_adds']} ADDs one per `curate` call. Search: {c['queries']} queries of 2-4 vocabulary "
              f"words after {c['warmup']} warm-up queries, `limit=10`, all modes interleaved query by query in one "

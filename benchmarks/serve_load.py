@@ -39,7 +39,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-
 from harness import machine, synthetic  # noqa: E402
 from harness.report import RESULTS, log, publish, table  # noqa: E402
 from harness.served import Served, env_for_children  # noqa: E402

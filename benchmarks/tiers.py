@@ -55,19 +55,16 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
-from harness.machine import versions  # noqa: E402
+from harness.machine import loadavg, versions  # noqa: E402
 from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.workers import measure_sizes, size_options, worker  # noqa: E402
 from harness.resources import maxrss_mb, scratch_dir  # noqa: E402
 from harness.stats import Profiler, breakdown, summary_ms, timed, timed_ms  # noqa: E402
 from harness.synthetic import Corpus, Questions, curate_batches  # noqa: E402
-from harness.tier_runs import (choose_engine, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
+from harness.tier_runs import (create_memory, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
                                timed_query)
 from tiers_cold import cold_profile, import_times  # noqa: E402
 from tiers_report import BYTEROVER_DOCS, BYTEROVER_MS, TARGET_SIZE, TARGETS_MS, render_markdown  # noqa: E402
-
-
-
 
 
 # -- one size, in a child process ---------------------------------------------------
@@ -77,13 +74,11 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
 
     corpus = Corpus(cfg["seed"])
-    out: dict[str, Any] = {"size": n, "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    out: dict[str, Any] = {"size": n, "loadavg_start": loadavg()}
     with scratch_dir(f"memgrove-tiers-{n}-", cfg, out) as tmp:
         # 1. build ------------------------------------------------------------------------
         ops = [corpus.op(i) for i in range(n)]
-        choose_engine(tmp, cfg.get("engine"))
-        mem = Memory.open(tmp, create=True, durable=False)
-        out["engine"] = mem.tree.engine.name
+        mem = create_memory(tmp, cfg, out)
         out["build"] = curate_batches(mem, ops, cfg["batch"], f"[{n}]")
         mem.close()
         log(f"  [{n}] build {out['build']['seconds']:.1f} s")
@@ -180,7 +175,7 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
         c = out["cold"]
         log(f"  [{n}] cold p50 ms: pass {c['python_pass']['p50']:.0f}, import {c['import_cli']['p50']:.0f}, "
             f"tier 0 {c['cli_tier0']['p50']:.0f}, tier 2 {c['cli_tier2']['p50']:.0f}")
-        out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        out["loadavg_end"] = loadavg()
         return out
 
 
@@ -224,17 +219,14 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     prof.wrap(pipe.cache, "get_exact", "tier 0 lookup")
     prof.wrap(pipe.cache, "get_fuzzy", "tier 1 lookup (scan of the fuzzy index)")
     prof.wrap(tree.engine, "search", lambda *a, **kw: f"BM25 search, expand={kw.get('expand', 'none')}")
-    prof.wrap(tree.engine, "idf", "idf + terms")
-    prof.wrap(tree.engine, "terms", "idf + terms")
+    prof.wrap(tree.engine, "idf terms", "idf + terms")
     prof.wrap(tree, "_read_disk", "read entry files")
     prof.wrap(store_mod.entry_mod, "parse", "parse entries (YAML + sections)")
     prof.wrap(store_mod, "excerpt", "excerpts")
-    prof.wrap(tree.signals, "get_many", "signals (sqlite)")
-    prof.wrap(tree.signals, "record_access", "signals (sqlite)")
+    prof.wrap(tree.signals, "get_many record_access", "signals (sqlite)")
     prof.wrap(ranking_mod, "days_since_update", "stat hits (recency)")
     prof.wrap(tree.catalog, "count", "entry count (sqlite)")
-    prof.wrap(tiers_mod, "direct_answer", "compose answer")
-    prof.wrap(tiers_mod, "out_of_domain_answer", "compose answer")
+    prof.wrap(tiers_mod, "direct_answer out_of_domain_answer", "compose answer")
     prof.wrap(pipe.cache, "put", "cache write (put)")
     prof.wrap(tiers_mod, "log_query", "query log append")
     seen: collections.Counter = collections.Counter()

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.stats import breakdown, import_nodes, pct, summary_ms, timed
-from harness.tier_runs import _env
+from harness.stats import breakdown, import_nodes, pct, summary_ms
+from harness.tier_runs import _env, child
 
 BENCHMARKS = Path(__file__).resolve().parent
 
@@ -49,13 +49,11 @@ P.wrap(cache_mod.QueryCache, "put", "cache write")
 P.wrap(we.WhooshEngine, "_index", "whoosh open_dir (TOC)")
 P.wrap(we.WhooshEngine, "_get_searcher", "searcher open")
 P.wrap(we.WhooshEngine, "search", "BM25 search")
-P.wrap(we.WhooshEngine, "idf", "idf + terms")
-P.wrap(we.WhooshEngine, "terms", "idf + terms")
+P.wrap(we.WhooshEngine, "idf terms", "idf + terms")
 P.wrap(CT, "_read_disk", "read entry files")
 P.wrap(store_mod.entry_mod, "parse", "parse entries (YAML + sections)")
 P.wrap(store_mod, "excerpt", "excerpts")
-P.wrap(signals_mod.Signals, "get_many", "signals (sqlite)")
-P.wrap(signals_mod.Signals, "record_access", "signals (sqlite)")
+P.wrap(signals_mod.Signals, "get_many record_access", "signals (sqlite)")
 P.wrap(catalog_mod.Catalog, "count", "entry count (sqlite)")
 P.wrap(tiers_mod, "direct_answer", "compose answer")
 P.wrap(tiers_mod, "log_query", "query log append")
@@ -78,15 +76,13 @@ print(json.dumps({"import_s": t_import, "run_s": t_run, "parts": P.totals, "tier
 
 def cold_profile(tmp: Path, questions: list[str]) -> dict[str, Any]:
     """Where a cold `memgrove query` spends its time: imports, then exclusive time per part."""
-    env, cwd, py = _env(), tempfile.gettempdir(), sys.executable
+    env, py = _env(), sys.executable
     samples, runs, walls, tiers_ = [], [], [], []
     for q in questions:
         code = f"ROOT = {str(tmp)!r}; QUESTION = {q!r}; BENCHMARKS = {str(BENCHMARKS)!r}\n" + PROBE
-        r, wall = timed(lambda: subprocess.run([py, "-c", code], env=env, cwd=cwd, capture_output=True, text=True))
+        stdout, wall = child([py, "-c", code], env)
         walls.append(wall)
-        if r.returncode != 0:
-            raise RuntimeError(f"cold probe failed: {r.stderr.strip()[-800:]}")
-        d = json.loads(r.stdout.strip().splitlines()[-1])
+        d = json.loads(stdout.strip().splitlines()[-1])
         tiers_.append("ood" if d["out_of_domain"] else str(d["tier"]))
         samples.append({"imports (memgrove.cli and what it pulls in)": d["import_s"], **d["parts"]})
         runs.append(d["import_s"] + d["run_s"])

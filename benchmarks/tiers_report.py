@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.machine import machine_line
-from harness.report import table, target as target_cell
+from harness.report import head, table, target as target_cell
 
 # Issue 3 targets, 25,000 entries, 2 cores, warm in-process unless noted.
 TARGET_SIZE = 25_000
@@ -39,12 +39,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     m, runs, c = report["machine"], report["runs"], report["config"]
     sizes = [r["size"] for r in runs]
     tr = next((r for r in runs if r["size"] == TARGET_SIZE), None)
-    L = ["# memgrove query-tier benchmark", ""]
-    L.append(machine_line(m, f" · langgraph {report['versions']['langgraph']}"))
-    L.append("")
-    L.append(f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s · no LLM configured "
-             f"(`MEMGROVE_MODEL` unset)")
-    L.append("")
+    L = head("# memgrove query-tier benchmark", machine_line(m, f" · langgraph {report['versions']['langgraph']}"),
+             report, " · no LLM configured (`MEMGROVE_MODEL` unset)")
     L.append(f"Warm: one `Memory.open(tmp, durable=False)` reader (default settings: inotify watcher) answers "
              f"`mem.query` in interleaved rounds after {c['warmup']} warm-up rounds: {c['per_tier']} fresh tier-2 "
              f"questions (an entry's 2-3 rarest title words in a stopword template), their exact repeats and "
@@ -142,19 +138,15 @@ def render_markdown(report: dict[str, Any]) -> str:
     # realized tier mix per question kind
     L.append("## Realized tier mix per question kind")
     L.append("")
-    L.append("| kind | " + " | ".join(f"{s:,}" for s in sizes) + " |")
-    L.append("|" + "---|" * (len(sizes) + 1))
     kinds = ["tier2", "repeat", "reword (all)", "reword:whats", "reword:stopwords", "reword:also", "ood",
              "vocabulary"]
-    for k in kinds:
-        L.append(f"| {k} | " + " | ".join(_mix(r["by_kind"].get(k)) for r in runs) + " |")
-    for k in ("tier2", "repeat", "reword (all)"):
-        L.append(f"| fuzzy index full: {k} | " + " | ".join(_mix(r["full_cache"]["by_kind"].get(k)) for r in runs) + " |")
-    cells = [f"graph t0 {r['graph']['tier0']['graph_tiers']}, t2 {r['graph']['tier2']['graph_tiers']}; "
-             f"query t2 {r['graph']['tier2']['query_tiers']}" for r in runs]
-    L.append("| graph comparison (reported tiers) | " + " | ".join(cells) + " |")
-    cells = [f"t0 {r['cold']['cli_tier0']['tiers']}, t2 {r['cold']['cli_tier2']['tiers']}" for r in runs]
-    L.append("| cold CLI (reported tiers) | " + " | ".join(cells) + " |")
+    L += table(["kind", *(f"{s:,}" for s in sizes)], [[k, *(_mix(r["by_kind"].get(k)) for r in runs)] for k in kinds]
+               + [[f"fuzzy index full: {k}", *(_mix(r["full_cache"]["by_kind"].get(k)) for r in runs)]
+                  for k in ("tier2", "repeat", "reword (all)")]
+               + [["graph comparison (reported tiers)", *(f"graph t0 {r['graph']['tier0']['graph_tiers']}, t2 "
+                   f"{r['graph']['tier2']['graph_tiers']}; query t2 {r['graph']['tier2']['query_tiers']}" for r in runs)],
+                  ["cold CLI (reported tiers)", *(f"t0 {r['cold']['cli_tier0']['tiers']}, t2 "
+                                                  f"{r['cold']['cli_tier2']['tiers']}" for r in runs)]])
     L.append("")
     ex = runs[-1]["questions"]
     L.append("Examples: tier 2 " + ", ".join(f"`{q}`" for q in ex["tier2_examples"][:3]) + "; reworded "

@@ -4,11 +4,10 @@ run (its command and machine line) and its end (the markdown printed, the report
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
-from harness.machine import start  # noqa: F401  (the scripts call cli.start)
+from harness.machine import loadavg, start  # noqa: F401  (the scripts call cli.start)
 from harness.report import publish
 from harness.retrievers import DEFAULT_VARIANT, VARIANTS
 
@@ -39,4 +38,4 @@ def finish(report: dict[str, Any], md: str, out: Path, stem: str, write: bool) -
 
 
 def load_end(machine: dict[str, Any]) -> None:
-    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["loadavg_end"] = loadavg()

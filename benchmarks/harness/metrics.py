@@ -27,6 +27,7 @@ import math
 import re
 import string
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -258,6 +259,11 @@ def mean(xs: Iterable[float]) -> float | None:
 def pct(xs: Sequence[float], q: float) -> float | None:
     """Percentile with linear interpolation (q in 0..100, ``harness.stats.pct``); None for no data."""
     return stats.pct(list(xs), q) if xs else None
+
+
+def where_lost(scores: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Evidence ids per place (in_budget, beyond_budget, not_retrieved) over :func:`score_items`' ``lost`` maps."""
+    return dict(sorted(Counter(w for s in scores for w in s.get("lost", {}).values()).items()))
 
 
 def latency_summary(ms: Sequence[float]) -> dict[str, Any]:

@@ -47,6 +47,12 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(fig: Any, path: Path, dpi: int = 100) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    _pyplot().close(fig)
+
+
 def plot_curve(report: dict[str, Any], path: Path) -> None:
     """Three log-log panels against tree size: query latency, build time, disk and peak RSS."""
     c, m = report["config"], report["machine"]
@@ -83,9 +89,7 @@ def plot_curves(curves: list[tuple[str | None, dict[str, Any]]], panels: list[tu
         ax.set_title(panel)
         log_log_axes(ax, sizes)
     fig.suptitle(title, fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path, 110)
 
 
 def plot_recall_budget(panels: list[tuple[str, dict[str, dict[str, float]]]], budgets: list[int], path: Path,
@@ -111,9 +115,7 @@ def plot_recall_budget(panels: list[tuple[str, dict[str, dict[str, float]]]], bu
         ax.legend(fontsize=8, loc="upper left")
     if note:
         fig.suptitle(note, fontsize=9)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def plot_shares(panels: list[tuple[str, dict[str, dict[str, int]]]], order: list[str], path: Path,
@@ -139,6 +141,4 @@ def plot_shares(panels: list[tuple[str, dict[str, dict[str, int]]]], order: list
     if note:
         fig.suptitle(note, fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 0.95))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)

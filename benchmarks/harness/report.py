@@ -66,10 +66,17 @@ def publish(report: dict[str, Any], md: str, out: Path | None, **dump: Any) -> d
     return report
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    """A markdown table's lines (an empty cell as "| |")."""
-    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> list[str]:
+    """A markdown table's lines (an empty cell as "| |"); ``align`` has an "r" for each right-aligned column
+    (``---:``), e.g. "lrr"."""
+    rule = "".join("---:|" if a == "r" else "---|" for a in align.ljust(len(header), "l"))
+    return (["| " + " | ".join(header) + " |", "|" + rule]
             + [re.sub(r"\|  (?=\|)", "| ", "| " + " | ".join(str(c) for c in r) + " |") for r in rows])
+
+
+def head(title: str, machine: str, report: dict[str, Any], more: str = "") -> list[str]:
+    """A report's opening lines: its title, the machine line, the command and its wall time (then ``more``)."""
+    return [title, "", machine, "", f"Command: `{report['command']}` · wall time {report['wall_s']:.0f} s{more}", ""]
 
 
 def conversation_versions() -> dict[str, str | None]:

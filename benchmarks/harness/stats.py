@@ -50,8 +50,13 @@ class Profiler:
         self._stack: list[list[float]] = []
         self._undo: list[Callable[[], None]] = []
 
-    def wrap(self, obj: Any, attr: str, bucket: str | Callable[..., str]) -> None:
-        """Time ``obj.attr`` into ``bucket``: a name, or a function of the call's arguments giving one."""
+    def wrap(self, obj: Any, attrs: str, bucket: str | Callable[..., str]) -> None:
+        """Time ``obj.attr`` into ``bucket`` (a name, or a function of the call's arguments giving one), for each
+        attribute named in ``attrs`` (space-separated: "idf terms")."""
+        for attr in attrs.split():
+            self._wrap(obj, attr, bucket)
+
+    def _wrap(self, obj: Any, attr: str, bucket: str | Callable[..., str]) -> None:
         orig = getattr(obj, attr)
         had_own = isinstance(obj, type(os)) or attr in getattr(obj, "__dict__", {})
         prof = self

@@ -59,12 +59,18 @@ def record(kind: str, a: Any, wall: float, src: dict[str, Any] | None = None) ->
     return rec
 
 
-def choose_engine(tmp: Path, engine: str | None) -> None:
-    """Make ``engine`` the full-text engine of the memory about to be created in ``tmp`` (its
-    ``config.toml``, so every process that opens it, cold ones included, uses the same)."""
-    if engine:
+def create_memory(tmp: Path, cfg: dict[str, Any], out: dict[str, Any]) -> Any:
+    """A new memory in ``tmp`` (``durable=False``), its full-text engine ``cfg["engine"]`` when given (in its
+    ``config.toml``, so every process that opens it, cold ones included, uses the same); ``out["engine"]`` names
+    the engine it got."""
+    from memgrove import Memory
+
+    if cfg.get("engine"):
         (tmp / ".memgrove").mkdir(parents=True, exist_ok=True)
-        (tmp / ".memgrove" / "config.toml").write_text(f'[tree]\nengine = "{engine}"\n', encoding="utf-8")
+        (tmp / ".memgrove" / "config.toml").write_text(f'[tree]\nengine = "{cfg["engine"]}"\n', encoding="utf-8")
+    mem = Memory.open(tmp, create=True, durable=False)
+    out["engine"] = mem.tree.engine.name
+    return mem
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -103,20 +109,22 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("MEMGROVE_MODEL", "MEMGROVE_HOME")}
 
 
+def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[str, float]:
+    """Run ``argv`` as a fresh process in the temp folder: (its stdout, its seconds). A failure raises with the end
+    of its stderr."""
+    r, el = timed(lambda: subprocess.run(argv, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True))
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])}... failed ({r.returncode}): {r.stderr.strip()[-600:]}")
+    return r.stdout, el
+
+
 def _cli() -> str:
     exe = Path(sys.executable).parent / "memgrove"
     return str(exe) if exe.exists() else (shutil.which("memgrove") or "memgrove")
 
 
 def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str, Any]:
-    env, cwd, py, cli = _env(), tempfile.gettempdir(), sys.executable, _cli()
-
-    def wall(argv: list[str]) -> tuple[float, str]:
-        r, el = timed(lambda: subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True))
-        if r.returncode != 0:
-            raise RuntimeError(f"{argv[:3]}... failed ({r.returncode}): {r.stderr.strip()[-500:]}")
-        return el, r.stdout
-
+    env, py, cli = _env(), sys.executable, _cli()
     times: dict[str, list[float]] = {k: [] for k in ("python_pass", "import_cli", "cli_tier0", "cli_tier2")}
     inner: dict[str, list[float]] = {"cli_tier0": [], "cli_tier2": []}
     seen: dict[str, collections.Counter] = {"cli_tier0": collections.Counter(), "cli_tier2": collections.Counter()}
@@ -127,7 +135,7 @@ def cold_runs(tmp: Path, cached_q: str, fresh: list[str], runs: int) -> dict[str
             calls.append(("cli_tier2", [cli, "--root", str(tmp), "query", fresh[k], "--json"]))
         r = k % len(calls)
         for key, argv in calls[r:] + calls[:r]:
-            el, stdout = wall(argv)
+            stdout, el = child(argv, env)
             if key.startswith("cli_"):
                 a = json.loads(stdout)
                 tier = "ood" if a.get("out_of_domain") else str(a["tier"])

@@ -1,8 +1,18 @@
-"""Counting tokens the way the reports do: tiktoken's o200k_base when it loads, else characters / 4."""
+"""Counting tokens the way the reports do: tiktoken's o200k_base when it loads, else characters / 4; and the
+text of a chat message, whose content may be a list of parts."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+
+def message_text(m: Any) -> str:
+    """A chat message's text (a string stands for itself): a content list's text parts joined."""
+    c = getattr(m, "content", m)
+    if isinstance(c, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in c)
+    return str(c)
 
 
 class TokenCounter:
