@@ -43,6 +43,7 @@ from harness.served import Served  # noqa: E402
 from harness.stats import import_nodes, pct  # noqa: E402
 from harness.tier_runs import child  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 
 
 def titles(tree: Path) -> list[str]:

@@ -78,6 +78,7 @@ from harness.machine import start, versions  # noqa: E402
 from harness.report import RESULTS, log, publish, ratio as _ratio  # noqa: E402
 from harness.stats import timed  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
 from memgrove.graphs.settings import CurateSettings  # noqa: E402

@@ -40,6 +40,7 @@ from harness.report import RESULTS, log, publish, table  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import pct, timed  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 
 MODES = ("watcher", "full scan", "fallback", "engine")
 

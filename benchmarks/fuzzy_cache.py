@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.report import table
+import harness.words_only  # noqa: F401 - ranks by words alone (see there)
 from memgrove.graphs.settings import QuerySettings
 from memgrove.tree.cache import QueryCache, asks_same, question_forms
 

@@ -51,6 +51,7 @@ from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.report import ratio as _ratio  # noqa: E402
 from harness.resources import scratch_dir  # noqa: E402
 from harness.stats import timed  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
 SURE = 0.7   # superseded candidates this sure said their value changed ("now", "moved", "from ... to")

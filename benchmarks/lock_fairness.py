@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.report import RESULTS, publish, table
+import harness.words_only  # noqa: F401 - ranks by words alone (see there)
 
 
 @contextmanager

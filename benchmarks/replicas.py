@@ -39,6 +39,7 @@ from harness.report import RESULTS, log, publish  # noqa: E402
 from harness.served import Served, until  # noqa: E402
 from harness.stats import pct, timed_ms  # noqa: E402
 from harness.synthetic import Corpus, build_tree  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 import serve_load  # noqa: E402  (the load mix, the level runner)
 
 TOKEN = "replicas-benchmark-token"

@@ -43,6 +43,7 @@ from harness.resources import RssSampler, disk_usage, maxrss_mb, scratch_dir  # 
 from harness.stats import Profiler, breakdown as _breakdown, growth_exponent, pct, summary_ms, timed  # noqa: E402,F401  (the tests read growth_exponent here)
 from harness.synthetic import Corpus, curate_batches  # noqa: E402
 from harness.tier_runs import child, create_memory  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 from scale_curve import CURVE_METRICS, curve_main, curve_summary, run_curve_size  # noqa: E402,F401
 
 

@@ -24,6 +24,7 @@ from harness.stats import growth_exponent
 from harness.synthetic import Corpus, LazyOps, Questions, curate_batches
 from harness.workers import measure_sizes
 from harness.tier_runs import create_memory, cold_runs, record, rounds, summarize, timed_query
+import harness.words_only  # noqa: F401 - ranks by words alone (see there)
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "scale.py"   # the worker of one size

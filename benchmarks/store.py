@@ -53,6 +53,7 @@ from harness.machine import commit  # noqa: E402
 from harness.report import RESULTS, publish, table  # noqa: E402
 from harness.served import Served  # noqa: E402
 from harness.stats import timed_ms  # noqa: E402
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 
 STORES = ("ContextTreeStore", "RemoteContextTreeStore", "InMemoryStore", "SqliteStore")
 OPS = ("put", "get", "search", "list")

@@ -63,6 +63,7 @@ from harness.stats import Profiler, breakdown, summary_ms, timed, timed_ms  # no
 from harness.synthetic import Corpus, Questions, curate_batches  # noqa: E402
 from harness.tier_runs import (create_memory, cold_runs, label_of, record, rounds, summarize,  # noqa: E402
                                timed_query)
+import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 from tiers_cold import cold_profile, import_times  # noqa: E402
 from tiers_report import BYTEROVER_DOCS, BYTEROVER_MS, TARGET_SIZE, TARGETS_MS, render_markdown  # noqa: E402
 

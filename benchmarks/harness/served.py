@@ -14,8 +14,10 @@ from typing import Any, Callable
 
 
 def env_for_children() -> dict[str, str]:
-    """This environment without memgrove's, OpenAI's and LangSmith's variables, and no proxy for 127.0.0.1."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMGROVE_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_"))}
+    """This environment without memgrove's (but ``MEMGROVE_SEMANTIC``, harness.words_only), OpenAI's and
+    LangSmith's variables, and no proxy for 127.0.0.1."""
+    env = {k: v for k, v in os.environ.items() if k == "MEMGROVE_SEMANTIC"
+           or not k.startswith(("MEMGROVE_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_"))}
     env.update(NO_PROXY="127.0.0.1,localhost", LANGSMITH_TRACING="false", PYTHONUNBUFFERED="1")
     return env
 
