@@ -103,7 +103,7 @@ def run(workdir: Path, console: Console, *, kept: bool = False) -> list[dict]:
     data = sample_dir()
     notes = sorted((data / "notes").glob("*.md"))
     conversation = data / "conversation.json"
-    mem = Memory.open(workdir, create=True, embed_ahead=False)   # one-shot: its searches embed
+    mem = Memory.open(workdir, create=True, embed_ahead=False)   # its vectors are computed below, in view
     try:
         console.rule("[bold]1. Curate[/bold] (verbatim curator, no LLM)")
         start = time.perf_counter()
@@ -111,6 +111,11 @@ def run(workdir: Path, console: Console, *, kept: bool = False) -> list[dict]:
         where = f" into {esc(mem.home)}" if kept else ""
         console.print(f"{len(results)} entries from 1 conversation ({conversation_size(conversation)} messages) "
                       f"and {len(notes)} notes in {time.perf_counter() - start:.2f} s{where}")
+        if mem.tree.settings.semantic_weight > 0:    # what a server does in the background as entries arrive
+            start = time.perf_counter()
+            embedded, _dropped = mem.embed()
+            console.print(f"{embedded} entries' sentence embeddings (ranking by meaning: the model is installed) "
+                          f"in {time.perf_counter() - start:.2f} s")
         console.rule("[bold]2. The Context Tree[/bold]")
         root = Tree(f"[bold]{esc(mem.home / 'tree') if kept else '.memgrove/tree'}[/bold]")
         _tree(mem, "", root)

@@ -151,11 +151,10 @@ class MiniLM:
         return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
 
     def encode(self, texts: list[str], batch: int = 16) -> Any:
-        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together."""
-        if len(texts) <= FEW:
-            with _one_blas_thread():
-                return self._encode(texts, batch)
-        return self._encode(texts, batch)
+        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together,
+        on one BLAS thread (below)."""
+        with _one_blas_thread():
+            return self._encode(texts, batch)
 
     def _encode(self, texts: list[str], batch: int) -> Any:
         np = self._np
@@ -176,10 +175,11 @@ class MiniLM:
         return out
 
 
-# A question's vector (a search's) is a few small matrix products: shared among BLAS threads they
-# gain nothing, and OpenBLAS's threads spin waiting for cores a busy machine does not give them (a
-# question took 684 ms with OpenBLAS's own threads, 100 ms with one, p50, load 19 on 2 cores).
-# Larger batches (reindex, dream) keep the library's threads.
+# Every encoding runs on one BLAS thread. A question's vector is a few small matrix products, which
+# BLAS threads share for no gain, and OpenBLAS's threads spin waiting for cores a busy machine does not
+# give them: a question took 684 ms with OpenBLAS's own threads, 100 ms with one (p50, load 19, 2
+# cores); a batch of 45 messages 3.9-4.3 s against 1.1 s (load 5); the benchmarks' warm-ups 2-3x
+# slower under load and no faster at low load. FEW: the texts the background embedder encodes at a time.
 FEW = 4
 
 
