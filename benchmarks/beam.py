@@ -63,7 +63,7 @@ from harness.datasets.beam import (  # noqa: E402,F401  (names the tests read he
     BASELINES, BUDGETS, DEFAULT_TIER, KS, POOLED, RECALL_KEYS, ROLES, SYSTEMS, TRUNCATED, TYPES,
     Chat, Question, bm25_sessions, bm25_turns, chat_dirs, default_data, evidence_ids, load_chat, readable_anchor,
     to_conversation)
-from harness.report import conversation_versions, log  # noqa: E402
+from harness.report import conversation_versions, log, meaning  # noqa: E402
 from harness.retrievers import (  # noqa: E402
     DEFAULT_PREFETCH, DEFAULT_VARIANT, VARIANTS, Retrieved, Variant, env_without, memgrove_system, with_tree_overrides)
 
@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--embed", action="store_true",
                     help="with --compare: compute every entry's vector after curating (memgrove reindex's "
                          "warm-up, timed), so an arm with semantic_weight searches a warm tree")
+    ap.add_argument("--name", default=None,
+                    help="the report's file name without .md/.json (default: from the tier, variant, --tree ...)")
     a = ap.parse_args(argv)
     if a.chats is not None and a.chats < 1:
         raise SystemExit("--chats must be at least 1")
@@ -303,7 +305,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(root), "tier": a.tier, "chats_sha256": digest.hexdigest(),
                    "chats": [c.id for c in chats], "full_chats": a.full_chats, "variant": asdict(variant),
-                   "prefetch_limit": a.prefetch_limit, "ks": list(KS), "budgets": list(BUDGETS),
+                   "meaning": meaning(variant.tree), "prefetch_limit": a.prefetch_limit, "ks": list(KS),
+                   "budgets": list(BUDGETS),
                    "words": "whitespace-separated tokens", "pooled_types": list(POOLED)},
         **body,
     }
@@ -313,7 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         + "".join(f"_{kv.replace('=', '')}" for kv in a.tree) \
         + (f"_c{len(chats)}" if len(chats) < len(dirs) else "") + ("_full" if a.full_chats else "") \
         + ("" if a.split == "all" else f"_{a.split}") + ("_compare" if arms is not None else "") + ("_embed" if arms is not None and a.embed else "")
-    cli.finish(report, md, a.out, stem, not a.no_write)
+    cli.finish(report, md, a.out, a.name or stem, not a.no_write)
     return report
 
 

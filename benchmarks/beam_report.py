@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.datasets.beam import (BUDGETS, OVERALL, PAIRED_KEYS, POOLED, RECALL_KEYS, SESSION_KEYS, SYSTEMS)
-from harness.report import conversation_machine_line, head, latency_table, table
+from harness.report import conversation_machine_line, head, latency_table, meaning_phrase, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -52,7 +52,8 @@ def render_markdown(report: dict[str, Any]) -> str:
              f"{data['questions']:,} questions; files {', '.join(sorted({r['file'] for r in data['chats']}))})")
     v = c["variant"]
     L.append(f"**memgrove** = variant `{v['name']}` ({v['description']}): verbatim curator, window {v['window']}, "
-             f"roles kept (speaker = role), query graph `prefetch_limit={c['prefetch_limit']}`, all other settings "
+             f"roles kept (speaker = role), query graph `prefetch_limit={c['prefetch_limit']}`"
+             + (f", tree overrides {v['tree']}" if v["tree"] else "") + meaning_phrase(c) + ", all other settings "
              "default, no LLM. **bm25-turns** / **bm25-user-turns** / **bm25-sessions** = `bm25s` defaults over "
              "role-prefixed messages / the user's messages only / whole sessions, lower-cased `\\w+` tokens. "
              "Recall = share of a question's `source_chat_ids` among the retrieved messages, at k items and at a "

@@ -33,23 +33,29 @@ def read(name: str) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def meaning(rep: dict) -> str:
+    """Whether a report's memgrove ranked by meaning (a report from before ``config.meaning``: off)."""
+    m = rep["config"].get("meaning")
+    return f"meaning {m['semantic_weight']:g}" if m and m["semantic_weight"] > 0 else "meaning off"
+
+
 def recall_budget() -> Path | None:
     panels = []
     loc = read("locomo")
     if loc:
-        panels.append((f"LoCoMo, categories 1-4 ({loc['machine']['date'][:10]})",
+        panels.append((f"LoCoMo, categories 1-4 ({loc['machine']['date'][:10]}, {meaning(loc)})",
                        {s: loc["systems"][s]["1-4"] for s in ("memgrove", "bm25-turns", "bm25-sessions")}))
     for name, title in (("beam", "BEAM 100K"), ("beam_500k", "BEAM 500K")):
         rep = read(name)
         if rep:
-            panels.append((f"{title} ({rep['machine']['date'][:10]})",
+            panels.append((f"{title} ({rep['machine']['date'][:10]}, {meaning(rep)})",
                            {s: rep["systems"][s]["overall"]
                             for s in ("memgrove", "bm25-user-turns", "bm25-turns", "bm25-sessions")}))
     if not panels:
         return None
     out = RESULTS / "recall_budget.png"
     plot_recall_budget(panels, BUDGETS, out, "evidence recall within a budget of retrieved words: memgrove "
-                       "(product defaults, no LLM) against flat BM25, same run, same metric code")
+                       "(product defaults but meaning as titled, no LLM) against flat BM25, same run, same metric code")
     return out
 
 

@@ -75,7 +75,7 @@ from harness.datasets.locomo import (  # noqa: E402,F401  (names the tests and o
     AIC_KEYS, BASELINES, BUDGETS, CATEGORIES, KS, OVERALL, POOLED, RECALL_KEYS, SYSTEMS, Question, Turn, bm25_sessions,
     bm25_turns, default_data, load_samples, normalize_evidence, parse_evidence_id, questions_of, to_conversation,
     turns_of)
-from harness.report import conversation_versions, dump_json, log  # noqa: E402,F401
+from harness.report import conversation_versions, dump_json, log, meaning  # noqa: E402,F401
 from harness.retrievers import (  # noqa: E402,F401
     DEFAULT_PREFETCH, DEFAULT_VARIANT, VARIANTS, MemgroveRetriever, Retrieved, Variant, entry_body, entry_segments, env_without,
     memgrove_system, with_tree_overrides)
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "wall_s": round(time.perf_counter() - t0, 1),
         "config": {"data": str(data_path), "data_sha256": hashlib.sha256(raw).hexdigest(),
                    "conversations": [s["sample_id"] for s in chosen], "variant": dataclasses.asdict(variant),
-                   "prefetch_limit": a.prefetch_limit, "ks": list(KS), "budgets": list(BUDGETS),
+                   "meaning": meaning(variant.tree), "prefetch_limit": a.prefetch_limit, "ks": list(KS), "budgets": list(BUDGETS),
                    "model": os.environ.get("MEMGROVE_MODEL") if model is not None else None,
                    "llm_systems": llm_systems, "words": "whitespace-separated tokens",
                    "evidence": "raw LoCoMo evidence, normalised; not the audit's corrections"},

@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.datasets.locomo import (AIC_KEYS, BASELINES, BUDGETS, CATEGORIES, KS, OVERALL, POOLED, RECALL_KEYS,
                                       SYSTEMS)
-from harness.report import conversation_machine_line, head, latency_table, table
+from harness.report import conversation_machine_line, head, latency_table, meaning_phrase, table
 from harness.report import pct as _pct
 from harness.report import times as _x
 
@@ -31,7 +31,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     L.append(f"**memgrove** = variant `{v['name']}` ({v['description']}): curator {v['curator']}, window "
              f"{v['window']}, query graph `prefetch_limit={c['prefetch_limit']}` (product default 10)"
              + (f", query overrides {v['query']}" if v["query"] else "")
-             + (f", tree overrides {v['tree']}" if v["tree"] else "")
+             + (f", tree overrides {v['tree']}" if v["tree"] else "") + meaning_phrase(c)
              + ", all other settings default, no LLM in the query graph; `Memory.open(..., durable=False)`. "
              "Retrieved = the graph's entry hits in order; text = the entry file without frontmatter (its title "
              "heading and sections, as a reader sees it). **bm25-turns** / **bm25-sessions** = `bm25s` defaults over "

@@ -196,6 +196,23 @@ def test_end_to_end(data, tmp_path, monkeypatch):
     assert report["memgrove"]["entries_total"] == 6 and report["latency_ms"]["memgrove"]["n"] == 5
 
 
+def test_the_report_says_which_meaning_ran_and_can_be_named(data, tmp_path):
+    """run_all.py's full BEAM 500K pins meaning off and keeps the report's name (beam_500k), and the report says
+    the meaning setting; a report from before config.meaning says nothing of it."""
+    run_all = load_benchmark("run_all")
+    assert run_all.BEAM_500K[1:] == ["--tier", "500K", "--tree", "semantic_weight=0", "--name", "beam_500k"]
+    beam.main(["--data", str(data), "--chats", "1", "--tree", "semantic_weight=0", "--name", "beam_500k",
+               "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "beam_500k.json").read_text())
+    assert saved["config"]["meaning"] == {"semantic_weight": 0, "default": False}
+    assert "ranking by meaning off (`semantic_weight` 0, set for this run)" in (tmp_path / "beam_500k.md").read_text()
+    report = load_harness("report")
+    on = report.meaning_phrase({"meaning": {"semantic_weight": 0.5, "default": True}})
+    assert on == ", ranking by meaning on (`semantic_weight` 0.5, the default where the embedding model is installed)"
+    assert report.meaning_phrase({}) == ""
+    assert report.meaning({"link_weight": 0})["default"] is True
+
+
 def test_bad_arguments(data, tmp_path):
     with pytest.raises(SystemExit, match="--chats must be at least 1"):
         beam.main(["--data", str(data), "--chats", "0", "--no-write"])

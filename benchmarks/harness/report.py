@@ -92,6 +92,30 @@ def conversation_machine_line(report: dict[str, Any]) -> str:
     return machine_line(report["machine"], f" · bm25s {v.get('bm25s')} · langgraph {v.get('langgraph')}")
 
 
+def meaning(tree_overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The ranking by meaning a run's memories use: the variant's ``semantic_weight`` if it sets one, else the
+    product default ("auto": ``SEMANTIC_DEFAULT`` where the embedding model is installed, else 0)."""
+    import dataclasses
+
+    from memgrove.tree.settings import TreeSettings
+    over = tree_overrides or {}
+    names = {f.name for f in dataclasses.fields(TreeSettings)}
+    weight = TreeSettings(**{k: v for k, v in over.items() if k in names}).semantic_weight
+    return {"semantic_weight": weight, "default": "semantic_weight" not in over}
+
+
+def meaning_phrase(config: dict[str, Any]) -> str:
+    """The settings description's words on meaning (``config["meaning"]``; "" for a report from before it was
+    recorded)."""
+    m = config.get("meaning")
+    if m is None:
+        return ""
+    how = "the default where the embedding model is installed" if m["default"] else "set for this run"
+    if m["semantic_weight"] > 0:
+        return f", ranking by meaning on (`semantic_weight` {m['semantic_weight']:g}, {how})"
+    return f", ranking by meaning off (`semantic_weight` 0, {'no embedding model installed' if m['default'] else how})"
+
+
 def latency_table(latency_ms: dict[str, dict[str, Any]], systems: Sequence[str]) -> list[str]:
     """A conversational benchmark's latency table, one row per system."""
     keys = ("n", "p50", "p95", "p99", "mean", "max")
