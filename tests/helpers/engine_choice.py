@@ -22,16 +22,24 @@ def chosen() -> str:
 
 def apply() -> None:
     """Make ``chosen()`` the engine of every tree whose settings do not name one."""
-    from memgrove.tree.settings import ENGINES, TreeSettings
+    from memgrove.tree.settings import ENGINES
 
     engine = chosen()
     if engine not in ENGINES:
         raise SystemExit(f"{VARIABLE}={engine!r}: use one of {', '.join(ENGINES)}")
+    set_default("engine", engine)
+
+
+def set_default(name: str, value: object) -> None:
+    """``TreeSettings(...)``'s default for the field ``name`` becomes ``value`` (in this process);
+    the dataclass field, which the docs and the config template show, stays as it is."""
+    from memgrove.tree.settings import TreeSettings
+
     init = TreeSettings.__init__
     names = [f.name for f in dataclasses.fields(TreeSettings)]
     defaults = list(init.__defaults__)
     # every field has a default, so __defaults__ lines up with the fields
-    defaults[names.index("engine") - len(names) + len(defaults)] = engine
+    defaults[names.index(name) - len(names) + len(defaults)] = value
     init.__defaults__ = tuple(defaults)
 
 

@@ -13,8 +13,12 @@ or runs the product's default with ``product_default``.
 
 from __future__ import annotations
 
-import dataclasses
 import os
+
+try:
+    from .engine_choice import set_default
+except ImportError:          # the sites' sitecustomize imports these as top-level modules
+    from engine_choice import set_default
 
 VARIABLE = "MEMGROVE_TEST_MEANING"
 
@@ -24,14 +28,7 @@ def chosen() -> str:
 
 
 def _set_default(value: float) -> None:
-    from memgrove.tree.settings import TreeSettings
-
-    init = TreeSettings.__init__
-    names = [f.name for f in dataclasses.fields(TreeSettings)]
-    defaults = list(init.__defaults__)
-    # every field has a default, so __defaults__ lines up with the fields
-    defaults[names.index("semantic_weight") - len(names) + len(defaults)] = value
-    init.__defaults__ = tuple(defaults)
+    set_default("semantic_weight", value)
 
 
 def apply() -> None:
