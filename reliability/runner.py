@@ -14,7 +14,7 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped")
+            "dropped", "embed_backlog")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -24,7 +24,8 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0}
+         "slow_body_timeout": 3.0, "backlog_entries": 120, "backlog_clients": 8, "backlog_seconds": 2.0,
+         "backlog_ready_wait": 0.0}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -78,6 +79,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--slow-body-timeout", type=float, default=8.0, help="the server's body_timeout here")
     g = p.add_argument_group("dropped")
     g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
+    g = p.add_argument_group("embed_backlog")
+    g.add_argument("--backlog-entries", type=int, default=3000, help="entries without a vector when the server starts")
+    g.add_argument("--backlog-clients", type=int, default=32, help="client threads searching")
+    g.add_argument("--backlog-seconds", type=float, default=25.0, help="length of each phase")
+    g.add_argument("--backlog-ready-wait", type=float, default=90.0, help="longest wait for every vector before phase 2")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -170,6 +176,11 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import dropped
 
         return dropped.run_section(work, memories=args.dropped_memories)
+    if name == "embed_backlog":
+        from . import embed_backlog
+
+        return embed_backlog.run_section(work, entries=args.backlog_entries, clients=args.backlog_clients,
+                                         seconds=args.backlog_seconds, ready_wait=args.backlog_ready_wait, seed=args.seed)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)
