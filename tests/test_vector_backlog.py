@@ -213,3 +213,21 @@ def test_health_says_what_the_embedder_has_pending(home, monkeypatch):
             enc.go.set()
     finally:
         enc.go.set()
+
+
+def test_the_embedder_lets_a_search_on_its_way_claim_first(monkeypatch):
+    from memgrove.tree import vector_claims
+
+    monkeypatch.setattr(vector_claims, "COMING_WAIT_S", BLOCK_S)
+    db, keys = "test-lets-searches-first.db", ["k1", "k2", "k3"]
+    took: list[list[str]] = []
+    bulk = threading.Thread(target=lambda: took.append(CLAIMS.claim(db, keys)))   # as the embedder claims
+    with CLAIMS.coming(db):                  # a search reading its candidates, loading the model
+        bulk.start()
+        bulk.join(0.2)                       # the bulk claim waits for it (a broken one has claimed by now)
+        mine = CLAIMS.claim(db, keys[:2], SEARCH_EMBEDS)
+    bulk.join(BOUND_S)
+    try:
+        assert mine == ["k1", "k2"] and took == [["k3"]]
+    finally:
+        CLAIMS.release(db, keys)
