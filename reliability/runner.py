@@ -24,8 +24,8 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0, "backlog_entries": 120, "backlog_clients": 8, "backlog_seconds": 2.0,
-         "backlog_ready_wait": 0.0}
+         "slow_body_timeout": 3.0, "backlog_entries": 60, "backlog_clients": 8, "backlog_seconds": 1.0,
+         "backlog_turns": 1}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -82,8 +82,8 @@ def parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("embed_backlog")
     g.add_argument("--backlog-entries", type=int, default=3000, help="entries without a vector when the server starts")
     g.add_argument("--backlog-clients", type=int, default=32, help="client threads searching")
-    g.add_argument("--backlog-seconds", type=float, default=25.0, help="length of each phase")
-    g.add_argument("--backlog-ready-wait", type=float, default=90.0, help="longest wait for every vector before phase 2")
+    g.add_argument("--backlog-seconds", type=float, default=12.0, help="length of each arm's turn")
+    g.add_argument("--backlog-turns", type=int, default=2, help="turns of each arm (with the backlog, every vector ready)")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -180,7 +180,7 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import embed_backlog
 
         return embed_backlog.run_section(work, entries=args.backlog_entries, clients=args.backlog_clients,
-                                         seconds=args.backlog_seconds, ready_wait=args.backlog_ready_wait, seed=args.seed)
+                                         seconds=args.backlog_seconds, turns=args.backlog_turns, seed=args.seed)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)
