@@ -231,3 +231,25 @@ def test_the_embedder_lets_a_search_on_its_way_claim_first(monkeypatch):
         assert mine == ["k1", "k2"] and took == [["k3"]]
     finally:
         CLAIMS.release(db, keys)
+
+
+def test_while_searches_run_the_embedder_pauses_between_its_batches(monkeypatch):
+    from memgrove.tree import vector_claims
+
+    pauses: list[float] = []
+    monkeypatch.setattr(vector_claims.time, "sleep", pauses.append)
+    db = "test-pauses.db"
+    began = CLAIMS.give_way(db)
+    CLAIMS.bulk_done(db, began, 0.2)                    # a batch of 0.2 s, no search beside it
+    began = CLAIMS.give_way(db)
+    assert pauses == []                                 # nothing to give way to: at once
+    CLAIMS.bulk_done(db, began, 0.2)
+    with CLAIMS.coming(db):                             # a search began
+        pass
+    began = CLAIMS.give_way(db)
+    assert pauses == [pytest.approx(vector_claims.YIELD * 0.2)]
+    CLAIMS.bulk_done(db, began, 30.0)
+    with CLAIMS.coming(db):
+        pass
+    CLAIMS.give_way(db)
+    assert pauses[-1] == vector_claims.YIELD_MAX_S      # bounded: closing waits for it
