@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """What ranking by meaning costs once vectors are computed ahead (tree/embedder.py), side by side in one run.
 
-    .venv/bin/python benchmarks/embed_ahead.py       # 300 entries, 30 rounds, 2 x 2,000 writes: about 10 minutes
+    .venv/bin/python benchmarks/embed_ahead.py       # 300 entries, 30 rounds, 2 x 2,000 writes: 20 minutes at load 11
 
 1. **Writes beside the embedder**: two processes, each holding a ``Memory`` on its own new tree with
    the product's settings (durable writes), one with meaning on (0.5, its background embedder running)
