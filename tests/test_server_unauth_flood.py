@@ -22,6 +22,7 @@ import pytest
 from helpers.memgrove_server import Server, start_server, stop_server
 
 from memgrove import Memory
+from memgrove.server.connections import LINGER
 
 pytestmark = pytest.mark.slow
 
@@ -153,7 +154,7 @@ def test_one_address_is_held_to_its_bound_and_another_is_left_alone(srv: Server)
         for _ in range(5 * PER_PEER):       # each has begun its request before the next comes
             flooder.append(half_sent(srv, "127.0.0.2"))
             time.sleep(0.02)
-        time.sleep(0.3)
+        time.sleep(LINGER + 0.5)            # a cut connection is closed LINGER s later
         assert still_open(flooder) <= PER_PEER, still_open(flooder)
         assert still_open(others) == len(others)
         assert authenticated(srv) == 200
