@@ -16,7 +16,6 @@ import selectors
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from helpers.memgrove_server import Server, start_server, stop_server
