@@ -127,10 +127,10 @@ def test_token_holders_get_in_beside_a_flood_of_half_sent_sockets(srv: Server, s
     flood.start()
     statuses: list[int] = []
     try:
-        time.sleep(1.5)          # the flood holds what it can, and churns
+        time.sleep(1.0)          # the flood holds what it can, and churns
 
         def client() -> None:
-            for _ in range(15):
+            for _ in range(8):
                 statuses.append(authenticated(srv))
 
         workers = [threading.Thread(target=client) for _ in range(4)]
@@ -142,7 +142,7 @@ def test_token_holders_get_in_beside_a_flood_of_half_sent_sockets(srv: Server, s
         flood.stop.set()
         flood.join(30)
     assert flood.opened > 3 * MAX_CONNECTIONS, flood.opened        # the server cut and it reopened
-    assert statuses.count(200) == len(statuses) == 60, statuses
+    assert statuses.count(200) == len(statuses) == 32, statuses
 
 
 def test_one_address_is_held_to_its_bound_and_another_is_left_alone(srv: Server):
