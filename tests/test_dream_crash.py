@@ -260,6 +260,7 @@ def test_the_cli_offers_to_revert_what_was_approved(home):
     assert cli_run(home, "review", "approve", item).exit_code == 0
     res = cli_run(home, "dream", "--undo")
     assert res.exit_code == 1 and rep.run in res.output and "--with-approved" in res.output
+    assert cli_run(home, "dream", "--with-approved").exit_code == 2          # only with --undo
     res = cli_run(home, "dream", "--undo", "--with-approved")
     assert res.exit_code == 0, res.output
     assert f"undid dream run {rep.run}" in res.output and "approved" in res.output
