@@ -143,10 +143,11 @@ def _nothing_to_undo(tree: "ContextTree", run: dict[str, Any], approved: list[st
                 f"revert them with `memgrove dream --undo {rid} --with-approved`, or one at a time with "
                 "`memgrove undo ID`, newest first")
     if run.get("status") == "undone" or run.get("approved_undone"):
-        return f"dream run {label(run)} is already undone (by {', '.join(run.get('undo') or []) or '?'})"
-    why = (" (it was stopped before its batch was written)" if run.get("status") == "interrupted"
-           else "")
-    message = f"dream run {label(run)} applied nothing{why}: there is nothing to undo; earlier runs are left alone"
+        message = (f"dream run {label(run)} is already undone (by {', '.join(run.get('undo') or []) or '?'}); "
+                   "earlier runs are left alone")
+    else:
+        why = " (it was stopped before its batch was written)" if run.get("status") == "interrupted" else ""
+        message = f"dream run {label(run)} applied nothing{why}: there is nothing to undo; earlier runs are left alone"
     earlier = dream_state.last_run(tree.home, undoable=True)
     if earlier is not None:
         message += (f" (the last run that applied something is {label(earlier)}, {len(earlier['applied'])} "
