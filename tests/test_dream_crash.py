@@ -21,7 +21,7 @@ from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.tree import dream_state, review
 from memgrove.tree.dream import dream, undo_run
-from memgrove.tree.errors import JournalError
+from memgrove.tree.errors import JournalError, OperationConflict
 from memgrove.tree.findings import Candidate
 
 KILLED = 9
@@ -283,3 +283,17 @@ def test_an_approval_killed_before_its_batch_links_nothing(home):
         assert mem.tree.exists(note(4))
         with pytest.raises(JournalError, match=f"dream run {rep.run} .*applied nothing"):
             undo_run(mem.tree, with_approved=True)
+
+
+def test_an_approval_in_the_way_of_the_runs_undo_is_named_and_reverted_with_it(home):
+    with Memory.open(home.parent, durable=False) as mem:
+        before = entries(home)
+        rep = dream(mem.tree, candidates=[link(note(1), note(5)), near(note(1), note(4))])   # both touch n1
+        [item] = review.pending(mem.tree)
+        [op_id] = [r["id"] for r in review.approve(mem.tree, item.id).applied[0]["results"]]
+        with pytest.raises(OperationConflict) as err:
+            undo_run(mem.tree)
+        assert rep.run in str(err.value) and op_id in str(err.value) and "--with-approved" in str(err.value)
+        out = undo_run(mem.tree, with_approved=True)
+        assert out["operations"] == 3 and out["approved"] == [op_id]
+        assert entries(home) == before
