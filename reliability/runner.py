@@ -24,7 +24,7 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0, "dream_trials": 3, "dream_notes": 60}
+         "slow_body_timeout": 3.0, "dream_trials": 2, "dream_notes": 45}
 
 
 def parser() -> argparse.ArgumentParser:
