@@ -22,6 +22,7 @@ counted from the journal's tail, newest first, stopping at the last run or at en
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -86,6 +87,9 @@ def load_run(home: Path, run_id: str) -> dict[str, Any]:
         raise ItemNotFound(f"dream run {run_id!r} cannot be read ({exc})") from None
 
 
+_RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
+
+
 def approved_file(home: Path, run_id: str) -> Path:
     return home / DREAM_DIR / "approved" / f"{run_id}.jsonl"
 
@@ -93,8 +97,8 @@ def approved_file(home: Path, run_id: str) -> Path:
 def link_approved(home: Path, run_id: str, item: str, op_ids: list[str], at: str, *, durable: bool = True) -> None:
     """Record that review item ``item`` of run ``run_id`` is about to be applied as ``op_ids``
     (before its batch: ids the journal never gets are left out when the run is undone)."""
-    if "/" in run_id or run_id.startswith("."):
-        return   # not a run's id (a hand-made item): nothing to link it to
+    if not _RUN_ID.fullmatch(run_id):
+        return   # not a run's id (a queue file edited by hand): nothing to link it to, no path made of it
     append_line(approved_file(home, run_id), json.dumps({"item": item, "ops": op_ids, "at": at}), durable=durable)
 
 
