@@ -209,7 +209,8 @@ class ServerMemory(RemoteMemory):
         return self._local().doctor(fix=fix)
 
     def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
-              use_model: bool = True, **kwargs: Any) -> dict[str, Any]:
+              use_model: bool = True, with_approved: bool = False, **kwargs: Any) -> dict[str, Any]:
         if kwargs:
-            return self._local().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model, **kwargs)
-        return super().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model)
+            return self._local().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model,
+                                       with_approved=with_approved, **kwargs)
+        return super().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model, with_approved=with_approved)

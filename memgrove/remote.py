@@ -339,15 +339,16 @@ class RemoteMemory:
 
     # -- hygiene ---------------------------------------------------------------------------
     def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
-              use_model: bool = True, **kwargs: Any) -> dict[str, Any]:
+              use_model: bool = True, with_approved: bool = False, **kwargs: Any) -> dict[str, Any]:
         """One dream run on the server, with the server's model (``Memory.dream``)."""
         if kwargs:
-            raise InvalidInput(f"over a server, dream takes dry_run, undo, force and use_model; not "
+            raise InvalidInput(f"over a server, dream takes dry_run, undo, force, with_approved and use_model; not "
                                f"{', '.join(sorted(kwargs))} (they run where the tree is)")
         undo_id = None if undo is None or undo is False else ("" if undo is True else str(undo))
-        body = {"dry_run": dry_run, "undo": undo_id, "force": force, "use_model": use_model}
+        body = {"dry_run": dry_run, "undo": undo_id, "force": force, "use_model": use_model,
+                "with_approved": with_approved}
         return self._post("/api/dream", body, local=lambda m: m.dream(dry_run=dry_run, undo=undo, force=force,
-                                                                      use_model=use_model))
+                                                                      use_model=use_model, with_approved=with_approved))
 
     def review(self) -> builtins.list[dict[str, Any]]:
         data = self._get("/api/review", local=lambda m: m.review())

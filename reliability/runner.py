@@ -14,7 +14,7 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped", "unauth_flood")
+            "dropped", "dream_crash", "unauth_flood")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -24,8 +24,8 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0, "flood_sockets": 100, "flood_clients": 8, "flood_seconds": 2.0,
-         "flood_baseline": 0.0}
+         "slow_body_timeout": 3.0, "dream_trials": 2, "dream_notes": 45, "flood_sockets": 100, "flood_clients": 8,
+         "flood_seconds": 2.0, "flood_baseline": 0.0}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -84,6 +84,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--flood-baseline", type=float, default=5.0, help="seconds of the same clients without the flood")
     g = p.add_argument_group("dropped")
     g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
+    g = p.add_argument_group("dream_crash")
+    g.add_argument("--dream-trials", type=int, default=30, help="dream runs SIGKILLed, then dream --undo")
+    g.add_argument("--dream-notes", type=int, default=300, help="notes of the tree dream cleans")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -181,6 +184,10 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import dropped
 
         return dropped.run_section(work, memories=args.dropped_memories)
+    if name == "dream_crash":
+        from . import dream_crash
+
+        return dream_crash.run_section(work, seed=args.seed, trials=args.dream_trials, notes=args.dream_notes)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)

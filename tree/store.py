@@ -254,12 +254,15 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return planned.result
 
     def curate_groups(self, groups: list[list[dict[str, Any]]], *, actor: str = "user",
-                      allowed: tuple[str, ...] = OPS) -> list["GroupOutcome"]:
+                      allowed: tuple[str, ...] = OPS,
+                      before_write: Callable[[list["GroupOutcome"]], None] | None = None) -> list["GroupOutcome"]:
         """Apply groups of operations as one batch, each group all or nothing on its own (a
-        group that is invalid is left out with its errors; the others are applied)."""
+        group that is invalid is left out with its errors; the others are applied).
+        ``before_write(outcomes)``, under the writer lock, sees the planned ids before anything is
+        written: dream and review record there what they apply, so any crash leaves that record."""
         from .group_batch import plan_groups
 
-        if self.forward_writes is not None:
+        if self.forward_writes is not None:   # (dream and review are asked of the primary whole)
             return self.forward_writes("curate_groups", groups=groups, actor=actor, allowed=allowed)
 
         with self._writing():
@@ -268,6 +271,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
             planned, outcomes = plan_groups(groups, overlay, self._clock(), actor=actor, allowed=allowed,
                                             max_bytes=self.settings.max_input_bytes)
             if any(p.result.status != "unchanged" for p in planned):
+                if before_write is not None:
+                    before_write(outcomes)
                 self._apply(planned)
         return outcomes
 
