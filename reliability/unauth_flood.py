@@ -93,7 +93,7 @@ class Clients:
         k = 0
         while time.monotonic() < stop:
             k += 1
-            kind = "write" if (k + i) % 10 == 0 else "read"     # one in ten, spread over the clients
+            kind = "write" if (k + i) % 10 == 1 else "read"     # one in ten, spread over the clients
             t0 = time.monotonic()
             if kind == "write":
                 with self.lock:
