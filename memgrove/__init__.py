@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         OperationConflict,
         OperationNotFound,
         PrimaryUnreachable,
+        QuestionTooLong,
         ReadOnlyReplica,
         ReviewConflict,
         TreeNotFound,
@@ -81,7 +82,7 @@ _WHERE = {
     **{name: "memgrove.tree.errors" for name in (
         "BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
         "ItemNotFound", "JournalError", "LockTimeout", "MemgroveError", "NotWritable", "OperationConflict",
-        "OperationNotFound", "PrimaryUnreachable", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside")},
+        "OperationNotFound", "PrimaryUnreachable", "QuestionTooLong", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside")},
 }
 
 
@@ -123,6 +124,7 @@ __all__ = [
     "OperationNotFound",
     "OpResult",
     "PrimaryUnreachable",
+    "QuestionTooLong",
     "ReadOnlyReplica",
     "RemoteMemory",
     "ReviewConflict",

@@ -39,6 +39,7 @@ EXPECTED_ALL = [
     "OperationNotFound",
     "OpResult",
     "PrimaryUnreachable",
+    "QuestionTooLong",
     "ReadOnlyReplica",
     "RemoteMemory",
     "ReviewConflict",
@@ -52,7 +53,7 @@ EXPECTED_ALL = [
 
 ERRORS = ["BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
           "ItemNotFound", "JournalError", "LockTimeout", "NotWritable", "OperationConflict", "OperationNotFound",
-          "PrimaryUnreachable", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
+          "PrimaryUnreachable", "QuestionTooLong", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
 
 
 def test_all_is_pinned() -> None:

@@ -38,6 +38,7 @@ from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .meaning import Meaning
 from .operations import OPS, OpResult, Overlay, plan_batch
+from .question_bound import check_length
 from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, resolve_inside
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
@@ -330,6 +331,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         """
         if not isinstance(query, str) or not query.strip():
             raise MemgroveError("the query is empty")
+        check_length(query, "search query")
         if limit < 1:
             raise MemgroveError("limit must be at least 1")
         prof = PROFILES[profile or self.settings.profile]
