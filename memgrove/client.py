@@ -158,27 +158,20 @@ class ServerMemory(RemoteMemory):
         return str(self._local_home.parent)
 
     # -- the wire, with the fallback ---------------------------------------------------------
-    def _get(self, path: str, params: dict[str, Any] | None = None, body: Any = None, method: str = "GET",
-             local: Callable[[Any], Any] | None = None) -> Any:
+    def _read_failed(self, path: str, exc: BaseException, local: Callable[[Any], Any] | None) -> Any:
         """A read: a server gone (or dying) under it sends it back in-process, harmlessly."""
-        try:
-            return self._send(method, path, params, body, retry=True)
-        except (_Refused, _NoAnswer, OSError):
-            if local is not None and self._gone():
-                return local(self._local())
-            return self._unreachable(path, write=False)
+        if local is not None and self._gone():
+            return local(self._local())
+        return self._unreachable(path, write=False)
 
-    def _post(self, path: str, body: Any, local: Callable[[Any], Any] | None = None) -> Any:
+    def _write_failed(self, path: str, exc: BaseException, local: Callable[[Any], Any] | None) -> Any:
         """A write: once sent, never applied again here, whatever happens to the answer."""
-        try:
-            return self._send("POST", path, None, body)
-        except _Refused:
+        if isinstance(exc, _Refused):
             if local is None:
                 raise ServerUnreachable(f"memgrove serve at {self.url} refused the connection; nothing was sent") \
                     from None
             return local(self._local())
-        except (_NoAnswer, OSError):
-            return self._unreachable(path, write=True)
+        return self._unreachable(path, write=True)
 
     def _gone(self) -> bool:
         return registry.find_server(self._local_home) is None
