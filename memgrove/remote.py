@@ -143,9 +143,9 @@ class RemoteMemory:
             data = self._send("POST", path, None, body)
         except (_Refused, _NoAnswer, OSError) as exc:
             return self._write_failed(path, exc, local)
-        except ServerTimeout as exc:
-            raise ServerTimeout(f"{exc}; the write may have been applied: see `memgrove history`, do not repeat "
-                                "it blindly") from None
+        except (ServerTimeout, BadReply) as exc:     # sent: the server may have applied it before failing us
+            raise type(exc)(f"{exc}; the write may have been applied: see `memgrove history`, do not repeat "
+                            "it blindly") from None
         return self._built(path, data, build)
 
     def _built(self, path: str, data: Any, build: Callable[[dict[str, Any]], Any] | None) -> Any:
@@ -249,7 +249,7 @@ class RemoteMemory:
         return self._get("/api/entries/" + quote(path, safe="/"), local=lambda m: m.show(path), build=shapes.shown)
 
     def list(self, folder: str = "") -> dict[str, Any]:
-        return self._get("/api/tree", {"folder": folder}, local=lambda m: m.list(folder))
+        return self._get("/api/tree", {"folder": folder}, local=lambda m: m.list(folder), build=shapes.folder)
 
     def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list["JournalRecord"]:
         params: dict[str, Any] = {"limit": limit or 0}

@@ -39,6 +39,8 @@ class _DeadlineSocket:
     def __init__(self, sock: socket.socket, conn: Any):
         self._sock = sock
         self._conn = conn
+        self._files = 0            # files open on it: as a socket's, its close waits for theirs
+        self._closed = False
 
     def _time_left(self) -> None:
         left = self._conn.deadline - time.monotonic()
@@ -62,16 +64,23 @@ class _DeadlineSocket:
 
     def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
         # http.client reads the reply through this file: its reads must come back to recv_into above
+        self._files += 1
         return io.BufferedReader(socket.SocketIO(self, "rb"))  # type: ignore[arg-type]
 
-    def _decref_socketios(self) -> None:      # SocketIO's close calls it; close() below closes the socket
-        pass
+    def _decref_socketios(self) -> None:      # the file's close
+        self._files = max(0, self._files - 1)
+        if self._closed and not self._files:
+            self._sock.close()
 
     def fileno(self) -> int:
         return self._sock.fileno()
 
     def close(self) -> None:
-        self._sock.close()
+        # http.client closes the connection of a "Connection: close" reply before reading its body
+        # (through the file): the socket itself closes with the last file, as a plain socket does
+        self._closed = True
+        if not self._files:
+            self._sock.close()
 
     def __getattr__(self, name: str) -> Any:   # anything else http.client or ssl may ask of a socket
         return getattr(self._sock, name)

@@ -41,3 +41,11 @@ def shown(data: dict[str, Any]) -> dict[str, Any]:
         if not all(isinstance(p, str) for p in listed(data, key)):
             raise TypeError(f"{key!r} holds something not a path")
     return data
+
+
+def folder(data: dict[str, Any]) -> dict[str, Any]:
+    """``GET /api/tree``: a folder's children, each an object with a path."""
+    for key in ("folders", "entries"):
+        if not all(isinstance(c, dict) and isinstance(c.get("path"), str) for c in listed(data, key)):
+            raise TypeError(f"{key!r} holds something not a child of the folder")
+    return data

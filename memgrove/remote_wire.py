@@ -263,6 +263,7 @@ class Wire:
         import http.client
 
         conn.deadline = deadline
+        resp = None
         try:
             if conn.sock is None:
                 try:
@@ -277,15 +278,18 @@ class Wire:
             conn.close()
             raise _NoAnswer(str(exc)) from exc
         except (Late, TooLarge):
+            if resp is not None:
+                resp.close()
             conn.close()           # half a reply is left on it: never reused
             raise
         if resp.will_close:
             conn.close()
         try:
             payload = json.loads(raw) if raw else None
-        except (ValueError, RecursionError):    # RecursionError: JSON nested deeper than the parser goes
-            raise BadReply(f"memgrove serve at {shown_url(self.url)} answered {status} with something not "
-                           "JSON") from None
+        except (ValueError, RecursionError) as exc:    # RecursionError: nested deeper than the parser goes
+            what = "JSON nested too deep to read" if isinstance(exc, RecursionError) else "something not JSON"
+            raise BadReply(f"memgrove serve at {shown_url(self.url)} answered {target.partition('?')[0]} "
+                           f"({status}) with {what}") from None
         if status >= 400:
             raise self.errors(payload, status, shown_url(self.url))
         return payload
