@@ -89,7 +89,9 @@ class WritePath:
         it, tree/cancel.py): the caller sees a failure, and the batch never appears later. After it, what is derived (signals, context files, the
         index) catches up later if it cannot now."""
         if self.replica_of is not None:
-            raise ReadOnlyReplica(f"this memory is a read replica of {self.replica_of}: write to the primary "
+            from .replication_git import redact
+
+            raise ReadOnlyReplica(f"this memory is a read replica of {redact(self.replica_of)}: write to the primary "
                                   "(a replica's server forwards every write there), or promote it (`memgrove serve --promote`)")
         records = [p.record for p in planned if p.result.status != "unchanged"]
         checkpoint()
