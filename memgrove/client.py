@@ -10,7 +10,10 @@
 3. else ``Memory`` in this process.
 
 ``--no-server`` or ``MEMGROVE_NO_SERVER=1`` forces the last. A registration whose process is
-gone, or whose port does not answer as that process, falls back silently.
+gone, or whose port does not answer as that process, falls back silently. So does a read
+replica's server (``memgrove serve --replica-of``) when this process has no token for it: a
+replica's token is its primary's, given in ``MEMGROVE_TOKEN`` and never written to its folder, so
+without it the CLI reads the replica's tree itself, and a write says where writes go.
 
 This module and what it imports at the top are the standard library and light memgrove
 modules only: a cold ``memgrove query`` through a server pays no Whoosh, no LangChain, no
@@ -81,9 +84,15 @@ def open_memory(root: str | os.PathLike | None, no_server: bool = False) -> "Mem
             home = None              # in-process opening says what is wrong, as it always did
         if home is not None:
             info = registry.find_server(home)
-            if info is not None:
+            if info is not None and not (info.get("auth", True) and not info.get("token") and _is_replica(home)):
                 return ServerMemory(home, info, root)
     return open_local(root)
+
+
+def _is_replica(home: Path) -> bool:
+    from memgrove.tree.replication_follow import REPLICA_FILE
+
+    return (home / REPLICA_FILE).exists()
 
 
 def open_local(root: str | os.PathLike | None) -> "Memory":

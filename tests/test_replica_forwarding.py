@@ -108,3 +108,55 @@ def test_a_primary_url_with_credentials_is_refused_and_never_shown(tmp_path):
         ask_primary(f"http://ann:s3cret@127.0.0.1:{port}", "/api/replication", "t", timeout=10)
         t.join(10)
     assert f"Host: 127.0.0.1:{port}\r\n".encode() in got[0] and b"s3cret" not in got[0]
+
+
+def test_a_bare_remote_on_master_and_the_cli_in_a_replicas_folder(tmp_path, monkeypatch):
+    """The primary's remote made by a plain ``git init --bare`` (HEAD names master, the primary
+    pushes main): the replica serves the primary's entries. In the replica's folder, the plain CLI
+    reads (no token file there); a write says where writes go, or goes there with the token."""
+    from memgrove.cli import cli
+
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote))
+    git("--git-dir", str(remote), "symbolic-ref", "HEAD", "refs/heads/master")    # whatever git's default
+    primary = replica = None
+    try:
+        primary = start_server(project(tmp_path / "p", remote, push_interval=0.2, pull_interval=0.5),
+                               env={"MEMGROVE_TOKEN": "shared-token"})
+        primary.token = "shared-token"
+        until(lambda: httpx.get(f"{primary.url}/health").json()["replication"].get("unpushed") == 0,
+              what="the primary's first push")
+        # what the primary pushed is what a clone of the remote checks out (its HEAD follows the push)
+        until(lambda: git("--git-dir", str(remote), "symbolic-ref", "HEAD").strip() == "refs/heads/main",
+              what="the remote's HEAD on the pushed branch")
+        git("clone", "-q", str(remote), str(tmp_path / "clone"))
+        assert (tmp_path / "clone" / "tree" / "infra" / "db" / "pool.md").exists()
+        (tmp_path / "r").mkdir()
+        replica = start_server(tmp_path / "r", "--replica-of", primary.url, env={"MEMGROVE_TOKEN": "shared-token"})
+        replica.token = "shared-token"
+        assert (replica.home / "tree" / "infra" / "db" / "pool.md").exists()
+        hits = replica.client.get("/api/search", params={"q": "Postgres pool"}).json()["hits"]
+        assert hits and hits[0]["path"] == "infra/db/pool.md"
+
+        monkeypatch.delenv("MEMGROVE_HOME", raising=False)
+        monkeypatch.delenv("MEMGROVE_TOKEN", raising=False)
+        monkeypatch.chdir(tmp_path / "r")
+
+        def run(*args: str, **env: str):
+            return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+        res = run("search", "Postgres pool", "--json")
+        assert res.exit_code == 0 and json.loads(res.output)["hits"][0]["path"] == "infra/db/pool.md", res.output
+        ops = tmp_path / "ops.json"
+        ops.write_text(json.dumps([ADD]))
+        res = run("curate", "--ops", str(ops))
+        lines = res.output.strip().splitlines()
+        assert res.exit_code == 1 and len(lines) == 1 and "read replica" in lines[0], res.output
+        assert "MEMGROVE_TOKEN" in lines[0] and "bearer token" not in lines[0]
+        assert not (replica.home / "journal" / "journal.jsonl").exists()        # nothing applied here
+        res = run("curate", "--ops", str(ops), "--json", MEMGROVE_TOKEN="shared-token")  # through the replica
+        assert res.exit_code == 0 and json.loads(res.output)["applied"][0]["status"] == "added", res.output
+        with Memory.open(tmp_path / "p") as m:
+            assert m.tree.exists("auth/jwt/rotation.md")
+    finally:
+        _stop(replica, primary)

@@ -91,8 +91,9 @@ class WritePath:
         if self.replica_of is not None:
             from .replication_git import redact
 
-            raise ReadOnlyReplica(f"this memory is a read replica of {redact(self.replica_of)}: write to the primary "
-                                  "(a replica's server forwards every write there), or promote it (`memgrove serve --promote`)")
+            raise ReadOnlyReplica(f"this memory is a read replica of {redact(self.replica_of)}: its writes go to the "
+                                  "primary -- through the replica's server with the primary's token in MEMGROVE_TOKEN, "
+                                  "or to the primary itself (MEMGROVE_URL) -- or promote it (`memgrove serve --promote`)")
         records = [p.record for p in planned if p.result.status != "unchanged"]
         checkpoint()
         with disk_errors_as_not_writable():
