@@ -14,7 +14,7 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped")
+            "dropped", "remote_client")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -24,7 +24,7 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0}
+         "slow_body_timeout": 3.0, "remote_timeout": 1.0, "remote_calls": ["search", "curate", "store"]}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,6 +76,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--slow-extra", type=int, default=40, help="connections past max_connections")
     g.add_argument("--slow-header-timeout", type=float, default=4.0, help="the server's header_timeout here")
     g.add_argument("--slow-body-timeout", type=float, default=8.0, help="the server's body_timeout here")
+    g = p.add_argument_group("remote_client")
+    g.add_argument("--remote-timeout", type=float, default=4.0, help="the remote client's timeout per call")
+    g.add_argument("--remote-calls", nargs="+", default=["search", "curate", "show", "history", "count", "ingest", "store"],
+                   help="the calls made against each bad server")
     g = p.add_argument_group("dropped")
     g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
     g = p.add_argument_group("fuzz")
@@ -166,6 +170,10 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import hostile_served
 
         return hostile_served.run_section(work, slow=args.slow)
+    if name == "remote_client":
+        from . import remote_client
+
+        return remote_client.run_section(work, timeout=args.remote_timeout, calls=args.remote_calls)
     if name == "dropped":
         from . import dropped
 
