@@ -17,73 +17,12 @@ Standard library only.
 from __future__ import annotations
 
 import http.client
-import io
 import socket
 import time
-from typing import Any
+
+from memgrove.deadline_socket import DeadlineSocket, Late, TooLarge  # noqa: F401 - Late, TooLarge: names of this module
 
 READ_PIECE = 65536
-
-
-class Late(Exception):
-    """The call's deadline passed before the reply was complete."""
-
-
-class TooLarge(Exception):
-    """The reply is longer than the caller allows (``args[0]``: its announced length, or None)."""
-
-
-class _DeadlineSocket:
-    """A connected socket whose every send and receive ends by the connection's deadline."""
-
-    def __init__(self, sock: socket.socket, conn: Any):
-        self._sock = sock
-        self._conn = conn
-        self._files = 0            # files open on it: as a socket's, its close waits for theirs
-        self._closed = False
-
-    def _time_left(self) -> None:
-        left = self._conn.deadline - time.monotonic()
-        if left <= 0:
-            raise Late()
-        self._sock.settimeout(left)
-
-    def recv_into(self, *args: Any) -> int:     # as given: ssl's defaults differ from socket's
-        self._time_left()
-        try:
-            return self._sock.recv_into(*args)
-        except socket.timeout:
-            raise Late() from None
-
-    def sendall(self, *args: Any) -> None:
-        self._time_left()
-        try:            # sendall's timeout bounds the whole send (Python >= 3.5)
-            self._sock.sendall(*args)
-        except socket.timeout:
-            raise Late() from None
-
-    def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
-        # http.client reads the reply through this file: its reads must come back to recv_into above
-        self._files += 1
-        return io.BufferedReader(socket.SocketIO(self, "rb"))  # type: ignore[arg-type]
-
-    def _decref_socketios(self) -> None:      # the file's close
-        self._files = max(0, self._files - 1)
-        if self._closed and not self._files:
-            self._sock.close()
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
-
-    def close(self) -> None:
-        # http.client closes the connection of a "Connection: close" reply before reading its body
-        # (through the file): the socket itself closes with the last file, as a plain socket does
-        self._closed = True
-        if not self._files:
-            self._sock.close()
-
-    def __getattr__(self, name: str) -> Any:   # anything else http.client or ssl may ask of a socket
-        return getattr(self._sock, name)
 
 
 class _Deadline:
@@ -98,7 +37,7 @@ class _Deadline:
             super().connect()   # type: ignore[misc]
         except socket.timeout:
             raise Late() from None
-        self.sock = _DeadlineSocket(self.sock, self)   # type: ignore[has-type]
+        self.sock = DeadlineSocket(self.sock, self)   # type: ignore[has-type]
 
 
 class _HTTP(_Deadline, http.client.HTTPConnection):

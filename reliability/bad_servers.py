@@ -8,7 +8,8 @@ Kinds: ``silent`` (accepts, reads the request, never answers), ``slow`` (a whole
 one byte a second), ``huge`` (``Content-Length`` of 1 GB, then bytes as fast as they are taken),
 ``endless`` (chunked, ``[`` for ever), ``deep`` (valid JSON nested 200,000 deep, 400 KB),
 ``not_json``, ``list`` (a JSON list where an object is read), ``missing`` (an object without
-the fields a reply has), ``wrong`` (the fields, of the wrong types). Used by
+the fields a reply has), ``wrong`` (the fields, of the wrong types). ``health``: what ``GET /health``
+answers instead, well (the CLI's fast path asks it first, and goes on only if it matches). Used by
 tests/test_remote_deadline.py and the ``remote_client`` section.
 """
 
@@ -38,10 +39,11 @@ def _answer(body: bytes, status: str = "200 OK") -> bytes:
 
 
 class BadServer:
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, health: dict[str, Any] | None = None):
         if kind not in KINDS:
             raise ValueError(f"unknown kind {kind!r}; one of {', '.join(KINDS)}")
         self.kind = kind
+        self.health = health
         self.requests = 0
         self.sent = 0                      # bytes sent to clients, in all
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -88,21 +90,28 @@ class BadServer:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            if not self._read_request(conn):
+            line = self._read_request(conn)
+            if line is None:
                 return
             self.requests += 1
+            if self.health is not None and line.split()[1:2] == [b"/health"]:
+                import json
+
+                self._send(conn, _answer(json.dumps(self.health).encode()))
+                return
             getattr(self, "_" + self.kind, self._plain)(conn)
         except OSError:
             pass              # the client gave up: what it should do
         finally:
             conn.close()
 
-    def _read_request(self, conn: socket.socket) -> bool:
+    def _read_request(self, conn: socket.socket) -> bytes | None:
+        """The request line, once the whole request is read (None: the client left first)."""
         data = b""
         while b"\r\n\r\n" not in data:
             piece = conn.recv(65536)
             if not piece:
-                return False
+                return None
             data += piece
         head, _, body = data.partition(b"\r\n\r\n")
         length = 0
@@ -113,9 +122,9 @@ class BadServer:
         while len(body) < length:
             piece = conn.recv(65536)
             if not piece:
-                return False
+                return None
             body += piece
-        return True
+        return head.split(b"\r\n", 1)[0]
 
     def _send(self, conn: socket.socket, data: bytes) -> None:
         conn.sendall(data)

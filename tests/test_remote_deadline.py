@@ -133,3 +133,41 @@ def test_settings_of_the_client_are_checked():
     assert "s3cret" not in str(bad.value) and "***@127.0.0.1:9" in str(bad.value)
     with pytest.raises(InvalidInput):
         Memory.connect("http://127.0.0.1:port", "t")
+
+
+@pytest.mark.parametrize("kind", ["silent", "slow", "huge", "endless", "deep", "list", "missing"])
+def test_the_fast_path_of_the_cli_says_one_line(kind, tmp_path, monkeypatch, capsys):
+    """``memgrove search`` beside a registered server (memgrove/fastpath.py): /health answers as
+    the server, then the search is answered badly."""
+    from memgrove import fastpath
+    from memgrove.server import registry
+
+    Memory.open(tmp_path / "b", create=True).close()
+    monkeypatch.setenv("MEMGROVE_TIMEOUT", str(TIMEOUT))
+    with BadServer(kind, health={"pid": os.getpid()}) as srv:
+        registry.register(tmp_path / "b" / ".memgrove", {"pid": os.getpid(), "host": "127.0.0.1", "port": srv.port,
+                                                         "auth": False, "token_file": None,
+                                                         "project": str(tmp_path / "b")})
+        started = time.monotonic()
+        code = fastpath.run(["--root", str(tmp_path / "b"), "search", "pool"])
+        assert time.monotonic() - started < TIMEOUT + SLACK
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and err.startswith(f"Error: memgrove serve at {srv.url}") and err.count("\n") == 1, err
+    word = {"silent": "did not answer", "slow": "did not answer", "huge": "past the client's limit",
+            "endless": "past the client's limit", "deep": "not JSON", "list": "another shape"}.get(kind, "another shape")
+    assert word in err, err
+
+
+def test_the_fast_path_leaves_a_replica_it_has_no_token_for_to_the_click_cli(tmp_path, monkeypatch):
+    from memgrove import fastpath
+    from memgrove.server import registry
+
+    Memory.open(tmp_path / "r", create=True).close()
+    monkeypatch.delenv("MEMGROVE_TOKEN", raising=False)
+    (tmp_path / "r" / ".memgrove" / "replica.json").write_text('{"primary": "http://127.0.0.1:9", "remote": "x"}')
+    with BadServer("silent", health={"pid": os.getpid()}) as srv:
+        registry.register(tmp_path / "r" / ".memgrove", {"pid": os.getpid(), "host": "127.0.0.1", "port": srv.port,
+                                                         "auth": True, "token_file": None,
+                                                         "project": str(tmp_path / "r")})
+        assert fastpath.run(["--root", str(tmp_path / "r"), "search", "pool"]) is None
+        assert srv.requests == 0
