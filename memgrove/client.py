@@ -90,9 +90,7 @@ def open_memory(root: str | os.PathLike | None, no_server: bool = False) -> "Mem
 
 
 def _is_replica(home: Path) -> bool:
-    from memgrove.tree.replication_follow import REPLICA_FILE
-
-    return (home / REPLICA_FILE).exists()
+    return (home / "replica.json").exists()     # tree/replication_follow.REPLICA_FILE (not imported: it is heavy)
 
 
 def open_local(root: str | os.PathLike | None) -> "Memory":
