@@ -160,3 +160,19 @@ def test_a_bare_remote_on_master_and_the_cli_in_a_replicas_folder(tmp_path, monk
             assert m.tree.exists("auth/jwt/rotation.md")
     finally:
         _stop(replica, primary)
+
+
+@pytest.mark.parametrize("kind", ["silent", "slow", "endless"])
+def test_a_primary_answering_badly_ends_a_forwarded_write_in_time(kind):
+    """What the replica asks its primary (a forwarded write, the wait for a push) ends within its timeout."""
+    import time
+
+    from memgrove.server.replica import ask_primary
+    from memgrove.tree.errors import PrimaryUnreachable
+    from reliability.bad_servers import BadServer
+
+    with BadServer(kind) as srv:
+        started = time.monotonic()
+        with pytest.raises(PrimaryUnreachable, match="the write may have been applied"):
+            ask_primary(srv.url, "/api/curate", "t", method="POST", body=b"{}", timeout=2.0)
+        assert time.monotonic() - started < 15

@@ -87,11 +87,16 @@ def check_primary_url(primary: str) -> str:
 def ask_primary(primary: str, path: str, token: str | None, *, method: str = "GET", body: bytes | None = None,
                 headers: dict[str, str] | None = None, timeout: float = 30.0,
                 params: dict[str, str] | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
-    """One request to the primary: (status, headers, body). ``PrimaryUnreachable`` when it cannot be asked."""
+    """One request to the primary: (status, headers, body), within ``timeout`` seconds in all however
+    slowly it answers, a body of at most 64 MB (remote_deadline.py). ``PrimaryUnreachable`` when it
+    cannot be asked, or does not answer in time."""
+    from memgrove.remote_deadline import Late, TooLarge, connection, read_body
+    from memgrove.remote_wire import MAX_REPLY
+
     u = urlsplit(primary)
-    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     host = u.hostname or "127.0.0.1"
-    conn = conn_cls(host, u.port, timeout=timeout)
+    conn = connection(u.scheme == "https", host, u.port or (443 if u.scheme == "https" else 80))
+    conn.deadline = time.monotonic() + timeout      # type: ignore[attr-defined]
     # the Host header is host[:port] only: never the URL's user:password@ (check_primary_url refuses those)
     shown = f"[{host}]" if ":" in host else host
     sent = {"Host": shown + (f":{u.port}" if u.port else ""), **(headers or {})}
@@ -101,14 +106,16 @@ def ask_primary(primary: str, path: str, token: str | None, *, method: str = "GE
     try:
         try:
             conn.request(method, target, body=body, headers=sent)
-        except (OSError, http.client.HTTPException) as exc:
-            raise PrimaryUnreachable(f"the primary {redact(primary)} cannot be reached ({exc}); nothing was "
-                                     "applied: retry once it is back") from None
+        except (OSError, http.client.HTTPException, Late) as exc:
+            raise PrimaryUnreachable(f"the primary {redact(primary)} cannot be reached ({exc or 'no time left'}); "
+                                     "nothing was applied: retry once it is back") from None
         try:
             resp = conn.getresponse()
-            return resp.status, resp.getheaders(), resp.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise PrimaryUnreachable(f"the primary {redact(primary)} did not answer ({exc}); the write may have "
+            return resp.status, resp.getheaders(), read_body(resp, MAX_REPLY)
+        except (OSError, http.client.HTTPException, Late, TooLarge) as exc:
+            why = (f"not within {timeout:g} s" if isinstance(exc, Late) else
+                   "a reply past 64 MB" if isinstance(exc, TooLarge) else str(exc))
+            raise PrimaryUnreachable(f"the primary {redact(primary)} did not answer ({why}); the write may have "
                                      "been applied there: see its history") from None
     finally:
         conn.close()
