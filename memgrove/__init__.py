@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from memgrove.graphs.tiers import Answer
     from memgrove.langgraph_store import ContextTreeStore
     from memgrove.memory import Memory
-    from memgrove.remote import RemoteMemory, ServerError, ServerUnreachable
+    from memgrove.remote import BadReply, RemoteMemory, ServerError, ServerTimeout, ServerUnreachable
     from memgrove.tree.doctor import DoctorReport
     from memgrove.tree.entry import Entry
     from memgrove.tree.errors import (
@@ -72,6 +72,8 @@ _WHERE = {
     "Memory": "memgrove.memory",
     "RemoteMemory": "memgrove.remote",               # Memory.connect's: the standard library only
     "ServerError": "memgrove.remote",
+    "ServerTimeout": "memgrove.remote",                # a call past its timeout
+    "BadReply": "memgrove.remote",                     # a reply not JSON, of another shape, or too large
     "ServerUnreachable": "memgrove.remote",
     "DoctorReport": "memgrove.tree.doctor",
     "Entry": "memgrove.tree.entry",
@@ -101,6 +103,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer",
+    "BadReply",
     "BatchRejected",
     "Cancelled",
     "chat_model",
@@ -129,6 +132,7 @@ __all__ = [
     "RemoteMemory",
     "ReviewConflict",
     "ServerError",
+    "ServerTimeout",
     "ServerUnreachable",
     "TreeNotFound",
     "TreeOutside",

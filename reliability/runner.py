@@ -14,7 +14,7 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped", "dream_crash", "unauth_flood")
+            "dropped", "dream_crash", "unauth_flood", "remote_client")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -25,7 +25,7 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
          "slow_body_timeout": 3.0, "dream_trials": 2, "dream_notes": 45, "flood_sockets": 100, "flood_clients": 8,
-         "flood_seconds": 2.0, "flood_baseline": 0.0}
+         "flood_seconds": 2.0, "flood_baseline": 0.0, "remote_timeout": 1.0, "remote_calls": ["search", "curate", "store"]}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -82,6 +82,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--flood-clients", type=int, default=32, help="authenticated client threads beside them")
     g.add_argument("--flood-seconds", type=float, default=20.0, help="how long the clients ask beside the flood")
     g.add_argument("--flood-baseline", type=float, default=5.0, help="seconds of the same clients without the flood")
+    g = p.add_argument_group("remote_client")
+    g.add_argument("--remote-timeout", type=float, default=4.0, help="the remote client's timeout per call")
+    g.add_argument("--remote-calls", nargs="+", default=["search", "curate", "show", "history", "count", "ingest", "store"],
+                   help="the calls made against each bad server")
     g = p.add_argument_group("dropped")
     g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
     g = p.add_argument_group("dream_crash")
@@ -180,6 +184,10 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
 
         return unauth_flood.run_section(work, flood=args.flood_sockets, clients=args.flood_clients,
                                         seconds=args.flood_seconds, baseline=args.flood_baseline)
+    if name == "remote_client":
+        from . import remote_client
+
+        return remote_client.run_section(work, timeout=args.remote_timeout, calls=args.remote_calls)
     if name == "dropped":
         from . import dropped
 

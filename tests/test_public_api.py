@@ -16,6 +16,7 @@ from memgrove import Memory, MemgroveError, TreeNotFound
 
 EXPECTED_ALL = [
     "Answer",
+    "BadReply",
     "BatchRejected",
     "Cancelled",
     "chat_model",
@@ -44,6 +45,7 @@ EXPECTED_ALL = [
     "RemoteMemory",
     "ReviewConflict",
     "ServerError",
+    "ServerTimeout",
     "ServerUnreachable",
     "TreeNotFound",
     "TreeOutside",
