@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import (NO_WRITES, ReadOnlyView, ThreadConnections, checkpoint, connect, current, damage_of, is_damage,
-                     no_writes)
+from .sqlite import (NO_WRITES, ReadOnlyView, ThreadConnections, checkpoint, connect, current, damage_of, give_back,
+                     is_damage, no_writes, unwritable)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -392,7 +392,9 @@ class Catalog:
             if fmt is not None:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (fmt,))
             db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if db.in_transaction:   # SQLite rolls back by itself on some errors (a full disk): keep that error
                 db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and unwritable(exc):
+                give_back(db, self.file)   # what the failed transaction wrote to the WAL
             raise

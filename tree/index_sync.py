@@ -99,6 +99,11 @@ class IndexSync:
                 # it anyway left thousands of deleted documents in fragmented segments
                 docs.append(doc)
             upserts.append(row)
+        if not docs and not deletes and all(old.get(u.path) == u.stat for u in upserts):
+            # as indexed already (a batch's derived work done again after its writer died, or
+            # after a full disk stopped it later on): no write at all, since on a full disk a
+            # transaction that fails grows the WAL by what it managed to write before failing
+            return
         try:
             self.engine.write(replace=docs, delete=deletes)
         except IndexBroken:

@@ -153,6 +153,28 @@ def checkpoint(db: sqlite3.Connection, file: Path) -> None:
         pass
 
 
+def give_back(db: sqlite3.Connection, file: Path) -> None:
+    """After a write that failed for want of space: copy the WAL into the database and truncate
+    it, best effort and without waiting for readers. A transaction that fails on a full disk
+    has already grown the WAL by the frames it managed to write, and keeps them: space freed
+    a page at a time went into the WAL of writes that all failed, never to the next one. Copied
+    in place, the WAL's frames (up to ``WAL_LIMIT``) become free space again; if the database
+    must grow for them, or a reader holds the WAL, nothing changes."""
+    if isinstance(db, ReadOnlyView):
+        return
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+        db.execute("PRAGMA busy_timeout=0")
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(timeout)}")
+    except sqlite3.Error:
+        pass
+
+
 class ThreadConnections:
     """The connections of one database file, one per thread: ``mine()`` is the calling thread's
     (None before ``keep``), ``close()`` closes every thread's, from any thread.
@@ -299,6 +321,8 @@ class DerivedDb:
         try:
             return fn()
         except sqlite3.DatabaseError as exc:
+            if unwritable(exc) and (db := self._conns.mine()) is not None:
+                give_back(db, self.file)
             # a view may read a page a writer is checkpointing: garbage then is not damage
             if not is_damage(exc) or self.viewing():
                 raise
