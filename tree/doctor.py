@@ -44,7 +44,19 @@ class DoctorReport:
 
 
 def diagnose(tree, *, fix: bool = False) -> DoctorReport:
-    """Check the tree; with ``fix``, repair what is derived (index, contexts, temp files)."""
+    """Check the tree; with ``fix``, repair what is derived (index, contexts, temp files), then
+    report the tree as the repair left it: its counts and what remains, with what was fixed (the
+    counts and problems found before a repair no longer hold once it is done)."""
+    rep = _examine(tree, fix=fix)
+    if not (fix and rep.fixed):
+        return rep
+    after = _examine(tree, fix=False)
+    after.fixed = rep.fixed
+    after.notices = list(dict.fromkeys(rep.notices + after.notices))
+    return after
+
+
+def _examine(tree, *, fix: bool) -> DoctorReport:
     rep = DoctorReport()
     orphan = lock_problem(tree.lock.inspect())
     if orphan:
