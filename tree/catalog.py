@@ -101,12 +101,13 @@ def digest_of(files: dict[str, Stat]) -> int:
     return sum(item_hash(p, s) for p, s in files.items()) & _MASK
 
 
-def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, Stat]:
+def scan(tree_root: Path, folders: dict[str, int] | None = None, temps: list[str] | None = None) -> dict[str, Stat]:
     """``{relative path: (mtime_ns, size)}`` of every ``.md`` file in the tree.
 
     Skips hidden/reserved names and temp files, and does not follow symlinked
     folders (a symlink cannot smuggle outside files into the index). ``folders``
-    receives each folder's mtime, taken before it is listed (``folder_check.py``).
+    receives each folder's mtime, taken before it is listed (``folder_check.py``); ``temps``
+    the paths of the temp files (``fsio.TEMP_PREFIX``) it passed.
     """
     out: dict[str, Stat] = {}
     base = len(str(tree_root)) + 1
@@ -126,6 +127,8 @@ def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, St
             for e in it:
                 name = e.name
                 if name.startswith((".", "_", TEMP_PREFIX)):
+                    if temps is not None and name.startswith(TEMP_PREFIX):
+                        temps.append(e.path)
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):

@@ -70,7 +70,8 @@ def _examine(tree, *, fix: bool) -> DoctorReport:
         gone = [p for p in left if not p.exists()]
         if gone:
             rep.fixed.append(f"removed {', '.join('index/' + p.name for p in gone)} left by an interrupted reindex")
-        n = tree.remove_stray_temp_files()
+        with tree.lock.hold():   # a live writer's temp file is renamed before it lets the lock go
+            n = tree.remove_stray_temp_files()
         if n:
             rep.fixed.append(f"removed {n} stray temp file(s)")
     rebuild = _derived(tree, rep, fix)

@@ -10,6 +10,7 @@ The fingerprint (generation + digest of the files + digest of the ranking settin
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from typing import Callable, Iterable
@@ -43,6 +44,22 @@ def indexed_content(e: entry_mod.Entry, kind: str, cap: int) -> str:
     """What the index's ``content`` field holds of an entry: its summary and the searchable text
     of its indexed body, up to ``cap`` characters."""
     return (e.summary + "\n" + searchable(indexed_body(e, kind))[:cap]).strip()
+
+
+def remove_temp_files(paths: Iterable[str]) -> int:
+    """Remove temp files of ``fsio.atomic_write`` found in the tree: only under the writer lock,
+    which every writer of the tree's files holds, so each is a dead writer's (a live writer's temp
+    file is renamed into place before the lock is let go). How many went."""
+    n = 0
+    for p in paths:
+        try:
+            os.unlink(p)
+            n += 1
+        except FileNotFoundError:
+            pass
+        except OSError:   # a read-only disk: doctor --fix or a later writer removes it
+            pass
+    return n
 
 
 class IndexSync:
@@ -282,7 +299,9 @@ class IndexSync:
         self._maybe_watch()
         started = time.monotonic()
         folders: dict[str, int] = {}
-        self._sync_locked(scan(self.root, folders))
+        temps: list[str] = []
+        self._sync_locked(scan(self.root, folders, temps))
+        remove_temp_files(temps)
         self._in_step, self._digest = True, self.catalog.digest() or 0
         self._checked_gen, self._folder_check = self._generation(), FolderCheck(str(self.root), folders, started)
 

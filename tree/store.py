@@ -33,7 +33,7 @@ from .fsio import TEMP_PREFIX
 from .embedder import Embedder
 from .embedding import Encoder
 from .folder_check import FolderCheck
-from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+from .index_sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .meaning import Meaning
@@ -436,8 +436,5 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return [p for p in self.root.rglob(TEMP_PREFIX + "*") if p.is_file()]
 
     def remove_stray_temp_files(self) -> int:
-        n = 0
-        for p in self.stray_temp_files():
-            p.unlink(missing_ok=True)
-            n += 1
-        return n
+        """Remove the temp files dead writers left; only with the writer lock held (``remove_temp_files``)."""
+        return remove_temp_files(str(p) for p in self.stray_temp_files())
