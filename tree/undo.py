@@ -4,17 +4,24 @@ An operation can be undone while every file it wrote is still as it left it.
 Otherwise the message names what changed since: later operations (undo those
 first, newest first) or a hand edit. ``force`` undoes anyway; what it
 overwrites is the UNDO record's before-image, so undoing the UNDO brings it back.
+An UNDO that removes entries (undoing their ADD) drops the links to them, as DELETE does
+(``unlink_removed``): undoing one message of a conversation left its neighbour linking to nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Iterable
 
+from . import validity_ops
 from .cancel import checkpoint
-from .errors import JournalError, OperationConflict, OperationNotFound
+from .errors import InvalidEntry, JournalError, OperationConflict, OperationNotFound
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
+from .op_entries import relink
 from .operations import OpResult, Planned
+from .overlay import Overlay
+from .paths import is_entry_file
 
 
 def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[JournalRecord, list[JournalRecord]]:
@@ -93,3 +100,32 @@ def plan_undo_all(recs: list[JournalRecord], later: list[JournalRecord], read_di
             overlay[ch.path] = ch.after
         out.append(planned)
     return out
+
+
+def unlink_removed(planned: list[Planned], overlay: Overlay, now: datetime) -> None:
+    """Drop the links to the entries these UNDOs remove, as DELETE does (``relink`` and the
+    validity keys): the rewritten linkers join the last UNDO's record, so undoing it puts the
+    links back with the entries. ``overlay`` reads the tree as it is before the batch."""
+    live = [p for p in planned if p.result.status != "unchanged"]
+    for p in live:
+        for ch in p.record.also:
+            overlay.set(ch.path, ch.after)
+    removed = {ch.path: ch.before for p in live for ch in p.record.also
+               if ch.after is None and ch.before is not None and is_entry_file(ch.path)}
+    if not removed:
+        return
+    stamp = utc_now_iso(now)
+    extra: list[Change] = []
+    for path, text in removed.items():
+        try:
+            extra += relink(overlay, path, None, set(removed), stamp)
+            extra += validity_ops.relink_validity(overlay, path, text, None, set(removed))
+        except InvalidEntry:   # a linker edited by hand into something unreadable: left as it is
+            continue
+    # one change per file, from what it held before the batch to what it holds after
+    merged: dict[str, Change] = {}
+    for ch in extra:
+        merged[ch.path] = Change(ch.path, merged[ch.path].before if ch.path in merged else ch.before, ch.after)
+    last = live[-1]
+    last.record = replace(last.record, also=last.record.also + tuple(merged.values()))
+    last.removed.extend(removed)
