@@ -226,6 +226,8 @@ class IndexSync:
     def _nothing_changed(self) -> bool:
         """True when the index matched the files at the last check, no other memgrove process
         wrote since, and the watcher saw no one else touch the tree (drains its events)."""
+        if self.catalog.stale():   # deleted under this process: a scan finds it empty, and rebuilds it
+            return False
         w = self._watcher
         if w is not None and not w.usable:   # overflowed, or the tree went away: scan from now on
             w.close()
