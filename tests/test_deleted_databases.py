@@ -105,3 +105,46 @@ def test_threads_recreating_one_deleted_catalog_at_once(tmp_path: Path):
             t.join(60)
         assert errors == []
         assert mem.search("drain flag") and mem.doctor().ok
+
+
+CHILD = """
+import sys, time
+from memgrove import Memory
+errors = 0
+with Memory.open(sys.argv[1], durable=False, embed_ahead=False) as mem:
+    end = time.monotonic() + float(sys.argv[2])
+    i = 0
+    while time.monotonic() < end:
+        i += 1
+        try:
+            assert mem.search("drain flag"), "no hit"
+            if i % 5 == 0:
+                mem.curate([{"op": "ADD", "path": f"ops/p{sys.argv[3]}/n{i}.md", "content": f"note {i}", "reason": "r"}])
+        except Exception as exc:
+            errors += 1
+            print(f"{type(exc).__name__}: {exc}", flush=True)
+sys.exit(1 if errors else 0)
+"""
+
+
+@pytest.mark.slow
+def test_processes_recreating_a_catalog_deleted_under_them(tmp_path: Path):
+    import subprocess
+    import sys
+    import time
+
+    with Memory.open(tmp_path, create=True, durable=False, embed_ahead=False) as mem:
+        mem.curate(SEED)
+        catalog = mem.tree.catalog.file
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), "7", str(k)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in range(2)]
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        time.sleep(0.4)
+        remove_files(catalog)
+    outs = [c.communicate(timeout=120)[0] for c in children]
+    assert [c.returncode for c in children] == [0, 0], outs
+    # the children's rows are in the file at the path (they wrote into deleted files for good)
+    assert catalog.exists() and rows_on_disk(catalog, "files") >= len(SEED)
+    with Memory.open(tmp_path, durable=False, embed_ahead=False) as mem:
+        assert mem.doctor().ok
