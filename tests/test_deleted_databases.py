@@ -119,7 +119,8 @@ with Memory.open(sys.argv[1], durable=False, embed_ahead=False) as mem:
         try:
             assert mem.search("drain flag"), "no hit"
             if i % 5 == 0:
-                mem.curate([{"op": "ADD", "path": f"ops/p{sys.argv[3]}/n{i}.md", "content": f"note {i}", "reason": "r"}])
+                mem.curate([{"op": "ADD", "path": f"ops/p{sys.argv[3]}/n{i}.md", "content": f"note {i}",
+                             "reason": "r"}])
         except Exception as exc:
             errors += 1
             print(f"{type(exc).__name__}: {exc}", flush=True)

@@ -201,8 +201,8 @@ class Catalog:
                 except BaseException as exc:
                     db.close()
                     # another thread or process removed the file just opened (a reset): open it again
-                    if not (isinstance(exc, sqlite3.OperationalError) and (moved(exc) or isinstance(db, ReadOnlyView))) \
-                            or attempt == 2:
+                    again = isinstance(exc, sqlite3.OperationalError) and (moved(exc) or isinstance(db, ReadOnlyView))
+                    if not again or attempt == 2:
                         raise
                     time.sleep(0.05)
             self._conns.keep(db)

@@ -33,7 +33,8 @@ from .fsio import TEMP_PREFIX
 from .embedder import Embedder
 from .embedding import Encoder
 from .folder_check import FolderCheck
-from .index_sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+from .index_sync import (INDEX_FORMAT, IndexSync, indexed_content,  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+                         remove_temp_files)
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .meaning import Meaning
