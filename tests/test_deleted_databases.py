@@ -112,6 +112,8 @@ import sys, time
 from memgrove import Memory
 errors = 0
 with Memory.open(sys.argv[1], durable=False, embed_ahead=False) as mem:
+    mem.search("drain flag")
+    print("ready", flush=True)
     end = time.monotonic() + float(sys.argv[2])
     i = 0
     while time.monotonic() < end:
@@ -137,9 +139,10 @@ def test_processes_recreating_a_catalog_deleted_under_them(tmp_path: Path):
     with Memory.open(tmp_path, create=True, durable=False, embed_ahead=False) as mem:
         mem.curate(SEED)
         catalog = mem.tree.catalog.file
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), "7", str(k)],
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), "4", str(k)],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in range(2)]
-    end = time.monotonic() + 3
+    assert [c.stdout.readline().strip() for c in children] == ["ready", "ready"]
+    end = time.monotonic() + 2
     while time.monotonic() < end:
         time.sleep(0.4)
         remove_files(catalog)
