@@ -33,8 +33,7 @@ from .fsio import TEMP_PREFIX
 from .embedder import Embedder
 from .embedding import Encoder
 from .folder_check import FolderCheck
-from .index_sync import (INDEX_FORMAT, IndexSync, indexed_content,  # noqa: F401 - INDEX_FORMAT: read by benchmarks
-                         remove_temp_files)
+from .index_sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .meaning import Meaning
@@ -43,7 +42,7 @@ from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, nat
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings
-from .undo import find_with_later, plan_undo, plan_undo_all, unlink_removed
+from .undo import find_with_later, plan_undo, plan_undo_all
 from .signals import Signals
 from .vectors import Vectors
 from .watch import TreeWatcher
@@ -248,10 +247,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
             return self.forward_writes("undo", op_id=op_id, force=force, actor=actor)
         with self._writing():
             rec, later = find_with_later(self.journal.records(), op_id)
-            now = self._clock()
-            planned = plan_undo(rec, later, self._read_disk, now, force=force, actor=actor)
+            planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor,
+                                overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if planned.result.status != "unchanged":
-                unlink_removed([planned], Overlay(self._read_disk, self.entries_under, self.catalog.backlinks), now)
                 self._apply([planned])
         return planned.result
 
@@ -290,10 +288,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
             if missing:
                 raise OperationNotFound(f"no operation with id {sorted(missing)[0]!r} in the journal "
                                         "(see `memgrove history`)")
-            now = self._clock()
-            planned = plan_undo_all(recs, later, self._read_disk, now, force=force, actor=actor)
+            planned = plan_undo_all(recs, later, self._read_disk, self._clock(), force=force, actor=actor,
+                                    overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if any(p.result.status != "unchanged" for p in planned):
-                unlink_removed(planned, Overlay(self._read_disk, self.entries_under, self.catalog.backlinks), now)
                 self._apply(planned)
         return [p.result for p in planned]
 

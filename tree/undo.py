@@ -42,8 +42,17 @@ def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[Journ
 
 
 def plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callable[[str], str | None],
-              now: datetime, *, force: bool = False, actor: str = "user") -> Planned:
-    """The UNDO of ``rec`` as a planned write (status ``unchanged`` when there is nothing to do)."""
+              now: datetime, *, force: bool = False, actor: str = "user", overlay: Overlay | None = None) -> Planned:
+    """The UNDO of ``rec`` as a planned write (status ``unchanged`` when there is nothing to do);
+    with ``overlay`` (the tree before it), the links to the entries it removes go too."""
+    planned = _plan_undo(rec, later, read_disk, now, force=force, actor=actor)
+    if overlay is not None:
+        unlink_removed([planned], overlay, now)
+    return planned
+
+
+def _plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callable[[str], str | None],
+               now: datetime, *, force: bool, actor: str) -> Planned:
     changes = rec.changes()
     final = {ch.path: ch.after for ch in changes}   # what the operation left in each file
     first = {}
@@ -83,22 +92,25 @@ def _conflict_message(op_id: str, changed: list[str], later: list[JournalRecord]
 
 
 def plan_undo_all(recs: list[JournalRecord], later: list[JournalRecord], read_disk: Callable[[str], str | None],
-                  now: datetime, *, force: bool = False, actor: str = "user") -> list[Planned]:
+                  now: datetime, *, force: bool = False, actor: str = "user",
+                  overlay: Overlay | None = None) -> list[Planned]:
     """The UNDOs of ``recs`` (journal order), newest first, as one batch: each sees the files as the
     UNDOs before it leave them, so the batch brings every file back to what it held before the
     first of them. ``later``: the records journaled after the first that are not in ``recs``
-    (what a refusal names)."""
-    overlay: dict[str, str | None] = {}
+    (what a refusal names); ``overlay``: as ``plan_undo``'s."""
+    images: dict[str, str | None] = {}
 
     def read(path: str) -> str | None:
-        return overlay[path] if path in overlay else read_disk(path)
+        return images[path] if path in images else read_disk(path)
 
     out: list[Planned] = []
     for rec in reversed(recs):
-        planned = plan_undo(rec, later, read, now, force=force, actor=actor)
+        planned = _plan_undo(rec, later, read, now, force=force, actor=actor)
         for ch in planned.record.also if planned.result.status != "unchanged" else ():
-            overlay[ch.path] = ch.after
+            images[ch.path] = ch.after
         out.append(planned)
+    if overlay is not None:
+        unlink_removed(out, overlay, now)
     return out
 
 
