@@ -139,10 +139,10 @@ def test_processes_recreating_a_catalog_deleted_under_them(tmp_path: Path):
     with Memory.open(tmp_path, create=True, durable=False, embed_ahead=False) as mem:
         mem.curate(SEED)
         catalog = mem.tree.catalog.file
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), "4", str(k)],
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), "3", str(k)],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in range(2)]
     assert [c.stdout.readline().strip() for c in children] == ["ready", "ready"]
-    end = time.monotonic() + 2
+    end = time.monotonic() + 1.5
     while time.monotonic() < end:
         time.sleep(0.4)
         remove_files(catalog)
