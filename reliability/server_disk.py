@@ -8,7 +8,8 @@ the tree and journaled exactly once) or 507 ``not_writable`` (then it is in neit
 503, no write reported failed that later appears. Once space is back, writes go on without a
 restart, no ``pending.json`` is left after a write, ``doctor`` is clean, the WAL files stay near
 their 1 MiB bound and the server is the same process. Space that comes back a page at a time must let writes through
-(at least one per ``PAGES_PER_WRITE`` pages): refused writes keep nothing of what they wrote.
+(at least one per ``PAGES_PER_WRITE`` pages): refused writes keep nothing of what they wrote, and
+no file of a failed index commit is left.
 """
 
 from __future__ import annotations
@@ -30,6 +31,31 @@ WAL_BOUND = 2 * 1024 * 1024    # 1 MiB limit plus one transaction's worth
 # pages a write needs with its index and catalog updates (about 15 measured), with a margin: space that
 # comes back a page at a time must let at least one write through per this many pages
 PAGES_PER_WRITE = 25
+
+
+def unlisted_index_files(home: Path) -> list[str]:
+    """Files of the full-text index that its table of contents does not list: what a failed
+    commit left (Whoosh's segments and half-written ``_MAIN_<n>.toc.<time>``, tantivy's segments)."""
+    import json
+    import re
+
+    out: list[str] = []
+    whoosh, tantivy = home / "index" / "whoosh", home / "index" / "tantivy"
+    if (tantivy / "meta.json").exists():
+        listed = {s["segment_id"].replace("-", "") for s in json.loads((tantivy / "meta.json").read_text())["segments"]}
+        out += [p.name for p in tantivy.iterdir() if len(p.name.partition(".")[0]) == 32
+                and p.name.partition(".")[0] not in listed]
+    if whoosh.is_dir():
+        from whoosh.filedb.filestore import FileStorage
+        from whoosh.index import TOC
+
+        toc = TOC.read(FileStorage(str(whoosh)), "MAIN")
+        listed = {seg.segment_id() for seg in toc.segments}
+        for p in whoosh.iterdir():
+            m = re.match(r"(MAIN_[0-9a-z]+)\.", p.name)
+            if (m and m.group(1) not in listed) or ".toc." in p.name:
+                out.append(p.name)
+    return sorted(out)
 
 
 def _wal_bytes(home: Path) -> int:
@@ -127,6 +153,9 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
             res.rows.append([phase, f"{seconds:g}", tally["reads"], len(acked) - a0, len(refused) - r0,
                              len(bad) - b0, (_wal_bytes(home) - wal0) // 1024])
             if freeing == 0.1:
+                left = unlisted_index_files(home)
+                if left:
+                    res.fail("index files of failed commits left", f"{len(left)}: {', '.join(left[:4])}", repro)
                 trickled = len(acked) - a0
                 if trickled < pages_back // PAGES_PER_WRITE:
                     # each refusal kept what it wrote (a failed commit's segment, a failed transaction's
