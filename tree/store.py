@@ -33,7 +33,7 @@ from .fsio import TEMP_PREFIX
 from .embedder import Embedder
 from .embedding import Encoder
 from .folder_check import FolderCheck
-from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+from .index_sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .meaning import Meaning
@@ -248,7 +248,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
             return self.forward_writes("undo", op_id=op_id, force=force, actor=actor)
         with self._writing():
             rec, later = find_with_later(self.journal.records(), op_id)
-            planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor)
+            planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor,
+                                overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if planned.result.status != "unchanged":
                 self._apply([planned])
         return planned.result
@@ -293,7 +294,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
             if missing:
                 raise OperationNotFound(f"no operation with id {sorted(missing)[0]!r} in the journal "
                                         "(see `memgrove history`)")
-            planned = plan_undo_all(recs, later, self._read_disk, self._clock(), force=force, actor=actor)
+            planned = plan_undo_all(recs, later, self._read_disk, self._clock(), force=force, actor=actor,
+                                    overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if any(p.result.status != "unchanged" for p in planned):
                 self._apply(planned)
         return [p.result for p in planned]
@@ -443,8 +445,5 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return [p for p in self.root.rglob(TEMP_PREFIX + "*") if p.is_file()]
 
     def remove_stray_temp_files(self) -> int:
-        n = 0
-        for p in self.stray_temp_files():
-            p.unlink(missing_ok=True)
-            n += 1
-        return n
+        """Remove the temp files dead writers left; only with the writer lock held (``remove_temp_files``)."""
+        return remove_temp_files(str(p) for p in self.stray_temp_files())

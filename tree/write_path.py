@@ -272,6 +272,8 @@ class WritePath:
             self.notices.append(self.journal.set_aside)
         if records is None:
             return
+        # a writer died mid-batch (or failed): its temp files are strays now that the lock is ours
+        self.remove_stray_temp_files()
         if self.journal.pending_failed():
             # its writer reported it failed: it must not appear now
             with disk_errors_as_not_writable():
