@@ -16,6 +16,7 @@ from memgrove import Memory, MemgroveError, TreeNotFound
 
 EXPECTED_ALL = [
     "Answer",
+    "BadReply",
     "BatchRejected",
     "Cancelled",
     "chat_model",
@@ -39,10 +40,12 @@ EXPECTED_ALL = [
     "OperationNotFound",
     "OpResult",
     "PrimaryUnreachable",
+    "QuestionTooLong",
     "ReadOnlyReplica",
     "RemoteMemory",
     "ReviewConflict",
     "ServerError",
+    "ServerTimeout",
     "ServerUnreachable",
     "TreeNotFound",
     "TreeOutside",
@@ -52,7 +55,7 @@ EXPECTED_ALL = [
 
 ERRORS = ["BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
           "ItemNotFound", "JournalError", "LockTimeout", "NotWritable", "OperationConflict", "OperationNotFound",
-          "PrimaryUnreachable", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
+          "PrimaryUnreachable", "QuestionTooLong", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
 
 
 def test_all_is_pinned() -> None:

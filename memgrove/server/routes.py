@@ -79,8 +79,9 @@ class UndoBody(BaseModel):
 
 class DreamBody(BaseModel):
     dry_run: bool = Field(False, description="only scan: the candidates, nothing changed")
-    undo: str | None = Field(None, description='revert a run instead: its id, or "" for the last one')
+    undo: str | None = Field(None, description='revert a run instead: its id, or "" for the newest run')
     force: bool = Field(False, description="with undo: revert even if files changed since")
+    with_approved: bool = Field(False, description="with undo: also revert what was approved from the run's proposals")
     use_model: bool = Field(True, description="false: queue what the model would decide, without asking it")
 
 
@@ -203,7 +204,8 @@ async def dream(p: P, proj: Proj, body: DreamBody, request: Request) -> dict[str
     server's model or queued; ``dry_run`` only scans, ``undo`` reverts a run. The model's time is
     kept within half the request's (``request_timeout``); what it had no time for is queued."""
     if body.undo is not None:
-        return await p.write(proj, lambda m: m.dream(undo=body.undo or True, force=body.force),
+        return await p.write(proj, lambda m: m.dream(undo=body.undo or True, force=body.force,
+                                                         with_approved=body.with_approved),
                              gone=request.is_disconnected)
     return await p.write(proj, lambda m: m.dream(dry_run=body.dry_run, use_model=body.use_model, budget_s=min(
         m.tree.settings.dream_budget_s, p.timeout / 2)), gone=request.is_disconnected)
