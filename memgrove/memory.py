@@ -397,10 +397,11 @@ class Memory(MemoryHygiene):
         return memory_tools(self, **options)
 
     def stats(self) -> dict[str, Any]:
-        """Tier distribution and latency percentiles from the query log."""
+        """Tier distribution and latency percentiles from the query log, and how far entries'
+        vectors are (``vectors``: ``ContextTree.vector_state``)."""
         from memgrove.graphs.stats import query_stats
 
-        return query_stats(self.tree.home / "query-log.jsonl")
+        return {**query_stats(self.tree.home / "query-log.jsonl"), "vectors": self.tree.vector_state(exact=True)}
 
     # -- reading ------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list[Hit]:

@@ -14,7 +14,7 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped", "dream_crash", "unauth_flood", "remote_client")
+            "dropped", "dream_crash", "unauth_flood", "remote_client", "embed_backlog")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -25,7 +25,8 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
          "slow_body_timeout": 3.0, "dream_trials": 2, "dream_notes": 45, "flood_sockets": 100, "flood_clients": 8,
-         "flood_seconds": 2.0, "flood_baseline": 0.0, "remote_timeout": 1.0, "remote_calls": ["search", "curate", "store"]}
+         "flood_seconds": 2.0, "flood_baseline": 0.0, "remote_timeout": 1.0, "remote_calls": ["search", "curate", "store"],
+         "backlog_entries": 60, "backlog_clients": 8, "backlog_seconds": 1.0, "backlog_turns": 1}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -91,6 +92,11 @@ def parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("dream_crash")
     g.add_argument("--dream-trials", type=int, default=30, help="dream runs SIGKILLed, then dream --undo")
     g.add_argument("--dream-notes", type=int, default=300, help="notes of the tree dream cleans")
+    g = p.add_argument_group("embed_backlog")
+    g.add_argument("--backlog-entries", type=int, default=3000, help="entries without a vector when the server starts")
+    g.add_argument("--backlog-clients", type=int, default=32, help="client threads searching")
+    g.add_argument("--backlog-seconds", type=float, default=12.0, help="length of each arm's turn")
+    g.add_argument("--backlog-turns", type=int, default=2, help="turns of each arm (with the backlog, every vector ready)")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -196,6 +202,11 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import dream_crash
 
         return dream_crash.run_section(work, seed=args.seed, trials=args.dream_trials, notes=args.dream_notes)
+    if name == "embed_backlog":
+        from . import embed_backlog
+
+        return embed_backlog.run_section(work, entries=args.backlog_entries, clients=args.backlog_clients,
+                                         seconds=args.backlog_seconds, turns=args.backlog_turns, seed=args.seed)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)

@@ -33,6 +33,7 @@ class DoctorReport:
     warnings: list[str] = field(default_factory=list)   # worth knowing, not inconsistent
     fixed: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    vectors: dict[str, Any] = field(default_factory=dict)   # ContextTree.vector_state(exact=True)
 
     @property
     def ok(self) -> bool:
@@ -40,7 +41,8 @@ class DoctorReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "entries": self.entries, "contexts": self.contexts, "indexed": self.indexed,
-                "problems": self.problems, "warnings": self.warnings, "fixed": self.fixed, "notices": self.notices}
+                "problems": self.problems, "warnings": self.warnings, "fixed": self.fixed, "notices": self.notices,
+                "vectors": self.vectors}
 
 
 def diagnose(tree, *, fix: bool = False) -> DoctorReport:
@@ -158,6 +160,10 @@ def _examine(tree, *, fix: bool) -> DoctorReport:
         tree.repair_contexts(missing_ctx)
         rep.fixed.append(f"wrote {len(missing_ctx)} missing context file(s)")
         rep.problems = [p for p in rep.problems if not p.endswith(f"no {CONTEXT_FILE}")]
+    try:
+        rep.vectors = tree.vector_state(exact=True)
+    except Exception as exc:  # noqa: BLE001 - a damaged catalog is reported above; the count is only news
+        rep.warnings.append(f"entries' vectors could not be counted ({type(exc).__name__}: {exc})")
     rep.notices = list(tree.notices)
     return rep
 

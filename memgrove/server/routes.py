@@ -11,6 +11,7 @@ project, and are cancelled before their commit point when their client goes
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from typing import Annotated, Any
@@ -102,13 +103,17 @@ health_router = APIRouter(tags=["server"])
 
 @health_router.get("/health")
 async def health(request: Request) -> dict[str, Any]:
-    """Is the server up, and its replication role, commit and lag (never needs the token; clients probe it)."""
+    """Is the server up, its replication role, commit and lag, and how far its project's vectors are
+    (``vectors``: ``ContextTree.vector_state``, without the count that reads every entry). Never
+    needs the token; clients probe it."""
     from memgrove import __version__
 
     from .replica_status import health_fields
 
+    mem = await request.app.state.projects.amemory_for()
     return {"status": "ok", "pid": os.getpid(), "version": __version__,
-            "project": str(request.app.state.projects.default), **await health_fields(request.app)}
+            "project": str(request.app.state.projects.default), **await health_fields(request.app),
+            "vectors": await asyncio.to_thread(mem.tree.vector_state)}
 
 
 @router.get("/tree")
