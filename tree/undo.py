@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Callable, Iterable
 
 from . import validity_ops
+from .archive import in_tree, is_archived
 from .cancel import checkpoint
 from .errors import InvalidEntry, JournalError, OperationConflict, OperationNotFound
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
@@ -122,8 +123,10 @@ def unlink_removed(planned: list[Planned], overlay: Overlay, now: datetime) -> N
     for p in live:
         for ch in p.record.also:
             overlay.set(ch.path, ch.after)
+    # an entry that goes to the archive keeps its links, as ARCHIVE does (undoing the undo of an ARCHIVE)
+    archived = {in_tree(ch.path) for p in live for ch in p.record.also if is_archived(ch.path) and ch.after is not None}
     removed = {ch.path: ch.before for p in live for ch in p.record.also
-               if ch.after is None and ch.before is not None and is_entry_file(ch.path)}
+               if ch.after is None and ch.before is not None and is_entry_file(ch.path) and ch.path not in archived}
     if not removed:
         return
     stamp = utc_now_iso(now)
