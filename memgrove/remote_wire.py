@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from memgrove.tree import forksafe
 from memgrove.tree.errors import BatchRejected, Cancelled, InvalidInput, MemgroveError
 
 TIMEOUT = 600.0          # seconds; the server bounds every request itself (request_timeout)
@@ -114,7 +115,15 @@ class Wire:
         self.named: dict[str, str] = {"project": str(project)} if project else {}
         self._kept = threading.local()
         self._open: set[Any] = set()         # every kept connection, of every thread, for close()
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
+        forksafe.in_child(self._forked)
+
+    def _forked(self) -> None:
+        # a forked child's requests on the parent's kept connections would interleave with the
+        # parent's on one stream: it opens its own (dropping these closes only the child's copies
+        # of their sockets; nothing is sent on them)
+        self._kept = threading.local()
+        self._open = set()
 
     def _connection(self) -> Any:
         import http.client  # here, not at the top: opening in-process (no server) needs no HTTP

@@ -20,6 +20,10 @@ search's result depends on how far this thread got. It encodes ``BATCH`` texts a
 ``MiniLM.encode`` runs on one BLAS thread: on a 2-core machine a writer keeps the other core.
 ``close()`` lets it finish at most the batch it is on. The thread refers to the tree weakly: a
 tree dropped without ``close()`` is collected and its thread ends.
+
+A process forked with the tree open (gunicorn ``--preload``, Celery, ``multiprocessing``) has no
+thread of the parent: there the embedder forgets the parent's queue (the parent's thread embeds
+it) and starts a thread of its own at the child's first write (tree/forksafe.py).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING
 
+from . import forksafe
 from .embedding import FEW
 from .vectors import vectors_of
 
@@ -57,16 +62,32 @@ class _Work:
             self.stopping = True
             self.cond.notify_all()
 
+    def forked(self) -> None:
+        """In a forked child: its lock may have been held by the parent's thread, which is not here."""
+        self.cond = threading.Condition()
+        self.waiting = {}
+        self.busy = False
+
 
 class Embedder:
     """The background embedder of one tree (``ContextTree.embedder``); started at once."""
 
     def __init__(self, tree: "ContextTree"):
         self._work = _Work()
-        self._thread = threading.Thread(target=_run, args=(weakref.ref(tree), self._work),
-                                        name="memgrove-embedder", daemon=True)
+        self._tree = weakref.ref(tree)
+        self._thread: threading.Thread | None = None
         weakref.finalize(self, self._work.stop)   # a tree dropped unclosed: its thread ends
+        forksafe.in_child(self._forked)
+        self._start()
+
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=_run, args=(self._tree, self._work),
+                                        name="memgrove-embedder", daemon=True)
         self._thread.start()
+
+    def _forked(self) -> None:
+        self._work.forked()
+        self._thread = None      # the parent's: started again at the first write (``written``)
 
     @property
     def dropped(self) -> int:
@@ -74,7 +95,8 @@ class Embedder:
         return self._work.dropped
 
     def alive(self) -> bool:
-        return self._thread.is_alive()
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def written(self, paths: list[str]) -> None:
         """Queue these entries' vectors (cheap: safe under the writer lock; never raises)."""
@@ -87,17 +109,24 @@ class Embedder:
                         continue
                     work.waiting[p] = None
             work.cond.notify()
+            if self._thread is None and not work.stopping:    # a forked child's first write
+                try:
+                    self._start()
+                except RuntimeError:     # no thread can be started: the searches compute these
+                    self._thread = None
 
     def idle(self) -> bool:
         """Nothing queued nor under way, the catch-up over (or the thread gone)."""
         with self._work.cond:
-            return not self._thread.is_alive() or not (self._work.busy or self._work.waiting)
+            thread = self._thread
+            return thread is None or not thread.is_alive() or not (self._work.busy or self._work.waiting)
 
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Stop once the batch under way is done (waiting at most ``timeout``)."""
         self._work.stop()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
 
 def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:

@@ -26,7 +26,6 @@ Everything here is process-wide by nature (a fork copies the whole process), hen
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import time
@@ -36,7 +35,8 @@ from typing import Any, Callable, TypeVar
 T = TypeVar("T")
 
 _locks: "weakref.WeakSet[Any]" = weakref.WeakSet()     # locks and conditions made free in a child
-_hooks: dict[int, "weakref.WeakMethod[Callable[[], None]]"] = {}   # by registration order
+# bound methods held weakly (their objects may go), for each moment of a fork
+_hooks: dict[str, dict[int, "weakref.WeakMethod[Callable[[], None]]"]] = {"before": {}, "parent": {}, "child": {}}
 _order = iter(range(1 << 62))
 _kept: list[Any] = []      # what a child inherited and must never close
 IMPORT_WAIT_S = 30.0       # the longest a fork waits for other threads' imports (each takes < 1 s)
@@ -67,14 +67,47 @@ def in_child(method: Callable[[], None]) -> None:
     """Call ``method`` (a bound method, held weakly: its object may go) in every child forked from
     now on. Methods run in the order they were registered, after every lock was made free; one
     that raises is skipped (a child must get to run its own code)."""
-    key = next(_order)
-    _hooks[key] = weakref.WeakMethod(method, lambda _ref: _hooks.pop(key, None))  # type: ignore[arg-type]
+    around_fork(in_child=method)
+
+
+def around_fork(*, before: Callable[[], None] | None = None, in_parent: Callable[[], None] | None = None,
+                in_child: Callable[[], None] | None = None) -> None:
+    """``in_child`` as above; ``before``: called in the thread that forks, just before (it may take
+    the object's own lock briefly); ``in_parent``: in the parent, just after."""
+    for moment, method in (("before", before), ("parent", in_parent), ("child", in_child)):
+        if method is not None:
+            key, hooks = next(_order), _hooks[moment]
+            hooks[key] = weakref.WeakMethod(method, lambda _ref, k=key, h=hooks: h.pop(k, None))  # type: ignore[arg-type]
+
+
+def _call(moment: str) -> None:
+    for ref in list(_hooks[moment].values()):      # in registration order
+        method = ref()
+        if method is None:
+            continue
+        try:
+            method()
+        except Exception:  # noqa: BLE001 - a part that cannot get ready stays unused; the rest go on
+            pass
+
+
+def here_only(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], None]:
+    """``fn(*args, **kwargs)``, done only in this process, never in a child forked from it: for a
+    finalizer that removes what the parent still uses (finalizers also run at a child's exit)."""
+    pid = os.getpid()
+
+    def call() -> None:
+        if os.getpid() == pid:
+            fn(*args, **kwargs)
+    return call
 
 
 def keep_for_ever(obj: Any) -> None:
     """Never close nor free ``obj`` in this (forked) process: it is the parent's as much as ours.
     A reference from a module is not enough: at the child's exit the interpreter clears modules and
     frees what they held; an extra count that nothing gives back is."""
+    import ctypes     # here: importing memgrove stays cheap
+
     _kept.append(obj)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
@@ -100,20 +133,14 @@ def _before_fork() -> None:
     deadline = time.monotonic() + IMPORT_WAIT_S
     while _imports_under_way() and time.monotonic() < deadline:
         time.sleep(0.002)        # the GIL is released: the importing threads go on
+    _call("before")
 
 
 def _after_fork_in_child() -> None:
     for obj in list(_locks):
         obj._at_fork_reinit()
-    for key, ref in sorted(_hooks.items()):
-        method = ref()
-        if method is None:
-            _hooks.pop(key, None)
-            continue
-        try:
-            method()
-        except Exception:  # noqa: BLE001 - a part that cannot reset stays unused; the rest go on
-            pass
+    _call("child")
 
 
-os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_parent=lambda: _call("parent"),
+                    after_in_child=_after_fork_in_child)
