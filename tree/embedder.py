@@ -134,8 +134,9 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
     if tree is None:
         return
     try:
-        tree.meaning_encoder()          # the first search finds the model loaded
-        backlog = sorted(tree.catalog.files())
+        with forksafe.no_fork():        # a fork waits for each step of this thread (tree/forksafe.py)
+            tree.meaning_encoder()      # the first search finds the model loaded
+            backlog = sorted(tree.catalog.files())
     except Exception as exc:  # noqa: BLE001 - no model, a damaged catalog: the searches do it all
         tree.notice(f"entries' vectors are not computed ahead ({exc}); searches compute them")
         return
@@ -170,10 +171,13 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
 def _embed(tree: "ContextTree", paths: list[str], work: _Work) -> None:
     """The vectors of those of ``paths`` that lack one, ``BATCH`` texts at a time (``vectors_of``
     skips the stored ones); stops between two batches when closing."""
-    encoder = tree.meaning_encoder()
-    texts = list(dict.fromkeys(tree._meaning_texts(paths).values()))
+    with forksafe.no_fork():
+        encoder = tree.meaning_encoder()
+        texts = list(dict.fromkeys(tree._meaning_texts(paths).values()))
     for s in range(0, len(texts), BATCH):
         if work.stopping:
             return
-        vectors_of(texts[s:s + BATCH], encoder, tree.vectors)
-    tree.vectors.checkpoint()
+        with forksafe.no_fork():
+            vectors_of(texts[s:s + BATCH], encoder, tree.vectors)
+    with forksafe.no_fork():
+        tree.vectors.checkpoint()

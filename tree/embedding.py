@@ -18,9 +18,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import os
-import threading
-import time
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
@@ -83,8 +80,8 @@ def _erf(x: Any) -> Any:
 
 
 def _product(a: Any, b: Any) -> Any:
-    """``a @ b``, a BLAS call: no fork while it runs (``_NoForkWhileEncoding``)."""
-    with _no_fork_while_encoding():
+    """``a @ b``, a BLAS call: no fork while it runs (``_model_call``)."""
+    with _model_call(native=True):
         return a @ b
 
 
@@ -98,6 +95,10 @@ class MiniLM:
     """all-MiniLM-L6-v2 loaded from ``folder``; ``encode`` is safe to call from several threads."""
 
     def __init__(self, folder: Path):
+        with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
+            self._load(folder)
+
+    def _load(self, folder: Path) -> None:
         try:
             import numpy as np
             from safetensors.numpy import load_file
@@ -168,7 +169,7 @@ class MiniLM:
     def _encode(self, texts: list[str], batch: int) -> Any:
         np = self._np
         # a Tokenizer's settings are shared state; encoding is quick
-        with _no_fork_while_encoding(), self._tok_lock:
+        with _model_call(native=True), self._tok_lock:
             encs = self._tok.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), DIM), dtype=np.float32)
@@ -220,14 +221,14 @@ class _OneBlasThread:
         if controller is None:
             yield
             return
-        with _no_fork_while_encoding(), self._mutex:   # setting BLAS's threads is a BLAS call too
+        with _model_call(native=True), self._mutex:   # setting BLAS's threads is a BLAS call too
             if self._users == 0:
                 self._limiter = controller.limit(limits=1, user_api="blas")
             self._users += 1
         try:
             yield
         finally:
-            with _no_fork_while_encoding(), self._mutex:
+            with _model_call(native=True), self._mutex:
                 self._users -= 1
                 if self._users == 0:
                     self._limiter.restore_original_limits()
@@ -239,59 +240,13 @@ class _OneBlasThread:
         self._users, self._limiter = 0, None
 
 
-class _NoForkWhileEncoding:
-    """No fork while a BLAS call (or the tokenizer's thread pool) is under way in this process.
-
-    OpenBLAS's own fork handler waits for its thread pool; with the background embedder inside a
-    matrix product, a parent's ``fork()`` waited for ever (its main thread in
-    ``blas_thread_shutdown_``, the embedder's in the product): the reliability suite's crash
-    section, and a loop forking beside three encoding trees within 90 s. Every encoding step holds
-    this gate (many at once); a fork waits until none does (at most ``FORK_WAIT_S``; a step is one
-    matrix product, milliseconds), steps starting meanwhile wait for the fork. Waiting on a condition releases the GIL, so
-    the steps under way can finish."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._running = 0
-        self._forking = 0
-
-    @contextlib.contextmanager
-    def __call__(self) -> Iterator[None]:
-        with self._cond:
-            while self._forking:
-                self._cond.wait()
-            self._running += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._running -= 1
-                if not self._running:
-                    self._cond.notify_all()
-
-    def before_fork(self) -> None:
-        deadline = time.monotonic() + FORK_WAIT_S
-        with self._cond:
-            self._forking += 1
-            while self._running and (left := deadline - time.monotonic()) > 0:
-                self._cond.wait(left)
-
-    def after_fork_in_parent(self) -> None:
-        with self._cond:
-            self._forking -= 1
-            self._cond.notify_all()
-
-    def after_fork_in_child(self) -> None:
-        self._cond = threading.Condition()    # its waiters and holders were the parent's threads
-        self._running = self._forking = 0
-
-
-FORK_WAIT_S = 30.0     # the longest a fork waits for the encoding steps under way (each a matrix product)
 _one_blas_thread = _OneBlasThread()
-_no_fork_while_encoding = _NoForkWhileEncoding()
-os.register_at_fork(before=_no_fork_while_encoding.before_fork,
-                    after_in_parent=_no_fork_while_encoding.after_fork_in_parent,
-                    after_in_child=_no_fork_while_encoding.after_fork_in_child)
+# No fork while this process is inside the model's libraries (tree/forksafe.py): OpenBLAS's own fork
+# handler waits for its thread pool, and with the background embedder inside a matrix product a
+# parent's fork() waited for ever (its main thread in blas_thread_shutdown_, the embedder's in the
+# product: the reliability suite's crash section; a loop forking beside three encoding trees hung
+# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it.
+_model_call = forksafe.no_fork
 
 
 @functools.lru_cache(maxsize=4)
@@ -307,5 +262,5 @@ _loading = forksafe.lock()
 def load_encoder(model: str = "") -> MiniLM:
     """The encoder of ``semantic_model`` (``model``), loaded once per process (about 90 MB)."""
     folder = model_folder(model).resolve()
-    with _loading:
+    with _model_call(), _loading:      # the gate first, always: a fork waits for the loading
         return _loaded(folder)

@@ -13,8 +13,13 @@ is shared with the parent: used by both, it garbles both. So, in a forked child 
 - each object registered with ``in_child(obj.method)`` gets its method called: it drops its threads,
   its connections and its readers, to start or open new ones lazily (none is started inside the
   fork: the child may exec or exit at once);
-- and before the fork, the thread that forks waits (at most ``IMPORT_WAIT_S``) for other threads'
-  imports to finish: a module's import lock held by a vanished thread is never released either, and
+- before the fork, the thread that forks waits (at most ``FORK_WAIT_S``) for the calls other
+  threads make inside ``no_fork()``: a search, a write, a step of the background embedder, a call
+  into the model's libraries. A library's own lock held by a thread amid a call stays locked in the
+  child too (SQLite's allocator, a Rust ``Once`` in the tokenizer: children forked as the embedder
+  read the catalog or loaded the model waited for ever), and OpenBLAS's fork handler itself waits
+  for a matrix product under way (the parent's ``fork()`` hung);
+- and (at most ``IMPORT_WAIT_S``) for other threads' imports to finish: a module's import lock held by a vanished thread is never released either, and
   the module stays half-made in ``sys.modules`` (a child forked as the embedder imported NumPy to load
   the model waited for ever at its first search);
 - what must not be closed in the child, because closing acts on the parent's files too (a SQLite
@@ -26,20 +31,23 @@ Everything here is process-wide by nature (a fork copies the whole process), hen
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 import weakref
-from typing import Any, Callable, TypeVar
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
 _locks: "weakref.WeakSet[Any]" = weakref.WeakSet()     # locks and conditions made free in a child
-# bound methods held weakly (their objects may go), for each moment of a fork
-_hooks: dict[str, dict[int, "weakref.WeakMethod[Callable[[], None]]"]] = {"before": {}, "parent": {}, "child": {}}
+# bound methods, their objects held weakly (they may go), for each moment of a fork
+_hooks: dict[str, dict[int, tuple["weakref.ref[Any]", Callable[[Any], None]]]] = {"before": {}, "parent": {}, "child": {}}
 _order = iter(range(1 << 62))
 _kept: list[Any] = []      # what a child inherited and must never close
 IMPORT_WAIT_S = 30.0       # the longest a fork waits for other threads' imports (each takes < 1 s)
+FORK_WAIT_S = 30.0         # the longest a fork waits for the no_fork() calls under way (a search, a write)
 
 
 def _tracked(obj: T) -> T:
@@ -77,16 +85,17 @@ def around_fork(*, before: Callable[[], None] | None = None, in_parent: Callable
     for moment, method in (("before", before), ("parent", in_parent), ("child", in_child)):
         if method is not None:
             key, hooks = next(_order), _hooks[moment]
-            hooks[key] = weakref.WeakMethod(method, lambda _ref, k=key, h=hooks: h.pop(k, None))  # type: ignore[arg-type]
+            owner = weakref.ref(method.__self__, lambda _ref, k=key, h=hooks: h.pop(k, None))  # type: ignore[attr-defined]
+            hooks[key] = (owner, method.__func__)  # type: ignore[attr-defined]
 
 
 def _call(moment: str) -> None:
-    for ref in list(_hooks[moment].values()):      # in registration order
-        method = ref()
-        if method is None:
+    for owner, fn in list(_hooks[moment].values()):      # in registration order
+        obj = owner()
+        if obj is None:
             continue
         try:
-            method()
+            fn(obj)
         except Exception:  # noqa: BLE001 - a part that cannot get ready stays unused; the rest go on
             pass
 
@@ -112,6 +121,79 @@ def keep_for_ever(obj: Any) -> None:
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
 
+class _Calls:
+    """The calls under way in ``no_fork()``: many at once, and re-entrant in a thread (a search
+    that loads the model, then multiplies matrices). A fork waits until none is under way in
+    another thread; a call starting meanwhile waits for the fork (milliseconds). Waiting on a
+    condition releases the GIL: the calls under way finish.
+
+    A call may outlast ``FORK_WAIT_S`` (a search computing many vectors on a busy machine): the fork
+    then goes ahead, but never inside a ``native`` call (a matrix product, the tokenizer, the
+    model's loading: OpenBLAS's fork handler would wait for ever), which it waits for without a
+    bound: each lasts milliseconds, the loading seconds, and none starts while the fork waits."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._running = 0     # threads inside a call
+        self._native = 0      # threads inside a native call
+        self._phase = 0       # 1: a fork waits for the calls; 2: it goes ahead, between native calls
+        self._mine = threading.local()
+
+    @contextmanager
+    def __call__(self, *, native: bool = False) -> Iterator[None]:
+        depth = getattr(self._mine, "depth", 0)
+        with self._cond:
+            while self._phase if not depth else (native and self._phase == 2):
+                self._cond.wait()
+            self._running += not depth
+            self._native += native
+        self._mine.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._mine.depth = depth
+            with self._cond:
+                self._running -= not depth
+                self._native -= native
+                self._cond.notify_all()
+
+    def before_fork(self) -> None:
+        mine = 1 if getattr(self._mine, "depth", 0) else 0     # a call of the forking thread itself
+        deadline = time.monotonic() + FORK_WAIT_S
+        with self._cond:
+            self._phase = 1
+            while self._running > mine and (left := deadline - time.monotonic()) > 0:
+                self._cond.wait(left)
+            self._phase = 2
+            while self._native:
+                self._cond.wait()
+
+    def after_fork_in_parent(self) -> None:
+        with self._cond:
+            self._phase = 0
+            self._cond.notify_all()
+
+    def after_fork_in_child(self) -> None:
+        mine = getattr(self._mine, "depth", 0)
+        self._cond = threading.Condition()   # its waiters and holders were the parent's threads
+        self._running, self._native, self._phase = (1 if mine else 0), 0, 0
+
+
+no_fork = _Calls()
+"""``with forksafe.no_fork():`` — this process does not fork until the block is done (bounded)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def no_fork_amid(fn: F) -> F:
+    """A method or function run inside ``no_fork()``."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with no_fork():
+            return fn(*args, **kwargs)
+    return call  # type: ignore[return-value]
+
+
 def _imports_under_way() -> bool:
     """Another thread holds a module's import lock (it is importing that module). CPython resets
     its global import lock in a child, not these (importlib's private ``_module_locks``: read
@@ -130,17 +212,24 @@ def _imports_under_way() -> bool:
 
 
 def _before_fork() -> None:
+    no_fork.before_fork()
     deadline = time.monotonic() + IMPORT_WAIT_S
     while _imports_under_way() and time.monotonic() < deadline:
         time.sleep(0.002)        # the GIL is released: the importing threads go on
     _call("before")
 
 
+def _after_fork_in_parent() -> None:
+    no_fork.after_fork_in_parent()
+    _call("parent")
+
+
 def _after_fork_in_child() -> None:
+    no_fork.after_fork_in_child()
     for obj in list(_locks):
         obj._at_fork_reinit()
     _call("child")
 
 
-os.register_at_fork(before=_before_fork, after_in_parent=lambda: _call("parent"),
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                     after_in_child=_after_fork_in_child)

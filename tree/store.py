@@ -311,6 +311,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return out[:limit] if limit else out
 
     # -- search -------------------------------------------------------------
+    @forksafe.no_fork_amid      # a fork waits for the searches under way (tree/forksafe.py)
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
                record_access: bool = False, check: bool = True, include_archived: bool = False) -> list[Hit]:
         """BM25F search, normalized, gap-filtered and ranked by the profile.
