@@ -14,7 +14,7 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped")
+            "dropped", "fork_safety")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -24,7 +24,7 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0}
+         "slow_body_timeout": 3.0, "fork_forks": 3, "fork_load_rounds": 1, "fork_backlog": 24}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -78,6 +78,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--slow-body-timeout", type=float, default=8.0, help="the server's body_timeout here")
     g = p.add_argument_group("dropped")
     g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
+    g = p.add_argument_group("fork_safety")
+    g.add_argument("--fork-forks", type=int, default=30, help="children forked amid writes, and amid embedding")
+    g.add_argument("--fork-load-rounds", type=int, default=8, help="fresh processes forking 3 children as the model loads")
+    g.add_argument("--fork-backlog", type=int, default=120, help="entries written for the embedder before forking")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -166,6 +170,11 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import hostile_served
 
         return hostile_served.run_section(work, slow=args.slow)
+    if name == "fork_safety":
+        from . import fork_safety
+
+        return fork_safety.run_section(work, forks=args.fork_forks, load_rounds=args.fork_load_rounds,
+                                       backlog=args.fork_backlog)
     if name == "dropped":
         from . import dropped
 

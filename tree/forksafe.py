@@ -231,5 +231,11 @@ def _after_fork_in_child() -> None:
     _call("child")
 
 
+# Other fork handlers take locks before a fork (logging's module lock): a thread needing one (to log,
+# to make a log handler: the watcher does) could not finish its call while ours waits for it (a fork
+# waited its 30 s so). CPython runs "before" handlers last registered first: logging's is registered
+# first. (concurrent.futures' takes its shutdown lock, which no call inside no_fork() needs.)
+import logging  # noqa: E402,F401
+
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                     after_in_child=_after_fork_in_child)
