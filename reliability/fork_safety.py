@@ -97,7 +97,7 @@ def parent(args: dict[str, Any]) -> None:
     busy = 0
     for i in range(forks):
         if scenario == "model_load":
-            time.sleep(0 if i == 0 else 0.15)
+            time.sleep(0 if i == 0 else 0.05)
             busy += mem.tree.encoder is None
         elif scenario == "embedding":
             time.sleep(0.1)

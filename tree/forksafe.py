@@ -19,12 +19,14 @@ is shared with the parent: used by both, it garbles both. So, in a forked child 
   child too (SQLite's allocator, a Rust ``Once`` in the tokenizer: children forked as the embedder
   read the catalog or loaded the model waited for ever), and OpenBLAS's fork handler itself waits
   for a matrix product under way (the parent's ``fork()`` hung);
-- and (at most ``IMPORT_WAIT_S``) for other threads' imports to finish: a module's import lock held by a vanished thread is never released either, and
-  the module stays half-made in ``sys.modules`` (a child forked as the embedder imported NumPy to load
-  the model waited for ever at its first search);
+- and (at most ``IMPORT_WAIT_S``) for other threads' imports to finish: a module's import lock held
+  by a vanished thread is never released either, and the module stays half-made in ``sys.modules``
+  (a child forked as the embedder imported NumPy to load the model waited for ever at its first
+  search);
 - what must not be closed in the child, because closing acts on the parent's files too (a SQLite
   connection's close may checkpoint and delete the WAL the parent is using), is handed to
-  ``keep_for_ever``: never closed, never even freed, in that child.
+  ``keep_for_ever``: never closed, never even freed, in that child; a finalizer that removes what
+  the parent still uses is made ``here_only``.
 
 Everything here is process-wide by nature (a fork copies the whole process), hence module state.
 """
