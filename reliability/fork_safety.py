@@ -98,10 +98,10 @@ def parent(args: dict[str, Any]) -> None:
     for i in range(forks):
         if scenario == "model_load":
             time.sleep(0 if i == 0 else 0.05)
-            busy += mem.tree.encoder is None
+            busy += mem.tree.embedder is not None and mem.tree.encoder is None
         elif scenario == "embedding":
             time.sleep(0.1)
-            busy += not mem.tree.embedder.idle()
+            busy += mem.tree.embedder is not None and not mem.tree.embedder.idle()
         else:
             time.sleep(0.1)
         t0 = time.monotonic()
