@@ -243,13 +243,16 @@ def test_fork_while_the_embedder_encodes(tmp_path: Path) -> None:
     """The parent forks again and again while its embedder and a searching thread are inside matrix
     products: OpenBLAS's fork handler waited for ever for its thread pool (the reliability suite's
     crash section sat in ``fork()``). Run in a subprocess: a hang there is a timeout here."""
+    proc = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT, str(tmp_path / "proj"), "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-c", PARENT_SCRIPT, str(tmp_path / "proj"), "30"],
-                              capture_output=True, text=True, timeout=240)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the parent hung forking beside the encoding embedder: {exc.stdout!r} {exc.stderr!r}"[-3000:])
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+        out, err = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)      # its hung children too
+        out, err = proc.communicate()
+        pytest.fail(f"the parent hung forking beside the encoding embedder: {out!r} {err!r}"[-3000:])
+    assert proc.returncode == 0, err[-3000:]
+    report = json.loads(out.strip().splitlines()[-1])
     assert report["failed"] == 0, report
 
 
