@@ -14,6 +14,7 @@ from typing import Any
 
 from memgrove.tree.cache import QueryCache
 from memgrove.tree.errors import InvalidInput, MemgroveError
+from memgrove.tree.question_bound import check_length
 from memgrove.tree.search import Hit
 from memgrove.tree.text_checks import text_problem
 
@@ -57,6 +58,7 @@ class QueryPipeline:
     def check(question: Any) -> str:
         if not isinstance(question, str) or not question.strip():
             raise MemgroveError("the question is empty")
+        check_length(question)          # first: a 10 MB question must cost nothing more
         bad = text_problem(question)
         if bad:
             raise InvalidInput(f"the question contains {bad}")

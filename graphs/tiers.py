@@ -22,6 +22,7 @@ from typing import Any
 
 from memgrove.tree.cache import QueryCache, normalize_query
 from memgrove.tree.fsio import append_line
+from memgrove.tree.question_bound import logged
 from memgrove.tree.search import Hit
 from memgrove.tree.validity import current_first
 
@@ -294,7 +295,7 @@ def remember(cache: QueryCache, log_file: Path, answer: Answer, fingerprint: str
 
 
 def log_query(log_file: Path, a: Answer) -> None:
-    record = {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "question": a.question,
+    record = {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "question": logged(a.question),
               "tier": a.tier, "latency_ms": round(a.latency_ms, 3), "cached": a.cached, "top_score": round(a.top_score, 4),
               "sources": a.sources, "out_of_domain": a.out_of_domain, "llm": a.llm, "error": a.error}
     append_line(log_file, json.dumps(record, ensure_ascii=False), durable=False)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from memgrove.graphs.tiers import Answer
     from memgrove.langgraph_store import ContextTreeStore
     from memgrove.memory import Memory
-    from memgrove.remote import RemoteMemory, ServerError, ServerUnreachable
+    from memgrove.remote import BadReply, RemoteMemory, ServerError, ServerTimeout, ServerUnreachable
     from memgrove.tree.doctor import DoctorReport
     from memgrove.tree.entry import Entry
     from memgrove.tree.errors import (
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         OperationConflict,
         OperationNotFound,
         PrimaryUnreachable,
+        QuestionTooLong,
         ReadOnlyReplica,
         ReviewConflict,
         TreeNotFound,
@@ -71,6 +72,8 @@ _WHERE = {
     "Memory": "memgrove.memory",
     "RemoteMemory": "memgrove.remote",               # Memory.connect's: the standard library only
     "ServerError": "memgrove.remote",
+    "ServerTimeout": "memgrove.remote",                # a call past its timeout
+    "BadReply": "memgrove.remote",                     # a reply not JSON, of another shape, or too large
     "ServerUnreachable": "memgrove.remote",
     "DoctorReport": "memgrove.tree.doctor",
     "Entry": "memgrove.tree.entry",
@@ -81,7 +84,7 @@ _WHERE = {
     **{name: "memgrove.tree.errors" for name in (
         "BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
         "ItemNotFound", "JournalError", "LockTimeout", "MemgroveError", "NotWritable", "OperationConflict",
-        "OperationNotFound", "PrimaryUnreachable", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside")},
+        "OperationNotFound", "PrimaryUnreachable", "QuestionTooLong", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside")},
 }
 
 
@@ -100,6 +103,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer",
+    "BadReply",
     "BatchRejected",
     "Cancelled",
     "chat_model",
@@ -123,10 +127,12 @@ __all__ = [
     "OperationNotFound",
     "OpResult",
     "PrimaryUnreachable",
+    "QuestionTooLong",
     "ReadOnlyReplica",
     "RemoteMemory",
     "ReviewConflict",
     "ServerError",
+    "ServerTimeout",
     "ServerUnreachable",
     "TreeNotFound",
     "TreeOutside",

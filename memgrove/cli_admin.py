@@ -70,12 +70,26 @@ def doctor(state: _State, fix: bool, as_json: bool) -> None:
     else:
         status = "consistent" if rep.ok else "INCONSISTENT"
         echo(f"{status}: {rep.entries} entries, {rep.contexts} context files, {rep.indexed} indexed")
+        if rep.vectors.get("with_vectors") is not None:
+            echo(vectors_line(rep.vectors))
         for label, items in (("problem", rep.problems), ("warning", rep.warnings), ("fixed", rep.fixed),
                              ("notice", rep.notices)):
             for item in items:
                 echo(f"  {label}: {item}")
     if not rep.ok:
         raise click.exceptions.Exit(1)
+
+
+def vectors_line(v: dict) -> str:
+    """``doctor``'s line on ranking by meaning: how many entries have their vector, what is pending."""
+    line = f"vectors: {v['with_vectors']} of {v['with_vectors'] + v['missing']} entries"
+    if v["missing"]:
+        line += f" ({v['missing']} missing: ranked by their words until computed"
+        b = v.get("backlog")
+        line += (f"; the background embedder has {b['queued']} queued, {max(b['unchecked'], 0)} to look at, "
+                 f"{b['dropped']} dropped)" if b else
+                 "; a running server computes them in the background, `memgrove reindex` all at once)")
+    return line
 
 
 @cli.command("mcp")

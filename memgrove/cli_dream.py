@@ -17,27 +17,46 @@ _KIND_ORDER = ("duplicate", "near_duplicate", "superseded", "link", "archive", "
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="Only scan: list the candidates, change nothing.")
 @click.option("--undo", "undo", is_flag=False, flag_value="", default=None, metavar="[RUN]",
-              help="Revert a run instead (default: the last run that applied something).")
+              help="Revert a run instead (default: the newest run).")
 @click.option("--force", is_flag=True, help="With --undo: revert even if files changed since (kept in the journal).")
+@click.option("--with-approved", is_flag=True,
+              help="With --undo: also revert what was approved in review from the run's proposals.")
 @click.option("--no-model", is_flag=True, help="Do not ask the model even when one is configured: queue instead.")
 @json_option
 @click.pass_obj
-def dream(state: _State, dry_run: bool, undo: str | None, force: bool, no_model: bool, as_json: bool) -> None:
+def dream(state: _State, dry_run: bool, undo: str | None, force: bool, with_approved: bool, no_model: bool,
+          as_json: bool) -> None:
     """Clean the memory: merge exact duplicates, add missing links, ask the model (if configured)
     about near duplicates and superseded facts, queue the rest for `memgrove review`."""
     mem = state.memory()
     if undo is not None:
-        out = mem.dream(undo=undo or True, force=force)
+        out = mem.dream(undo=undo or True, force=force, with_approved=with_approved)
         if as_json:
             _emit_json(out)
         else:
-            echo(f"undid dream run {out['run']}: {len(out['undo'])} operation(s) reverted, every file as before it")
+            echo(_undo_text(out))
         return
+    if with_approved:
+        raise click.UsageError("--with-approved goes with --undo")
     out = mem.dream(dry_run=dry_run) if not no_model else mem.dream(dry_run=dry_run, use_model=False)
     if as_json:
         _emit_json(out)
         return
     echo(_dream_text(out))
+
+
+def _undo_text(out: dict[str, Any]) -> str:
+    how = ", interrupted" if out.get("interrupted") else ""
+    line = (f"undid dream run {out['run']} (started {out.get('started') or '?'}{how}): "
+            f"{out.get('operations', len(out['undo']))} operation(s) reverted")
+    if out.get("approved"):
+        line += f", {len(out['approved'])} of them approved in review from its proposals"
+    line += ", every file as before them"
+    kept = out.get("approved_kept") or []
+    if kept:
+        line += (f"\n{len(kept)} operation(s) approved in review from its proposals are kept ({', '.join(kept)}): "
+                 f"memgrove dream --undo {out['run']} --with-approved reverts them")
+    return safe(line)
 
 
 def _dream_text(out: dict[str, Any]) -> str:

@@ -10,7 +10,10 @@
 3. else ``Memory`` in this process.
 
 ``--no-server`` or ``MEMGROVE_NO_SERVER=1`` forces the last. A registration whose process is
-gone, or whose port does not answer as that process, falls back silently.
+gone, or whose port does not answer as that process, falls back silently. So does a read
+replica's server (``memgrove serve --replica-of``) when this process has no token for it: a
+replica's token is its primary's, given in ``MEMGROVE_TOKEN`` and never written to its folder, so
+without it the CLI reads the replica's tree itself, and a write says where writes go.
 
 This module and what it imports at the top are the standard library and light memgrove
 modules only: a cold ``memgrove query`` through a server pays no Whoosh, no LangChain, no
@@ -81,9 +84,13 @@ def open_memory(root: str | os.PathLike | None, no_server: bool = False) -> "Mem
             home = None              # in-process opening says what is wrong, as it always did
         if home is not None:
             info = registry.find_server(home)
-            if info is not None:
+            if info is not None and not (info.get("auth", True) and not info.get("token") and _is_replica(home)):
                 return ServerMemory(home, info, root)
     return open_local(root)
+
+
+def _is_replica(home: Path) -> bool:
+    return (home / "replica.json").exists()     # tree/replication_follow.REPLICA_FILE (not imported: it is heavy)
 
 
 def open_local(root: str | os.PathLike | None) -> "Memory":
@@ -158,27 +165,20 @@ class ServerMemory(RemoteMemory):
         return str(self._local_home.parent)
 
     # -- the wire, with the fallback ---------------------------------------------------------
-    def _get(self, path: str, params: dict[str, Any] | None = None, body: Any = None, method: str = "GET",
-             local: Callable[[Any], Any] | None = None) -> Any:
+    def _read_failed(self, path: str, exc: BaseException, local: Callable[[Any], Any] | None) -> Any:
         """A read: a server gone (or dying) under it sends it back in-process, harmlessly."""
-        try:
-            return self._send(method, path, params, body, retry=True)
-        except (_Refused, _NoAnswer, OSError):
-            if local is not None and self._gone():
-                return local(self._local())
-            return self._unreachable(path, write=False)
+        if local is not None and self._gone():
+            return local(self._local())
+        return self._unreachable(path, write=False)
 
-    def _post(self, path: str, body: Any, local: Callable[[Any], Any] | None = None) -> Any:
+    def _write_failed(self, path: str, exc: BaseException, local: Callable[[Any], Any] | None) -> Any:
         """A write: once sent, never applied again here, whatever happens to the answer."""
-        try:
-            return self._send("POST", path, None, body)
-        except _Refused:
+        if isinstance(exc, _Refused):
             if local is None:
                 raise ServerUnreachable(f"memgrove serve at {self.url} refused the connection; nothing was sent") \
                     from None
             return local(self._local())
-        except (_NoAnswer, OSError):
-            return self._unreachable(path, write=True)
+        return self._unreachable(path, write=True)
 
     def _gone(self) -> bool:
         return registry.find_server(self._local_home) is None
@@ -209,7 +209,8 @@ class ServerMemory(RemoteMemory):
         return self._local().doctor(fix=fix)
 
     def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
-              use_model: bool = True, **kwargs: Any) -> dict[str, Any]:
+              use_model: bool = True, with_approved: bool = False, **kwargs: Any) -> dict[str, Any]:
         if kwargs:
-            return self._local().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model, **kwargs)
-        return super().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model)
+            return self._local().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model,
+                                       with_approved=with_approved, **kwargs)
+        return super().dream(dry_run=dry_run, undo=undo, force=force, use_model=use_model, with_approved=with_approved)

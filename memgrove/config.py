@@ -185,7 +185,9 @@ HELP: dict[str, dict[str, str]] = {
         "header_timeout": "seconds a connection has to send a request's headers (408 and closed)",
         "body_timeout": "seconds a request has to send its body once read (408 and closed)",
         "keep_alive_timeout": "seconds an idle kept-alive connection stays open",
-        "max_connections": "open connections at most; more are answered 503 and closed",
+        "max_connections": "open connections at most; a new one cuts one without a token, else is answered 503",
+        "max_unauthenticated": "connections without a valid token waiting for their headers; past it, stalled ones are cut",
+        "max_unauthenticated_per_peer": "the same, from one address (an IPv6 /64)",
         "dream_when_idle": "run `memgrove dream` when the tree's idle gates open (dream_idle_hours, "
                            "dream_min_curations in [tree]); off by default",
         "dream_check_s": "seconds between two looks at those gates (with dream_when_idle)",

@@ -15,6 +15,11 @@ is not sure to do the same: another command, a word or flag it does not know (``
 (a symbolic link, ``..``), a terminal that is not UTF-8, or a server that fails to answer (a
 read: asking again is harmless). Its own imports: ``os``, ``sys``, ``json``, ``re`` and
 ``socket`` (``textwrap`` and ``shutil`` for search's text).
+
+As ``Memory.connect``'s client, the answer comes within ``MEMGROVE_TIMEOUT`` seconds (600) in all,
+however slowly it drips (``deadline_socket.py``), and is at most 64 MB: past either, one line says
+so (``server_timeout``, ``bad_reply``). A read replica's server this process has no token for is
+left to the click CLI, which reads the replica's tree itself (``memgrove/client.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ if TYPE_CHECKING:
 
 COMMANDS = ("query", "search")
 PROBE_TIMEOUT = 0.5       # seconds for /health, as memgrove.server.registry.PROBE_TIMEOUT
-TIMEOUT = 600.0           # seconds for the answer, as memgrove.client.TIMEOUT
+TIMEOUT = 600.0           # seconds for the answer, as memgrove.remote_wire.TIMEOUT (MEMGROVE_TIMEOUT)
+MAX_REPLY = 64 * 2**20    # bytes, as memgrove.remote_wire.MAX_REPLY
 SEARCH_LIMIT = 200        # the most results /api/search gives (memgrove.client.SEARCH_LIMIT)
 _OFF = ("", "0", "false", "no")
 NO_SERVER_ENV = "MEMGROVE_NO_SERVER"     # as memgrove.client: work in-process
@@ -61,16 +67,27 @@ def run(argv: list[str]) -> int | None:
     server = _registration(home) if home else None
     if server is None:
         return None
+    timeout = _timeout()
+    if timeout is None:
+        return None           # the click CLI says what is wrong with MEMGROVE_TIMEOUT
+    path = "/api/query" if cmd["command"] == "query" else "/api/search"
     try:
         if cmd["command"] == "query":
-            status, data, ms = _ask(server, home, "POST", "/api/query", None, {"question": cmd["text"]})
+            status, data, ms = _ask(server, home, "POST", path, None, {"question": cmd["text"]}, timeout)
         else:
             params = {"q": cmd["text"], "limit": cmd["limit"] + 1}    # one more: is anything left out?
             if cmd["archived"]:
                 params["include_archived"] = "true"
-            status, data, ms = _ask(server, home, "GET", "/api/search", params, None)
+            status, data, ms = _ask(server, home, "GET", path, params, None, timeout)
     except (_Fallback, UnicodeError):     # an unencodable question: the click CLI says what is wrong
         return None
+    except _Late:
+        return _fail("server_timeout", f"memgrove serve at {server['url']} did not answer {path} within {timeout:g} s",
+                     as_json=cmd["json"])
+    except _TooLarge:
+        return _fail("bad_reply", f"memgrove serve at {server['url']} answered {path} with a reply past the "
+                                  f"client's limit of {MAX_REPLY:,} bytes: refused, nothing more was read",
+                     as_json=cmd["json"])
     try:
         if status >= 400 or data is _NOT_JSON:
             return _fail(*_error_message(status, data, server["url"]), as_json=cmd["json"])
@@ -80,6 +97,10 @@ def run(argv: list[str]) -> int | None:
             _print_hits(data, cmd, ms)
     except BrokenPipeError:        # `memgrove query ... | head -1`: the reader left, not an error
         _reader_left()
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:   # raised before any output
+        return _fail("bad_reply", f"memgrove serve at {server['url']} answered {path} with JSON of another shape "
+                                  f"than a memgrove server sends ({type(exc).__name__}: {str(exc)[:200]})",
+                     as_json=cmd["json"])
     return 0
 
 
@@ -161,6 +182,29 @@ class _Fallback(Exception):
     """Something the click CLI handles better: nothing was printed."""
 
 
+class _Late(Exception):
+    """The answer did not come within the timeout."""
+
+
+class _TooLarge(Exception):
+    """The answer is longer than ``MAX_REPLY``."""
+
+
+class _Holder:
+    deadline = float("inf")
+
+
+def _timeout() -> float | None:
+    raw = os.environ.get("MEMGROVE_TIMEOUT", "").strip()
+    if not raw:
+        return TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if 0 < value < float("inf") else None
+
+
 _NOT_JSON = object()
 
 
@@ -187,6 +231,8 @@ def _registration(home: str) -> dict[str, Any] | None:
     info["connect"] = host
     info["url"] = f"http://{f'[{host}]' if ':' in host else host}:{info['port']}"
     info["token"] = _token(home, info) if info.get("auth", True) else None
+    if info.get("auth", True) and not info["token"] and os.path.exists(os.path.join(home, "replica.json")):
+        return None       # a replica's token is its primary's: without it, the click CLI reads the tree itself
     return info
 
 
@@ -205,7 +251,7 @@ def _read(path: str) -> str | None:
 
 
 def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict[str, Any] | None,
-         body: Any) -> tuple[int, Any, float]:
+         body: Any, timeout: float = TIMEOUT) -> tuple[int, Any, float]:
     """``/health`` (the registered process answers), then the request, on one connection:
     the status, the JSON answer and the milliseconds since the registration was read."""
     import time
@@ -216,14 +262,18 @@ def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict
         params["project"] = os.path.dirname(home)   # as memgrove.client.ServerMemory names it
     if params:
         path += "?" + "&".join(f"{_quoted(str(k))}={_quoted(str(v))}" for k, v in params.items())
+    from memgrove.deadline_socket import Late, TooLarge, deadline_reader
+
+    holder = _Holder()
+    holder.deadline = time.monotonic() + PROBE_TIMEOUT * 4       # /health: as quick as a probe
     sock = _connect(server)
-    reader = sock.makefile("rb")
+    reader = deadline_reader(sock, holder)
     try:
         host = f"Host: 127.0.0.1:{server['port']}\r\n"
         try:
             sock.sendall(f"GET /health HTTP/1.1\r\n{host}Accept: application/json\r\n\r\n".encode("ascii"))
             status, health, kept = _response(reader)
-        except (OSError, ValueError):
+        except (OSError, ValueError, Late, TooLarge):
             raise _Fallback() from None
         if status != 200 or not isinstance(health, dict) or health.get("pid") != server["pid"]:
             raise _Fallback()
@@ -231,17 +281,22 @@ def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict
             reader.close()
             sock.close()
             sock = _connect(server)
-            reader = sock.makefile("rb")
+            reader = deadline_reader(sock, holder)
         data = b"" if body is None else json.dumps(body).encode("utf-8")
         head = f"{method} {path} HTTP/1.1\r\n{host}Accept: application/json\r\nConnection: close\r\n"
         if server["token"]:
             head += f"Authorization: Bearer {server['token']}\r\n"
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        holder.deadline = time.monotonic() + timeout
         try:
-            sock.settimeout(TIMEOUT)
+            sock.settimeout(timeout)
             sock.sendall(head.encode("latin-1") + b"\r\n" + data)
             status, answer, _ = _response(reader)
+        except Late:
+            raise _Late() from None
+        except TooLarge:
+            raise _TooLarge() from None
         except (OSError, ValueError, UnicodeError):
             raise _Fallback() from None
         return status, answer, (time.perf_counter() - start) * 1000
@@ -295,23 +350,29 @@ def _response(reader: Any) -> tuple[int, Any, bool]:
             chunked = b"chunked" in value.lower()
         elif name == b"connection":
             kept = kept and b"close" not in value.lower()
+    from memgrove.deadline_socket import TooLarge
+
     if chunked:
-        raw = b""
+        raw = bytearray()
         while True:
             size = int(reader.readline(65537).split(b";")[0], 16)
             if size == 0:
                 while reader.readline(65537) not in (b"\r\n", b"\n", b""):
                     pass
                 break
+            if len(raw) + size > MAX_REPLY:
+                raise TooLarge(None)
             raw += _exactly(reader, size)
             reader.readline(65537)
     elif length is not None:
+        if length > MAX_REPLY:
+            raise TooLarge(length)
         raw = _exactly(reader, length)
     else:
         raise ValueError("no length")
     try:
         return status, json.loads(raw) if raw else None, kept
-    except ValueError:
+    except (ValueError, RecursionError):     # RecursionError: JSON nested deeper than the parser goes
         return status, _NOT_JSON, kept
 
 

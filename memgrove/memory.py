@@ -96,22 +96,27 @@ class Memory(MemoryHygiene):
 
     @staticmethod
     def connect(url: str | None = None, token: str | None = None, *, project: str | os.PathLike | None = None,
-                model: Any = None, home: str | os.PathLike | None = None) -> "RemoteMemory":
+                model: Any = None, home: str | os.PathLike | None = None, timeout: float | None = None,
+                max_reply: int | None = None) -> "RemoteMemory":
         """The memory ``memgrove serve`` holds at ``url`` (default: ``MEMGROVE_URL``), with this class's
         methods, results and exceptions (``memgrove/remote.py``).
 
         ``token``: the project's bearer token (default: ``MEMGROVE_TOKEN``; for a server on this
         machine, its project's ``.memgrove/server.token``). ``project``: one of the server's projects
         other than the token's. ``model``: the model of the graphs run here (``graph``, ``agent``);
-        ``home``: a folder here for their answer cache and threads (default: temporary).
+        ``home``: a folder here for their answer cache and threads (default: temporary). ``timeout``:
+        the seconds each call may take in all, however slowly the server answers (default
+        ``MEMGROVE_TIMEOUT``, else 600: ``ServerTimeout``); ``max_reply``: the most bytes of a reply
+        read (default 64 MB: ``BadReply``).
 
         >>> mem = Memory.connect("http://127.0.0.1:7437")           # doctest: +SKIP
         >>> mem.search("refresh token")[0].path                      # doctest: +SKIP
         'auth/jwt/refresh_rotation.md'
         """
-        from memgrove.remote import RemoteMemory
+        from memgrove.remote import MAX_REPLY, RemoteMemory
 
-        return RemoteMemory(url, token, project=project, model=model, home=home)
+        return RemoteMemory(url, token, project=project, model=model, home=home, timeout=timeout,
+                            max_reply=MAX_REPLY if max_reply is None else max_reply)
 
     def close(self) -> None:
         if self._pipeline is not None:
@@ -392,10 +397,11 @@ class Memory(MemoryHygiene):
         return memory_tools(self, **options)
 
     def stats(self) -> dict[str, Any]:
-        """Tier distribution and latency percentiles from the query log."""
+        """Tier distribution and latency percentiles from the query log, and how far entries'
+        vectors are (``vectors``: ``ContextTree.vector_state``)."""
         from memgrove.graphs.stats import query_stats
 
-        return query_stats(self.tree.home / "query-log.jsonl")
+        return {**query_stats(self.tree.home / "query-log.jsonl"), "vectors": self.tree.vector_state(exact=True)}
 
     # -- reading ------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list[Hit]:

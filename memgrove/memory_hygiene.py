@@ -21,19 +21,23 @@ class MemoryHygiene:
 
     def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
               model: Any = None, use_model: bool = True, candidates: Any = None,
-              budget_s: float | None = None) -> dict[str, Any]:
+              budget_s: float | None = None, with_approved: bool = False) -> dict[str, Any]:
         """One ``memgrove dream`` run: scan, apply exact duplicates and missing links, ask the model
         (``model``, the memory's, or ``MEMGROVE_MODEL``; none with ``use_model=False``) about the
         rest, queue what waits for review. ``dry_run`` only scans. ``undo``: revert a run instead
-        (True or "": the last run that applied something; else its id), ``force`` as for ``undo``.
-        Returns ``{"run", "candidates": [{"kind", "paths", "action", "reason", "confidence",
-        "status"}, ...], "applied", "counts", ...}`` (undo: ``{"run", "status", "undo", "results"}``)."""
+        (True or "": the newest run; else its id), ``force`` as for ``undo``, ``with_approved``: also
+        revert what was approved from its proposals. Returns ``{"run", "candidates": [{"kind",
+        "paths", "action", "reason", "confidence", "status"}, ...], "applied", "counts", ...}``
+        (undo: ``{"run", "started", "operations", "approved", "approved_kept", "undo", ...}``)."""
         from memgrove.tree import dream as dream_mod
 
         if self.tree.forward_writes is not None:      # a replica's: the primary dreams, with its model
-            return self.tree.forward_writes("dream", dry_run=dry_run, undo=undo, force=force, use_model=use_model)
+            extra = {"with_approved": True} if with_approved else {}
+            return self.tree.forward_writes("dream", dry_run=dry_run, undo=undo, force=force, use_model=use_model,
+                                            **extra)
         if undo is not None and undo is not False:
-            return dream_mod.undo_run(self.tree, undo if isinstance(undo, str) and undo else None, force=force)
+            return dream_mod.undo_run(self.tree, undo if isinstance(undo, str) and undo else None, force=force,
+                                      with_approved=with_approved)
         decide = None
         chosen = model if model is not None else self._model
         if use_model and not dry_run:

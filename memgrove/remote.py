@@ -18,6 +18,10 @@ A write is sent once: when the server stops answering after it went out, ``Serve
 says it may have been applied (see ``history``); it is never sent again. Reads reuse a kept-alive
 connection per thread and are retried once on a fresh one.
 
+Every call ends within ``timeout`` seconds (default ``MEMGROVE_TIMEOUT``, else 600), counted
+from its start however slowly the server answers: ``ServerTimeout``. A reply that is not what
+a memgrove server sends -- not JSON, another shape, past ``max_reply`` bytes -- is ``BadReply``.
+
 This module imports the standard library and light memgrove modules only: the CLI's client
 (``memgrove/client.py``) is built on it and a cold ``memgrove query`` through a server loads no
 Whoosh, LangChain or FastAPI. The result types are imported where they are built.
@@ -36,16 +40,24 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import quote
 
 from memgrove.remote_inputs import _conversation_json, _documents, _results
+from memgrove import remote_shapes as shapes
 from memgrove.remote_tree import RemoteEngine, RemoteTree  # noqa: F401 - RemoteEngine: a name of this module
 from memgrove.remote_wire import (  # noqa: F401 - the errors and the wire, names of this module
+    MAX_REPLY,
     TIMEOUT,
+    BadReply,
     ServerError,
+    ServerTimeout,
     ServerUnreachable,
     Wire,
     _NoAnswer,
     _Refused,
+    as_dict,
+    default_timeout,
     error_classes,
     error_of,
+    shaped,
+    shown_url,
 )
 from memgrove.tree.errors import BatchRejected, InvalidInput
 from memgrove.tree.forksafe import here_only
@@ -71,18 +83,21 @@ class RemoteMemory:
     ``project``: which of the server's projects (default: the token's, or the server's own).
     ``home``: a local folder for the graphs' answer cache and the agent's threads (``tree.home``;
     default: a temporary one, removed by ``close``). ``model``: the chat model of the graphs run here.
+    ``timeout``: seconds each call may take in all (default ``MEMGROVE_TIMEOUT``, else 600);
+    ``max_reply``: the most bytes of a reply read (64 MB).
     """
 
     def __init__(self, url: str | None = None, token: str | None = None, *, project: str | os.PathLike | None = None,
-                 model: Any = None, home: str | os.PathLike | None = None, timeout: float = TIMEOUT,
-                 headers: dict[str, str] | None = None):
+                 model: Any = None, home: str | os.PathLike | None = None, timeout: float | None = None,
+                 headers: dict[str, str] | None = None, max_reply: int = MAX_REPLY):
         url = url or os.environ.get(URL_ENV) or ""
         if not url.strip():
             raise InvalidInput(f"no server to connect to: give a URL or set {URL_ENV}")
         token = token if token is not None else (os.environ.get(TOKEN_ENV) or None)
-        self.wire = Wire(url.strip(), token, project=str(project) if project else None, timeout=timeout,
-                         headers=headers)
-        self.url = self.wire.url
+        self.wire = Wire(url.strip(), token, project=str(project) if project else None,
+                         timeout=default_timeout() if timeout is None else timeout, headers=headers,
+                         max_reply=max_reply)
+        self.url = shown_url(self.wire.url)
         self._model = model
         self._home = Path(home) if home is not None else None
         self._temp_home: Path | None = None
@@ -112,26 +127,46 @@ class RemoteMemory:
         return self.wire.send(method, path, params, body, retry=retry)
 
     def _get(self, path: str, params: dict[str, Any] | None = None, body: Any = None, method: str = "GET",
-             local: Callable[[Any], Any] | None = None) -> Any:
-        """A read. (``local``: what a client with the tree on its own disk may do instead when the
-        server is gone; ``memgrove/client.py``.)"""
+             local: Callable[[Any], Any] | None = None, build: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+        """A read: ``build`` of the server's JSON object (the object itself without one); JSON of
+        another shape is ``BadReply``. (``local``: what a client with the tree on its own disk may
+        do instead when the server is gone, its result returned as it is; ``memgrove/client.py``.)"""
         try:
-            return self._send(method, path, params, body, retry=True)
-        except _Refused as exc:
-            raise ServerUnreachable(f"memgrove serve at {self.url} could not be reached ({exc or 'refused'}; "
-                                    "is it running?)") from None
-        except (_NoAnswer, OSError):
-            self._unreachable(path, write=False)
+            data = self._send(method, path, params, body, retry=True)
+        except (_Refused, _NoAnswer, OSError) as exc:
+            return self._read_failed(path, exc, local)
+        return self._built(path, data, build)
 
-    def _post(self, path: str, body: Any, local: Callable[[Any], Any] | None = None) -> Any:
+    def _post(self, path: str, body: Any, local: Callable[[Any], Any] | None = None,
+              build: Callable[[dict[str, Any]], Any] | None = None) -> Any:
         """A write: once sent, never sent again, whatever happens to the answer."""
         try:
-            return self._send("POST", path, None, body)
-        except _Refused as exc:
+            data = self._send("POST", path, None, body)
+        except (_Refused, _NoAnswer, OSError) as exc:
+            return self._write_failed(path, exc, local)
+        except (ServerTimeout, BadReply) as exc:     # sent: the server may have applied it before failing us
+            raise type(exc)(f"{exc}; the write may have been applied: see `memgrove history`, do not repeat "
+                            "it blindly") from None
+        return self._built(path, data, build)
+
+    def _built(self, path: str, data: Any, build: Callable[[dict[str, Any]], Any] | None) -> Any:
+        data = as_dict(self.url, path, data)
+        if build is None:
+            return data
+        with shaped(self.url, path):
+            return build(data)
+
+    def _read_failed(self, path: str, exc: BaseException, local: Callable[[Any], Any] | None) -> Any:
+        if isinstance(exc, _Refused):
+            raise ServerUnreachable(f"memgrove serve at {self.url} could not be reached ({exc or 'refused'}; "
+                                    "is it running?)") from None
+        return self._unreachable(path, write=False)
+
+    def _write_failed(self, path: str, exc: BaseException, local: Callable[[Any], Any] | None) -> Any:
+        if isinstance(exc, _Refused):
             raise ServerUnreachable(f"memgrove serve at {self.url} could not be reached ({exc or 'refused'}; "
                                     "is it running?); nothing was sent") from None
-        except (_NoAnswer, OSError):
-            self._unreachable(path, write=True)
+        return self._unreachable(path, write=True)
 
     def _unreachable(self, path: str, *, write: bool) -> Any:
         what = ("; the write may have been applied: see `memgrove history`, do not repeat it blindly"
@@ -140,7 +175,7 @@ class RemoteMemory:
 
     def _server_info(self) -> dict[str, Any]:
         if self._info is None:
-            self._info = self._get("/health") or {}
+            self._info = self._get("/health")
         return self._info
 
     @property
@@ -167,7 +202,7 @@ class RemoteMemory:
 
     def _settings_json(self) -> dict[str, Any]:
         if self._settings is None:
-            self._settings = self._get("/api/settings")
+            self._settings = self._get("/api/settings", build=shapes.settings_shape)
         return self._settings
 
     def _tree_settings(self) -> Any:
@@ -176,7 +211,8 @@ class RemoteMemory:
 
             known = TreeSettings.__dataclass_fields__
             given = {k: v for k, v in self._settings_json()["tree"].items() if k in known}
-            self._tree_settings_obj = TreeSettings(**given)
+            with shaped(self.url, "/api/settings"):
+                self._tree_settings_obj = TreeSettings(**given)
         return self._tree_settings_obj
 
     def query_settings(self) -> Any:
@@ -184,7 +220,9 @@ class RemoteMemory:
         from memgrove.graphs.settings import QuerySettings
 
         known = QuerySettings.__dataclass_fields__
-        return QuerySettings(**{k: v for k, v in self._settings_json()["query"].items() if k in known})
+        given = {k: v for k, v in self._settings_json()["query"].items() if k in known}
+        with shaped(self.url, "/api/settings"):
+            return QuerySettings(**given)
 
     # -- reading ---------------------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> builtins.list["Hit"]:
@@ -192,22 +230,17 @@ class RemoteMemory:
         params: dict[str, Any] = {"q": query, "limit": limit, "exact": "true"}
         if include_archived:
             params["include_archived"] = "true"
-        data = self._get("/api/search", params,
-                         local=lambda m: m.search(query, limit, include_archived=include_archived))
-        if not isinstance(data, dict):
-            return data
         from memgrove.tree.search import hit_from_dict
 
-        return [hit_from_dict(h) for h in data["hits"]]
+        return self._get("/api/search", params, local=lambda m: m.search(query, limit, include_archived=include_archived),
+                         build=lambda data: [hit_from_dict(h) for h in shapes.listed(data, "hits")])
 
     def query(self, question: str) -> "Answer":
         """The server's 5-tier answer (its caches, index and model)."""
-        data = self._get("/api/query", body={"question": question}, method="POST", local=lambda m: m.query(question))
-        if not isinstance(data, dict):
-            return data
         from memgrove.graphs.answer import Answer
 
-        return Answer.from_dict(data)
+        return self._get("/api/query", body={"question": question}, method="POST", local=lambda m: m.query(question),
+                         build=Answer.from_dict)
 
     def read(self, path: str) -> "Entry":
         from memgrove.tree.entry import parse
@@ -215,38 +248,38 @@ class RemoteMemory:
         return parse(self.show(path)["text"], where=path)
 
     def show(self, path: str) -> dict[str, Any]:
-        return self._get("/api/entries/" + quote(path, safe="/"), local=lambda m: m.show(path))
+        return self._get("/api/entries/" + quote(path, safe="/"), local=lambda m: m.show(path), build=shapes.shown)
 
     def list(self, folder: str = "") -> dict[str, Any]:
-        return self._get("/api/tree", {"folder": folder}, local=lambda m: m.list(folder))
+        return self._get("/api/tree", {"folder": folder}, local=lambda m: m.list(folder), build=shapes.folder)
 
     def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list["JournalRecord"]:
         params: dict[str, Any] = {"limit": limit or 0}
         if path is not None:
             params["path"] = path
-        data = self._get("/api/history", params, local=lambda m: m.history(limit, path))
-        if not isinstance(data, dict):
-            return data
         from memgrove.tree.journal import JournalRecord
 
-        return [JournalRecord.from_json(r) for r in data["operations"]]
+        return self._get("/api/history", params, local=lambda m: m.history(limit, path),
+                         build=lambda data: [JournalRecord.from_json(r) for r in shapes.listed(data, "operations")])
 
     def stats(self) -> dict[str, Any]:
         return self._get("/api/stats", local=lambda m: m.stats())
 
     def doctor(self, fix: bool = False) -> "DoctorReport":
         """The server's check of its tree (``fix``: repair what is derived, queued like a write)."""
-        data = self._post("/api/doctor/fix", {}) if fix else self._get("/api/doctor")
         from memgrove.tree.doctor import DoctorReport
 
-        return DoctorReport(**{k: v for k, v in data.items() if k != "ok"})
+        def build(data: dict[str, Any]) -> DoctorReport:
+            return DoctorReport(**{k: v for k, v in data.items() if k != "ok"})
+
+        return self._post("/api/doctor/fix", {}, build=build) if fix else self._get("/api/doctor", build=build)
 
     def fingerprint(self) -> str:
-        return self._get("/api/fingerprint")["fingerprint"]
+        return self._get("/api/fingerprint", build=lambda d: shapes.text(d["fingerprint"]))
 
     def count(self) -> int:
         """Documents in the server's index: entries and folder overviews (``Memory.count``)."""
-        return int(self._get("/api/fingerprint")["documents"])
+        return self._get("/api/fingerprint", build=lambda d: shapes.number(d["documents"]))
 
     # -- writing ---------------------------------------------------------------------------
     def curate(self, ops: Any, *, actor: str = "user", allowed: tuple[str, ...] | None = None) -> builtins.list["OpResult"]:
@@ -256,9 +289,8 @@ class RemoteMemory:
         body: dict[str, Any] = {"operations": ops, "actor": actor}
         if allowed is not None:
             body["allowed"] = builtins.list(allowed)
-        data = self._post("/api/curate", body, local=lambda m: m.curate(ops, actor=actor, **(
-            {"allowed": allowed} if allowed is not None else {})))
-        return _results(data) if isinstance(data, dict) else data
+        return self._post("/api/curate", body, local=lambda m: m.curate(ops, actor=actor, **(
+            {"allowed": allowed} if allowed is not None else {})), build=_results)
 
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (), conversation: Any = None, *,
                window: int = 1, batch_size: int = 200, progress: Any = None,
@@ -275,11 +307,13 @@ class RemoteMemory:
             body["conversation"] = _conversation_json(conversation, self.tree.settings.max_input_bytes)
         if text is None and not body["files"] and conversation is None and skipped:
             return IngestResult(skipped=skipped)
-        data = self._post("/api/ingest", body)
-        out = dict(data.get("skipped") or {})
-        for kind, n in skipped.items():
-            out[kind] = out.get(kind, 0) + n
-        results = IngestResult(_results(data), out)
+        def build(data: dict[str, Any]) -> IngestResult:
+            out = {str(k): int(v) for k, v in dict(data.get("skipped") or {}).items()}
+            for kind, n in skipped.items():
+                out[kind] = out.get(kind, 0) + n
+            return IngestResult(_results(data), out)
+
+        results = self._post("/api/ingest", body, build=build)
         if progress:
             progress(len(results), len(results))
         return results
@@ -320,13 +354,10 @@ class RemoteMemory:
         return report_from_state(graph.invoke(data))
 
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> "OpResult":
-        data = self._post("/api/undo", {"id": op_id, "force": force, "actor": actor},
-                          local=lambda m: m.undo(op_id, force=force, actor=actor))
-        if not isinstance(data, dict):
-            return data
         from memgrove.tree.operations import OpResult
 
-        return OpResult.from_dict(data)
+        return self._post("/api/undo", {"id": op_id, "force": force, "actor": actor},
+                          local=lambda m: m.undo(op_id, force=force, actor=actor), build=OpResult.from_dict)
 
     def reindex(self, progress: Any = None) -> int:
         raise ServerError("local_only", f"reindex runs where the tree is: on the machine of memgrove serve at "
@@ -341,19 +372,19 @@ class RemoteMemory:
 
     # -- hygiene ---------------------------------------------------------------------------
     def dream(self, *, dry_run: bool = False, undo: str | bool | None = None, force: bool = False,
-              use_model: bool = True, **kwargs: Any) -> dict[str, Any]:
+              use_model: bool = True, with_approved: bool = False, **kwargs: Any) -> dict[str, Any]:
         """One dream run on the server, with the server's model (``Memory.dream``)."""
         if kwargs:
-            raise InvalidInput(f"over a server, dream takes dry_run, undo, force and use_model; not "
+            raise InvalidInput(f"over a server, dream takes dry_run, undo, force, with_approved and use_model; not "
                                f"{', '.join(sorted(kwargs))} (they run where the tree is)")
         undo_id = None if undo is None or undo is False else ("" if undo is True else str(undo))
-        body = {"dry_run": dry_run, "undo": undo_id, "force": force, "use_model": use_model}
+        body = {"dry_run": dry_run, "undo": undo_id, "force": force, "use_model": use_model,
+                "with_approved": with_approved}
         return self._post("/api/dream", body, local=lambda m: m.dream(dry_run=dry_run, undo=undo, force=force,
-                                                                      use_model=use_model))
+                                                                      use_model=use_model, with_approved=with_approved))
 
     def review(self) -> builtins.list[dict[str, Any]]:
-        data = self._get("/api/review", local=lambda m: m.review())
-        return data["items"] if isinstance(data, dict) else data
+        return self._get("/api/review", local=lambda m: m.review(), build=lambda d: shapes.listed(d, "items"))
 
     def review_show(self, item_id: str) -> dict[str, Any]:
         return self._get("/api/review/" + quote(item_id, safe=""), local=lambda m: m.review_show(item_id))
@@ -369,8 +400,8 @@ class RemoteMemory:
     def queue_review(self, ops: builtins.list[dict[str, Any]], *, proposed_by: str = "model") -> str | None:
         """Put operations a model decided in the server's review queue (what the LLM curator run here
         does with its ``review_ops``); the item's id, or None when a person rejected them before."""
-        item = self._post("/api/review/queue", {"operations": ops, "proposed_by": proposed_by})["item"]
-        return item["id"] if item else None
+        return self._post("/api/review/queue", {"operations": ops, "proposed_by": proposed_by},
+                          build=lambda d: shapes.text(d["item"]["id"]) if d["item"] else None)
 
     # -- graphs and tools, run here --------------------------------------------------------
     def graph(self, name: str = "query", **options: Any) -> Any:
@@ -404,3 +435,4 @@ class RemoteMemory:
         from memgrove.tools import memory_tools
 
         return memory_tools(self, **options)
+

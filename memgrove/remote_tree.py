@@ -13,6 +13,8 @@ import builtins
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memgrove import remote_shapes as shapes
+
 if TYPE_CHECKING:
     from memgrove.remote import RemoteMemory
     from memgrove.tree.entry import Entry
@@ -34,14 +36,15 @@ class RemoteEngine:
     def terms(self, text: str) -> list[str]:
         got = self._terms.get(text)
         if got is None:
-            got = self._owner._get("/api/analysis/terms", body={"text": text}, method="POST")["terms"]
+            got = self._owner._get("/api/analysis/terms", body={"text": text}, method="POST",
+                                   build=lambda d: [shapes.text(t) for t in shapes.listed(d, "terms")])
             if len(self._terms) > 1000:
                 self._terms.clear()
             self._terms[text] = got
         return list(got)
 
     def idf(self, terms: list[str]) -> dict[str, float]:
-        return self._owner._get("/api/analysis/idf", body={"terms": list(terms)}, method="POST")["idf"]
+        return self._owner._get("/api/analysis/idf", body={"terms": list(terms)}, method="POST", build=_idf)
 
 
 class RemoteTree:
@@ -93,10 +96,17 @@ class RemoteTree:
         return self._owner.fingerprint()
 
     def entry_count(self) -> int:
-        return int(self._owner._get("/api/fingerprint")["entries"])
+        return self._owner._get("/api/fingerprint", build=lambda d: shapes.number(d["entries"]))
 
     def count(self) -> int:
         return self._owner.count()
 
     def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list["JournalRecord"]:
         return self._owner.history(limit, path)
+
+
+def _idf(data: dict[str, Any]) -> dict[str, float]:
+    got = data["idf"]
+    if not isinstance(got, dict):
+        raise TypeError("'idf' is not an object")
+    return {str(k): float(v) for k, v in got.items()}

@@ -4,24 +4,41 @@ and its error answers turned back into the library's exceptions.
     wire = Wire("http://127.0.0.1:7437", token)
     wire.send("GET", "/api/search", {"q": "jwt"}, retry=True)     # the JSON, or the exception
 
+Every call ends within ``timeout`` seconds, counted from its start -- connecting, sending and
+every byte of the reply (``remote_deadline.py``) -- or raises ``ServerTimeout``; a reply longer
+than ``max_reply`` bytes, or not JSON, is ``BadReply`` (``shaped`` says the same of JSON of
+another shape than the caller reads).
+
 Errors: ``{"error": {"code", "message", "type"}}`` becomes the ``MemgroveError`` subclass of
 ``tree/errors.py`` that defines ``code`` -- or the subclass ``type`` names, when it keeps its
 base's code (``EntryNotFound``) -- with the same message (``error_of``); a code only a server has
-is a ``ServerError`` carrying it. Standard library and ``tree/errors.py`` only.
+is a ``ServerError`` carrying it. Standard library and ``tree/errors.py`` only::
+
+    MemgroveError
+    ├── ServerError          a refusal only a server makes (its ``code``: unauthorized, timeout...)
+    │   └── BadReply         the reply is not a memgrove reply: not JSON, another shape, too large
+    └── ServerUnreachable    the server refused the connection, or stopped answering
+        └── ServerTimeout    the call's ``timeout`` ran out before its reply was complete
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 from urllib.parse import urlencode, urlsplit
 
+from memgrove.remote_deadline import Late, TooLarge, connection, read_body
 from memgrove.tree import forksafe
 from memgrove.tree.errors import BatchRejected, Cancelled, InvalidInput, MemgroveError
 
-TIMEOUT = 600.0          # seconds; the server bounds every request itself (request_timeout)
+TIMEOUT = 600.0          # seconds a whole call may take (the server bounds its work itself: request_timeout)
+TIMEOUT_ENV = "MEMGROVE_TIMEOUT"
+MAX_REPLY = 64 * 2**20   # bytes; the largest answers (a whole history, a tree's listing) are far smaller
 
 
 class ServerError(MemgroveError):
@@ -33,10 +50,25 @@ class ServerError(MemgroveError):
         self.code = code
 
 
+class BadReply(ServerError):
+    """The server's reply is not one memgrove sends: not JSON, JSON of another shape than the call
+    reads, or longer than the client's ``max_reply``. Nothing of it is used."""
+
+    def __init__(self, message: str):
+        super().__init__("bad_reply", message)
+
+
 class ServerUnreachable(MemgroveError):
     """The server refused the connection, or stopped answering after a request was sent."""
 
     code = "server_unreachable"
+
+
+class ServerTimeout(ServerUnreachable):
+    """The call's ``timeout`` ran out before the server's whole reply had come (a silent or slow
+    server, or one dripping its answer)."""
+
+    code = "server_timeout"
 
 
 class _Refused(Exception):
@@ -45,6 +77,49 @@ class _Refused(Exception):
 
 class _NoAnswer(Exception):
     """The connection broke after the request went out (an ``http.client.HTTPException``)."""
+
+
+def default_timeout() -> float:
+    """``MEMGROVE_TIMEOUT`` (seconds a call may take), else ``TIMEOUT``."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise InvalidInput(f"{TIMEOUT_ENV}={raw!r} is not a number of seconds above 0")
+    return value
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: credentials it may hold replaced by ``***``."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
+
+
+@contextmanager
+def shaped(url: str, path: str) -> Iterator[None]:
+    """Reading a reply: JSON of another shape than expected (a missing field, a list for an
+    object...) is ``BadReply``, not a ``KeyError`` from deep inside the client."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        if isinstance(exc, MemgroveError):
+            raise
+        raise BadReply(f"memgrove serve at {shown_url(url)} answered {path} with JSON of another shape than a "
+                       f"memgrove server sends ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def as_dict(url: str, path: str, data: Any) -> dict[str, Any]:
+    """The reply, which must be a JSON object."""
+    if not isinstance(data, dict):
+        raise BadReply(f"memgrove serve at {shown_url(url)} answered {path} with JSON {type(data).__name__}, "
+                       "not the object a memgrove server sends")
+    return data
 
 
 # -- errors: the server's JSON back into the library's exceptions --------------------------------
@@ -91,19 +166,34 @@ def error_of(payload: Any, status: int, url: str) -> MemgroveError:
 # -- the connection ------------------------------------------------------------------------------
 
 class Wire:
-    """Requests to one server for one project: auth, the project, JSON in and out, errors raised."""
+    """Requests to one server for one project: auth, the project, JSON in and out, errors raised.
+
+    ``timeout``: seconds a whole call may take; ``max_reply``: the most bytes of a reply it reads.
+    ``errors``: what turns an error answer into an exception (default ``error_of``)."""
 
     def __init__(self, url: str, token: str | None = None, *, project: str | None = None,
-                 timeout: float = TIMEOUT, headers: dict[str, str] | None = None):
+                 timeout: float = TIMEOUT, headers: dict[str, str] | None = None, max_reply: int = MAX_REPLY,
+                 errors: Callable[[Any, int, str], MemgroveError] | None = None):
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise InvalidInput(f"not a memgrove server URL: {url!r} (give http://host:port)")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+            raise InvalidInput(f"not a memgrove server URL: {shown_url(url)!r} (give http://host:port)")
+        if "@" in parts.netloc:
+            raise InvalidInput(f"give the server's URL without user:password@ ({shown_url(url)}): a memgrove "
+                               "server takes the project's bearer token (token=, or MEMGROVE_TOKEN)")
+        if not 0 < timeout < float("inf"):
+            raise InvalidInput(f"timeout must be a number of seconds above 0, not {timeout!r}")
         self.url = url.rstrip("/")
         self.https = parts.scheme == "https"
         self.host = parts.hostname
-        self.port = parts.port or (443 if self.https else 80)
+        self.port = port or (443 if self.https else 80)
         self.prefix = parts.path.rstrip("/")
-        self.timeout = timeout
+        self.timeout = float(timeout)
+        self.max_reply = max_reply
+        self.errors = errors or error_of
         self.headers = {"Accept": "application/json", **(headers or {})}
         self.token = token
         self.token_given = bool(token)
@@ -126,27 +216,34 @@ class Wire:
         self._open = set()
 
     def _connection(self) -> Any:
-        import http.client  # here, not at the top: opening in-process (no server) needs no HTTP
-
-        cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        return cls(self.host, self.port, timeout=self.timeout)
+        return connection(self.https, self.host, self.port)
 
     def send(self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None, *,
-             retry: bool = False) -> Any:
-        """The JSON the server answered; ``retry``: a read, sent on a kept-alive connection and
-        again on a fresh one if that one had gone stale."""
+             retry: bool = False, raw: bytes | None = None) -> Any:
+        """The JSON the server answered, within ``timeout`` seconds of this call's start;
+        ``retry``: a read, sent on a kept-alive connection and again on a fresh one if that one had
+        gone stale. ``raw``: a body already encoded as JSON (instead of ``body``)."""
+        deadline = time.monotonic() + self.timeout
         params = {**(params or {}), **self.named}
         target = self.prefix + path + ("?" + urlencode(params) if params else "")
-        data = None if body is None else json.dumps(body).encode("utf-8")
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode("utf-8"))
         try:
-            return self._exchange(method, target, data, retry)
-        except ServerError as exc:
-            # refused before anything was done: once more with the local server's own token
-            if exc.code == "unauthorized" and self._local_token():
-                return self._exchange(method, target, data, retry)
-            raise
+            try:
+                return self._exchange(method, target, data, retry, deadline)
+            except ServerError as exc:
+                # refused before anything was done: once more with the local server's own token
+                if exc.code == "unauthorized" and self._local_token(deadline):
+                    return self._exchange(method, target, data, retry, deadline)
+                raise
+        except Late:
+            raise ServerTimeout(f"memgrove serve at {shown_url(self.url)} did not answer {path} within "
+                                f"{self.timeout:g} s") from None
+        except TooLarge as exc:
+            size = f" of {exc.args[0]:,} bytes" if exc.args and exc.args[0] is not None else ""
+            raise BadReply(f"memgrove serve at {shown_url(self.url)} answered {path} with a reply{size} past the "
+                           f"client's limit of {self.max_reply:,} bytes: refused, nothing more was read") from None
 
-    def _exchange(self, method: str, target: str, data: bytes | None, retry: bool) -> Any:
+    def _exchange(self, method: str, target: str, data: bytes | None, retry: bool, deadline: float) -> Any:
         headers = dict(self.headers)
         if data is not None:
             headers["Content-Type"] = "application/json"
@@ -157,22 +254,25 @@ class Wire:
                     with self._lock:
                         self._open.add(conn)
                 try:
-                    return self._answer(conn, method, target, data, headers)
+                    return self._answer(conn, method, target, data, headers, deadline)
                 except (_Refused, _NoAnswer, OSError):
                     conn.close()
             self._kept.conn = conn = self._connection()
             with self._lock:
                 self._open.add(conn)
-            return self._answer(conn, method, target, data, headers)
+            return self._answer(conn, method, target, data, headers, deadline)
         conn = self._connection()
         try:
-            return self._answer(conn, method, target, data, headers)
+            return self._answer(conn, method, target, data, headers, deadline)
         finally:
             conn.close()
 
-    def _answer(self, conn: Any, method: str, target: str, data: bytes | None, headers: dict[str, str]) -> Any:
+    def _answer(self, conn: Any, method: str, target: str, data: bytes | None, headers: dict[str, str],
+                deadline: float) -> Any:
         import http.client
 
+        conn.deadline = deadline
+        resp = None
         try:
             if conn.sock is None:
                 try:
@@ -181,32 +281,39 @@ class Wire:
                     raise _Refused(str(exc)) from exc
             conn.request(method, target, body=data, headers=headers)
             resp = conn.getresponse()
-            raw = resp.read()
+            raw = read_body(resp, self.max_reply)
             status = resp.status
         except http.client.HTTPException as exc:
             conn.close()
             raise _NoAnswer(str(exc)) from exc
+        except (Late, TooLarge):
+            if resp is not None:
+                resp.close()
+            conn.close()           # half a reply is left on it: never reused
+            raise
         if resp.will_close:
             conn.close()
         try:
             payload = json.loads(raw) if raw else None
-        except ValueError:
-            raise ServerError("server_error", f"memgrove serve at {self.url} answered {status} "
-                                              "with something not JSON") from None
+        except (ValueError, RecursionError) as exc:    # RecursionError: nested deeper than the parser goes
+            what = "JSON nested too deep to read" if isinstance(exc, RecursionError) else "something not JSON"
+            raise BadReply(f"memgrove serve at {shown_url(self.url)} answered {target.partition('?')[0]} "
+                           f"({status}) with {what}") from None
         if status >= 400:
-            raise error_of(payload, status, self.url)
+            raise self.errors(payload, status, shown_url(self.url))
         return payload
 
-    def _local_token(self) -> bool:
+    def _local_token(self, deadline: float | None = None) -> bool:
         """No token was given and the server runs on this machine: its project's ``server.token``."""
         if self.token_given or self._tried_local:
             return False
         self._tried_local = True
+        deadline = deadline if deadline is not None else time.monotonic() + self.timeout
         try:
-            health = self.send("GET", "/health")
+            health = self._exchange("GET", self.prefix + "/health", None, False, deadline)
             project = self.named.get("project") or health.get("project")
             token = (Path(project) / ".memgrove" / "server.token").read_text(encoding="utf-8").strip()
-        except (MemgroveError, _Refused, _NoAnswer, OSError, AttributeError, TypeError):
+        except (MemgroveError, _Refused, _NoAnswer, Late, TooLarge, OSError, AttributeError, TypeError):
             return False
         if not token:
             return False

@@ -8,11 +8,13 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp,
 
 from memgrove.tree.errors import InvalidInput
 from memgrove.tree.nesting import deep_error, too_deep
+from memgrove.tree.question_bound import check_length
 
 
 def check_op(op: Op) -> None:
     """Raise what LangGraph's stores raise for ``op`` (``InvalidNamespaceError``, ``NotImplementedError``
-    for a TTL), or ``InvalidInput`` for a key no file can hold."""
+    for a TTL), ``InvalidInput`` for a key no file can hold, ``QuestionTooLong`` for a search query past
+    ``MAX_QUESTION_CHARS``."""
     if not isinstance(op, (GetOp, SearchOp, ListNamespacesOp, PutOp)):
         raise ValueError(f"Unknown operation type: {type(op)}")
     validate_op_namespace(op)
@@ -30,5 +32,7 @@ def check_op(op: Op) -> None:
             raise InvalidInput(f"a key must be a string, not {type(op.key).__name__}")
         if "\x00" in op.key:
             raise InvalidInput("a key may not contain a NUL character")
+    if isinstance(op, SearchOp) and isinstance(op.query, str):
+        check_length(op.query, "search query")
     if isinstance(op, GetOp) and not op.namespace:
         raise InvalidNamespaceError("Namespace cannot be empty.")

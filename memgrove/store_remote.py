@@ -14,7 +14,9 @@ LangGraph's refusals are raised as in-process; the server's ``{"error": {"code",
 becomes the ``MemgroveError`` subclass with that code (``OperationConflict``, ``InvalidInput``...).
 A write is never sent twice: when the server stops answering after a write was sent,
 ``ServerUnreachable`` says it may have been applied. A batch of reads is tried once more on a
-connection that broke, which is harmless.
+connection that broke, which is harmless. The requests go through ``Memory.connect``'s wire
+(``remote_wire.py``): a batch ends within ``timeout`` seconds in all (``ServerTimeout``), a reply
+past 64 MB, not JSON or of another shape is ``BadReply``.
 """
 
 from __future__ import annotations
@@ -27,10 +29,22 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem, SearchOp
 
 from memgrove import store_errors
+from memgrove.remote_wire import (  # noqa: F401 - ServerError, ServerUnreachable: this module's names
+    TIMEOUT,
+    BadReply,
+    ServerError,
+    ServerTimeout,
+    ServerUnreachable,
+    Wire,
+    _NoAnswer,
+    _Refused,
+    as_dict,
+    shaped,
+    shown_url,
+)
 from memgrove.store_checks import check_op
 from memgrove.store_filters import _check_filter
 from memgrove.store_items import _as_json
@@ -39,27 +53,12 @@ from memgrove.tree.errors import BatchRejected, MemgroveError
 
 URL_ENV = "MEMGROVE_URL"
 TOKEN_ENV = "MEMGROVE_TOKEN"
-TIMEOUT = httpx.Timeout(600.0, connect=10.0)   # the server bounds every request itself (request_timeout)
 
 
 def remote_from_env() -> tuple[str, str | None] | None:
     """``(MEMGROVE_URL, MEMGROVE_TOKEN)`` when ``MEMGROVE_URL`` is set (the token may be None), else None."""
     url = os.environ.get(URL_ENV, "").strip()
     return (url, os.environ.get(TOKEN_ENV) or None) if url else None
-
-
-class ServerError(MemgroveError):
-    """An error the server answered with a code no exception class of this process has."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-class ServerUnreachable(MemgroveError):
-    """The server could not be reached, or stopped answering after the request was sent."""
-
-    code = "server_unreachable"
 
 
 def _error_classes() -> dict[str, type[MemgroveError]]:
@@ -135,20 +134,23 @@ class RemoteContextTreeStore(BaseStore):
     supports_ttl = False
 
     def __init__(self, url: str, *, token: str | None = None, index: list[str] | None = None,
-                 timeout: httpx.Timeout | float = TIMEOUT):
+                 timeout: float = TIMEOUT):
         parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise tree_errors.InvalidInput(f"a memgrove server URL is http(s)://host:port, not {url!r}")
-        self.url = url.rstrip("/")
+            raise tree_errors.InvalidInput(f"a memgrove server URL is http(s)://host:port, not {shown_url(url)!r}")
         self.index_fields = None if index is None else list(index)
-        token = token or os.environ.get(TOKEN_ENV) or _local_token(parts.hostname, parts.port)
-        headers = {"Accept": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+        token = token or os.environ.get(TOKEN_ENV) or _local_token(parts.hostname, port)
+        # (an httpx.Timeout, as this took before: its read timeout bounds the whole batch now)
+        timeout = getattr(timeout, "read", timeout) or TIMEOUT
+        self._wire = Wire(url, token, timeout=float(timeout), errors=error_of)
+        self.url = shown_url(self._wire.url)
 
     def close(self) -> None:
-        self._http.close()
+        self._wire.close()
 
     def __enter__(self) -> "RemoteContextTreeStore":
         return self
@@ -172,34 +174,31 @@ class RemoteContextTreeStore(BaseStore):
         except (TypeError, ValueError) as exc:   # a filter holding what JSON cannot (values are checked above)
             raise tree_errors.InvalidInput(f"the operations are not JSON-serializable ({exc})") from None
         results = self._post("/api/store/batch", body, any(isinstance(op, PutOp) for op in ops))
-        return [result_of(op, r) for op, r in zip(ops, results)]
+        with shaped(self.url, "/api/store/batch"):
+            if len(results) != len(ops):
+                raise ValueError(f"{len(results)} results for {len(ops)} operations")
+            return [result_of(op, r) for op, r in zip(ops, results)]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # one blocking client shared by threads: its pool keeps connections open across calls
         return await asyncio.to_thread(self.batch, list(ops))
 
     def _post(self, path: str, body: str, writes: bool) -> list[Any]:
-        tries = 1 if writes else 2
-        for attempt in range(tries):
-            try:
-                r = self._http.post(path, content=body.encode("utf-8"),
-                                    headers={"Content-Type": "application/json"})
-                break
-            except httpx.ConnectError as exc:     # nothing was sent
-                raise ServerUnreachable(f"memgrove serve at {self.url} is not reachable ({exc})") from None
-            except httpx.TransportError as exc:
-                if attempt + 1 < tries:
-                    continue
-                what = "; the write may have been applied: see `memgrove history`" if writes else ""
-                raise ServerUnreachable(f"memgrove serve at {self.url} did not answer ({exc}){what}") from None
+        what = "; the write may have been applied: see `memgrove history`" if writes else ""
         try:
-            payload = r.json()
-        except ValueError:
-            raise ServerError("server_error", f"memgrove serve at {self.url} answered {r.status_code} "
-                                              "with something not JSON") from None
-        if r.status_code >= 400:
-            raise error_of(payload, r.status_code, self.url)
-        return payload["results"]
+            # a batch of reads: on a kept-alive connection, once more on a fresh one if it broke
+            payload = self._wire.send("POST", path, raw=body.encode("utf-8"), retry=not writes)
+        except _Refused as exc:     # nothing was sent
+            raise ServerUnreachable(f"memgrove serve at {self.url} is not reachable ({exc})") from None
+        except (_NoAnswer, OSError) as exc:
+            raise ServerUnreachable(f"memgrove serve at {self.url} did not answer ({exc}){what}") from None
+        except ServerTimeout as exc:
+            raise ServerTimeout(f"{exc}{what}") from None
+        with shaped(self.url, path):
+            results = as_dict(self.url, path, payload)["results"]
+            if not isinstance(results, list):
+                raise TypeError("'results' is not a list")
+            return results
 
 
 def _local_token(host: str, port: int | None) -> str | None:

@@ -27,6 +27,12 @@ SECTION = "hostile_served"
 # refused by the HTTP parser before any route (a request line past its limit): plain text, still clear
 HTTP_LAYER = {400, 413, 414, 431}
 BIG_MATCHES = 400_000          # "a\n" x this: an 800 KB entry whose every line matches old_str
+# a question past the bound (10,000 characters) must be refused (413), not answered: a 10 MB one once
+# took 24-42 s of CPU and grew the server from 1 to 3 GB (issue 41 item 7)
+GIANT = "why " * 2_500_000
+REFUSED_QUESTIONS = {"question 10 MB", "question 20,000 characters", "/query/invoke question 10 MB",
+                     "/query/invoke message 20,000 characters", "/query/stream question 20,000 characters",
+                     "search 20,000 characters", "memgrove_query 1 MB", "memgrove_search 20,000 characters"}
 
 
 def _tree_files(folder: Path) -> dict[str, tuple[int, int]]:
@@ -61,6 +67,14 @@ def rest_cases(srv: serving.Served, other: Path) -> list[tuple[str, Callable[[],
             {"op": "ADD", "path": "big/body/x.md", "content": "x" * 20_000_000, "reason": "r"}]})),
         ("ingest text 11 MB", lambda: c("POST", "/api/ingest", {"text": "word " * 2_200_000})),
         ("query 100 KB", lambda: c("POST", "/api/query", {"question": "why " * 25_000})),
+        ("question 10 MB", lambda: c("POST", "/api/query", {"question": GIANT})),
+        ("question 20,000 characters", lambda: c("POST", "/api/query", {"question": "why " * 5_000})),
+        ("/query/invoke question 10 MB", lambda: c("POST", "/query/invoke", {"input": {"question": GIANT}})),
+        ("/query/invoke message 20,000 characters", lambda: c("POST", "/query/invoke", {"input": {"messages": [
+            {"role": "user", "content": "why " * 5_000}]}})),
+        ("/query/stream question 20,000 characters", lambda: c("POST", "/query/stream", {"input": {
+            "question": "why " * 5_000}})),
+        ("search 20,000 characters", lambda: c("GET", "/api/search?q=" + "zq" * 10_000)),
         ("history of ../", lambda: c("GET", "/api/history?path=../../etc")),
         ("undo of a made-up id", lambda: c("POST", "/api/undo", {"id": "../../etc/passwd"})),
     ]
@@ -123,6 +137,8 @@ def mcp_calls() -> list[tuple[str, str, dict, float]]:
         ("rename out of /memories", "memory", {"command": "rename", "old_path": big,
                                                "new_path": "/memories/../../../tmp/x.md"}, 0),
         ("memgrove_search 100 KB", "memgrove_search", {"query": "zq" * 50_000}, 0),
+        ("memgrove_query 1 MB", "memgrove_query", {"query": "why " * 250_000}, 0),
+        ("memgrove_search 20,000 characters", "memgrove_search", {"query": "zq" * 10_000}, 0),
         ("memgrove_curate outside", "memgrove_curate", {"operations": [
             {"op": "ADD", "path": "/etc/x.md", "content": "x", "reason": "r"}]}, 0),
         ("memgrove_read ../", "memgrove_read", {"path": "../../etc/passwd"}, 0),
@@ -168,6 +184,8 @@ def run_section(work: Path, *, slow: float) -> SectionResult:
                 res.fail("server error", f"REST {label}: {r.status or r.error} {str(r.body)[:160]}", repro)
             elif r.status >= 400 and not isinstance(err, dict) and r.status not in HTTP_LAYER:
                 res.fail("unclear refusal", f"REST {label}: {r.status} without an error body", repro)
+            if label in REFUSED_QUESTIONS and r.status != 413:
+                res.fail("question not refused", f"REST {label}: {r.status or r.error} (413 expected)", repro, item=7)
             if secs > bound:
                 res.fail("slow", f"REST {label}: {secs:.1f} s (bound {bound:.1f} s)", repro)
             if srv.call("GET", "/health", timeout=10, token="-").status != 200:
@@ -178,6 +196,8 @@ def run_section(work: Path, *, slow: float) -> SectionResult:
                 res.fail("MCP protocol error", f"{label}: {text}", repro)
             elif text.startswith("ERROR") and "Error:" not in text:
                 res.fail("unclear MCP refusal", f"{label}: {text[:160]}", repro)
+            elif label in REFUSED_QUESTIONS and not (text.startswith("ERROR") and "at most" in text):
+                res.fail("question not refused", f"MCP {label}: {text[:160]}", repro, item=7)
             limit = allowed(slow, per_entry, 1, per_mb, mb)
             if secs > limit:
                 res.fail("slow", f"MCP {label}: {secs:.1f} s (bound {limit:.1f} s)", repro)

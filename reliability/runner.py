@@ -14,7 +14,8 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped", "fork_safety")
+            "dropped", "dream_crash", "unauth_flood", "remote_client", "embed_backlog",
+            "fork_safety")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -24,7 +25,10 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "fault_targets": ["signals.db", "journal/pending.json"], "fault_extras": False,
          "server_rounds": 2, "dropped_memories": 60, "server_disk_seconds": 2.0, "slow_half_sent": 50,
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
-         "slow_body_timeout": 3.0, "fork_forks": 3, "fork_load_rounds": 1, "fork_backlog": 24}
+         "slow_body_timeout": 3.0, "dream_trials": 2, "dream_notes": 45, "flood_sockets": 100, "flood_clients": 8,
+         "flood_seconds": 2.0, "flood_baseline": 0.0, "remote_timeout": 1.0, "remote_calls": ["search", "curate", "store"],
+         "backlog_entries": 60, "backlog_clients": 8, "backlog_seconds": 1.0, "backlog_turns": 1,
+         "fork_forks": 3, "fork_load_rounds": 1, "fork_backlog": 24}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,8 +80,25 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--slow-extra", type=int, default=40, help="connections past max_connections")
     g.add_argument("--slow-header-timeout", type=float, default=4.0, help="the server's header_timeout here")
     g.add_argument("--slow-body-timeout", type=float, default=8.0, help="the server's body_timeout here")
+    g = p.add_argument_group("unauth_flood")
+    g.add_argument("--flood-sockets", type=int, default=250, help="half-sent sockets without a token, reopened when cut")
+    g.add_argument("--flood-clients", type=int, default=32, help="authenticated client threads beside them")
+    g.add_argument("--flood-seconds", type=float, default=20.0, help="how long the clients ask beside the flood")
+    g.add_argument("--flood-baseline", type=float, default=5.0, help="seconds of the same clients without the flood")
+    g = p.add_argument_group("remote_client")
+    g.add_argument("--remote-timeout", type=float, default=4.0, help="the remote client's timeout per call")
+    g.add_argument("--remote-calls", nargs="+", default=["search", "curate", "show", "history", "count", "ingest", "store"],
+                   help="the calls made against each bad server")
     g = p.add_argument_group("dropped")
     g.add_argument("--dropped-memories", type=int, default=500, help="memories one process opens and drops")
+    g = p.add_argument_group("dream_crash")
+    g.add_argument("--dream-trials", type=int, default=30, help="dream runs SIGKILLed, then dream --undo")
+    g.add_argument("--dream-notes", type=int, default=300, help="notes of the tree dream cleans")
+    g = p.add_argument_group("embed_backlog")
+    g.add_argument("--backlog-entries", type=int, default=3000, help="entries without a vector when the server starts")
+    g.add_argument("--backlog-clients", type=int, default=32, help="client threads searching")
+    g.add_argument("--backlog-seconds", type=float, default=12.0, help="length of each arm's turn")
+    g.add_argument("--backlog-turns", type=int, default=2, help="turns of each arm (with the backlog, every vector ready)")
     g = p.add_argument_group("fork_safety")
     g.add_argument("--fork-forks", type=int, default=30, help="children forked amid writes, and amid embedding")
     g.add_argument("--fork-load-rounds", type=int, default=8, help="fresh processes forking 3 children as the model loads")
@@ -170,6 +191,15 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import hostile_served
 
         return hostile_served.run_section(work, slow=args.slow)
+    if name == "unauth_flood":
+        from . import unauth_flood
+
+        return unauth_flood.run_section(work, flood=args.flood_sockets, clients=args.flood_clients,
+                                        seconds=args.flood_seconds, baseline=args.flood_baseline)
+    if name == "remote_client":
+        from . import remote_client
+
+        return remote_client.run_section(work, timeout=args.remote_timeout, calls=args.remote_calls)
     if name == "fork_safety":
         from . import fork_safety
 
@@ -179,6 +209,15 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import dropped
 
         return dropped.run_section(work, memories=args.dropped_memories)
+    if name == "dream_crash":
+        from . import dream_crash
+
+        return dream_crash.run_section(work, seed=args.seed, trials=args.dream_trials, notes=args.dream_notes)
+    if name == "embed_backlog":
+        from . import embed_backlog
+
+        return embed_backlog.run_section(work, entries=args.backlog_entries, clients=args.backlog_clients,
+                                         seconds=args.backlog_seconds, turns=args.backlog_turns, seed=args.seed)
     from . import fuzz
 
     return fuzz.run_section(work, seed=args.seed, examples=args.fuzz_examples)

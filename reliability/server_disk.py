@@ -7,7 +7,9 @@ Every read must answer 200 with its data throughout. Every write must answer 200
 the tree and journaled exactly once) or 507 ``not_writable`` (then it is in neither): no 500, no
 503, no write reported failed that later appears. Once space is back, writes go on without a
 restart, no ``pending.json`` is left after a write, ``doctor`` is clean, the WAL files stay near
-their 1 MiB bound and the server is the same process.
+their 1 MiB bound and the server is the same process. Space that comes back a page at a time must let writes through
+(at least one per ``PAGES_PER_WRITE`` pages): refused writes keep nothing of what they wrote, and
+no file of a failed index commit is left.
 """
 
 from __future__ import annotations
@@ -26,6 +28,45 @@ READS = [("GET", "/api/search?q=disk+marker&limit=5"), ("POST", "/api/query"), (
          ("GET", "/api/entries/disk/notes/n0.md"), ("GET", "/api/history?limit=5"), ("GET", "/api/stats"),
          ("GET", "/api/doctor")]
 WAL_BOUND = 2 * 1024 * 1024    # 1 MiB limit plus one transaction's worth
+# pages a write needs with its index and catalog updates (about 15 measured), with a margin: space that
+# comes back a page at a time must let at least one write through per this many pages
+PAGES_PER_WRITE = 25
+
+
+def unlisted_index_files(home: Path) -> list[str]:
+    """Files of the full-text index that its table of contents does not list: what a failed
+    commit left (Whoosh's segments and half-written ``_MAIN_<n>.toc.<time>``, tantivy's segments)."""
+    import json
+    import re
+
+    out: list[str] = []
+    whoosh, tantivy = home / "index" / "whoosh", home / "index" / "tantivy"
+    if (tantivy / "meta.json").exists():
+        listed = {s["segment_id"].replace("-", "") for s in json.loads((tantivy / "meta.json").read_text())["segments"]}
+        out += [p.name for p in tantivy.iterdir() if len(p.name.partition(".")[0]) == 32
+                and p.name.partition(".")[0] not in listed]
+    if whoosh.is_dir():
+        from whoosh.filedb.filestore import FileStorage
+        from whoosh.index import TOC
+
+        toc = TOC.read(FileStorage(str(whoosh)), "MAIN")
+        listed = {seg.segment_id() for seg in toc.segments}
+        for p in whoosh.iterdir():
+            m = re.match(r"(MAIN_[0-9a-z]+)\.", p.name)
+            if (m and m.group(1) not in listed) or ".toc." in p.name:
+                out.append(p.name)
+    return sorted(out)
+
+
+def _wal_bytes(home: Path) -> int:
+    """Bytes held by every SQLite WAL of the project."""
+    total = 0
+    for f in home.rglob("*-wal"):
+        try:
+            total += f.stat().st_blocks * 512
+        except OSError:
+            pass
+    return total
 
 
 def _reader(srv: serving.Served, stop: threading.Event, tally: dict, bad: list) -> None:
@@ -62,7 +103,7 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
     from memgrove import Memory
 
     res = SectionResult(SECTION, columns=["phase", "seconds", "reads answered", "writes acknowledged",
-                                          "writes refused (507)", "other answers"])
+                                          "writes refused (507)", "other answers", "WAL KiB grown"])
     base = work / SECTION
     shutil.rmtree(base, ignore_errors=True)
     point = base / "disk"
@@ -83,6 +124,8 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
         pid = srv.process.pid
         token = srv.token                                     # read before the disk is full
         fill(point)
+        home = project / ".memgrove"
+        pages_back = 0
         acked: list = []
         refused: list = []
         bad: list = []
@@ -98,16 +141,28 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
                         for k in range(writers)]
             for t in threads:
                 t.start()
+            wal0 = _wal_bytes(home)
             end = time.monotonic() + seconds
             while time.monotonic() < end:
                 if freeing == 0.1:
-                    free_pages(point, 1)
+                    pages_back += free_pages(point, 1)
                 time.sleep(0.1)
             stop.set()
             for t in threads:
                 t.join(120)
             res.rows.append([phase, f"{seconds:g}", tally["reads"], len(acked) - a0, len(refused) - r0,
-                             len(bad) - b0])
+                             len(bad) - b0, (_wal_bytes(home) - wal0) // 1024])
+            if freeing == 0.1:
+                left = unlisted_index_files(home)
+                if left:
+                    res.fail("index files of failed commits left", f"{len(left)}: {', '.join(left[:4])}", repro)
+                trickled = len(acked) - a0
+                if trickled < pages_back // PAGES_PER_WRITE:
+                    # each refusal kept what it wrote (a failed commit's segment, a failed transaction's
+                    # WAL frames): 120 pages let 1 write through
+                    res.fail("space that came back let no write through",
+                             f"{pages_back} pages came back one by one, {trickled} write(s) acknowledged "
+                             f"(expected at least {pages_back // PAGES_PER_WRITE})", repro)
         for b in bad[:8]:
             res.fail("answer while the disk was full", b, repro)
         final = srv.call("POST", "/api/curate", {"operations": [
@@ -117,7 +172,6 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
             res.fail("write after space came back", f"{final.status or final.error} {str(final.body)[:160]}", repro)
         if srv.process.pid != pid or srv.process.poll() is not None:
             res.fail("server restarted", "the server process did not survive the full disk", repro)
-        home = project / ".memgrove"
         ids = journal_ids(home)
         idset = set(ids)
         with Memory.open(project) as m:
@@ -144,7 +198,8 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
         for name, size in wal.items():
             if size > WAL_BOUND:
                 res.fail("WAL past its bound", f"{name}: {size:,} bytes", repro)
-        res.summary.update(acked=len(acked), refused=len(refused), largest_wal_kib=max(wal.values(), default=0) // 1024)
+        res.summary.update(acked=len(acked), refused=len(refused), largest_wal_kib=max(wal.values(), default=0) // 1024,
+                           pages_back=pages_back)
     finally:
         if srv is not None:
             srv.stop()
@@ -152,5 +207,7 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
     res.notes.append(f"A {size_mb} MB tmpfs holds the project (50 entries), filled before the server's first "
                      f"request; one reader over {len(READS)} read routes and {writers} writers, {seconds:g} s per "
                      "phase. A 200 must be in the tree and journaled once, a 507 in neither; any other answer "
-                     f"fails. WAL files at the end must be under {WAL_BOUND // 1024} KiB.")
+                     f"fails. WAL files at the end must be under {WAL_BOUND // 1024} KiB. While space comes back "
+                     f"a page at a time, at least one write per {PAGES_PER_WRITE} pages must be acknowledged (a "
+                     "refused write keeps nothing of what it wrote).")
     return res

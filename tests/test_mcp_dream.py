@@ -74,6 +74,9 @@ def test_an_agent_runs_dream_and_works_the_review_queue(tmp_path):
     assert out["bad"].isError and "all=true" in out["bad"].content[0].text
     assert [a["id"] for a in out["approve"]["applied"]] == [out["show"]["id"]]
     assert out["undo"].isError is False and out["undo"].structuredContent["status"] == "undone"
+    undone = out["undo"].structuredContent     # names the run, and keeps (listing) what a person approved
+    assert undone["run"] == out["run"]["run"] and undone["started"] and undone["operations"] == 1
+    assert len(undone["approved_kept"]) == 1
     with Memory.open(root) as mem:
         assert mem.tree.exists(DUP)                               # the run undone
         assert not mem.tree.exists("ops/backups/nightly.md")      # the approved merge stays

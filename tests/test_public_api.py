@@ -16,6 +16,7 @@ from memgrove import Memory, MemgroveError, TreeNotFound
 
 EXPECTED_ALL = [
     "Answer",
+    "BadReply",
     "BatchRejected",
     "Cancelled",
     "chat_model",
@@ -39,10 +40,12 @@ EXPECTED_ALL = [
     "OperationNotFound",
     "OpResult",
     "PrimaryUnreachable",
+    "QuestionTooLong",
     "ReadOnlyReplica",
     "RemoteMemory",
     "ReviewConflict",
     "ServerError",
+    "ServerTimeout",
     "ServerUnreachable",
     "TreeNotFound",
     "TreeOutside",
@@ -52,7 +55,7 @@ EXPECTED_ALL = [
 
 ERRORS = ["BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
           "ItemNotFound", "JournalError", "LockTimeout", "NotWritable", "OperationConflict", "OperationNotFound",
-          "PrimaryUnreachable", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
+          "PrimaryUnreachable", "QuestionTooLong", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside"]
 
 
 def test_all_is_pinned() -> None:
@@ -245,7 +248,8 @@ def test_doctor_report_to_dict(mem) -> None:
     mem.curate([{"op": "ADD", "path": "a/b/x.md", "title": "X", "content": "x", "reason": "r"}])
     d = mem.doctor().to_dict()
     assert d == {"ok": True, "entries": 1, "contexts": 2, "indexed": 3, "problems": [], "warnings": [],
-                 "fixed": [], "notices": []}
+                 "fixed": [], "notices": [],
+                 "vectors": {"meaning": False, "entries": 3, "computing": 0, "backlog": None}}
 
 
 def test_tree_fixture_is_the_memory_tree(tree, mem) -> None:

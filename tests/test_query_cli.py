@@ -182,8 +182,9 @@ def test_stats_counts_tiers(runner, qmem):
 def test_stats_table_and_empty_log(runner):
     res = invoke(runner, "stats")
     assert res.exit_code == 0 and "no queries logged yet" in res.stdout
-    assert json.loads(invoke(runner, "stats", "--json").stdout) == {
-        "queries": 0, "damaged_lines": 0, "tiers": [], "out_of_domain": 0, "llm": 0, "errors": 0}
+    data = json.loads(invoke(runner, "stats", "--json").stdout)
+    assert data.pop("vectors")["meaning"] is False          # how far entries' vectors are (test_vector_backlog.py)
+    assert data == {"queries": 0, "damaged_lines": 0, "tiers": [], "out_of_domain": 0, "llm": 0, "errors": 0}
     ask_json(runner, QUESTIONS["direct"])
     ask_json(runner, QUESTIONS["direct"])
     table = invoke(runner, "stats").stdout

@@ -59,6 +59,7 @@ def test_dream_and_review_routes(srv):
     assert c.post("/api/review/reject", json={"all": True}).json()["rejected"][0]["id"] == item
     undone = c.post("/api/dream", json={"undo": ""}).json()
     assert undone["run"] == run["run"] and undone["status"] == "undone"
+    assert undone["started"] and undone["operations"] == len(run["applied"]) == 1     # names what it undid
     assert (srv.project / ".memgrove" / "tree" / DUP).exists()
     again = c.post("/api/dream", json={"undo": run["run"]})
     assert again.status_code == 409 and "already undone" in again.json()["error"]["message"]
@@ -81,13 +82,16 @@ def test_an_idle_server_dreams_when_the_gates_open(tmp_path):
     s = start_server(root, env=site_env(tmp_path, served_candidates()))
     try:
         runs = root / ".memgrove" / "dream" / "runs"
+
+        def recorded() -> list[dict]:     # a run is recorded as it starts, and again as it ends
+            return [json.loads(f.read_text()) for f in runs.glob("*.json")] if runs.exists() else []
+
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (runs.exists() and any(runs.iterdir())):
+        while time.monotonic() < deadline and not any(r["status"] == "done" for r in recorded()):
             time.sleep(0.1)
-        [run_file] = list(runs.iterdir())
-        run = json.loads(run_file.read_text())
+        [run] = recorded()
         assert run["applied"] and not (root / ".memgrove" / "tree" / DUP).exists()
         time.sleep(1.0)             # the gates are closed now: one run only
-        assert len(list(runs.iterdir())) == 1
+        assert len(recorded()) == 1
     finally:
         assert stop_server(s) == 0, s.log_text()

@@ -15,8 +15,9 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.errors import MemgroveError, QuestionTooLong
 from memgrove.tree.paths import normalize_entry_path
+from memgrove.tree.question_bound import check_length
 
 from .runtime import NO_RUNTIME, MemoryRef
 
@@ -64,6 +65,10 @@ def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: in
         tree = getattr(mem, "tree", mem)
         if not query.strip():
             return fix(MemgroveError("the query is empty"), "Please give a non-empty query of a few key words.")
+        try:
+            check_length(query, "query")
+        except QuestionTooLong as exc:
+            return fix(exc, "Please search with a few key words instead.")
         try:
             cached = cached_answer(mem, query) if use_cache else None
             hits = tree.search(query, min(limit, search_limit))

@@ -23,14 +23,15 @@ import functools
 import hashlib
 import os
 import sqlite3
+import time
 import weakref
 from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
 from .fsio import TEMP_PREFIX
-from .sqlite import (NO_WRITES, ReadOnlyView, ThreadConnections, checkpoint, connect, current, damage_of, is_damage,
-                     no_writes)
+from .sqlite import (NO_WRITES, ReadOnlyView, ThreadConnections, checkpoint, connect, current, damage_of, give_back,
+                     file_gone, is_damage, moved, no_writes, replaced, unwritable)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,
@@ -101,12 +102,13 @@ def digest_of(files: dict[str, Stat]) -> int:
     return sum(item_hash(p, s) for p, s in files.items()) & _MASK
 
 
-def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, Stat]:
+def scan(tree_root: Path, folders: dict[str, int] | None = None, temps: list[str] | None = None) -> dict[str, Stat]:
     """``{relative path: (mtime_ns, size)}`` of every ``.md`` file in the tree.
 
     Skips hidden/reserved names and temp files, and does not follow symlinked
     folders (a symlink cannot smuggle outside files into the index). ``folders``
-    receives each folder's mtime, taken before it is listed (``folder_check.py``).
+    receives each folder's mtime, taken before it is listed (``folder_check.py``); ``temps``
+    the paths of the temp files (``fsio.TEMP_PREFIX``) it passed.
     """
     out: dict[str, Stat] = {}
     base = len(str(tree_root)) + 1
@@ -126,6 +128,8 @@ def scan(tree_root: Path, folders: dict[str, int] | None = None) -> dict[str, St
             for e in it:
                 name = e.name
                 if name.startswith((".", "_", TEMP_PREFIX)):
+                    if temps is not None and name.startswith(TEMP_PREFIX):
+                        temps.append(e.path)
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):
@@ -171,22 +175,52 @@ class Catalog:
         self._conns = ThreadConnections()
         weakref.finalize(self, self._conns.close)
         self.upgraded = False   # an older schema was found and emptied: rebuild from the files
+        self._opened: tuple[int, int] | None = None   # the file the last connection opened (``gone``)
 
     def _db(self, write: bool = False) -> sqlite3.Connection:
         db = self._conns.mine()
-        if db is not None and not current(db, write):
-            self._conns.drop_mine()     # this thread's view only: other threads keep theirs
+        if db is not None and (not current(db, write) or replaced(db, self.file)):
+            # this thread's only: other threads keep theirs (and each checks its own file); a
+            # catalog deleted under the process opens afresh, empty, and is rebuilt from the files
+            self._conns.drop_mine()
             db = None
         if db is None:
-            db = connect(self.file, _SCHEMA, timeout=10.0)
-            try:
-                if schema_problem(db):
-                    self._recreate(db)
-            except BaseException:
-                db.close()
-                raise
+            for attempt in range(3):
+                db = connect(self.file, _SCHEMA, timeout=10.0)
+                try:
+                    if schema_problem(db):
+                        if isinstance(db, ReadOnlyView):
+                            # a view cannot recreate tables: a file being removed and created
+                            # again by another thread or process as it was opened, or an old
+                            # schema on a disk that takes no writes
+                            raise sqlite3.OperationalError(f"{self.file} cannot be used now ({NO_WRITES}, "
+                                                           "or it is being recreated)")
+                        self._recreate(db)
+                    self._opened = getattr(db, "mg_identity", None)
+                    break
+                except BaseException as exc:
+                    db.close()
+                    # another thread or process removed the file just opened (a reset): open it again
+                    again = isinstance(exc, sqlite3.OperationalError) and (moved(exc) or isinstance(db, ReadOnlyView))
+                    if not again or attempt == 2:
+                        raise
+                    time.sleep(0.05)
             self._conns.keep(db)
         return db
+
+    def gone(self) -> bool:
+        """The catalog this process last opened is no longer at ``file`` (deleted or replaced under
+        it, ``sqlite.file_gone``): it is opened afresh, empty, and rebuilt from the files."""
+        return file_gone(self, self._conns)
+
+    def stale(self) -> bool:
+        """This thread's connection reads a file no longer at ``file`` (checked at most once a
+        second, ``sqlite.replaced``); it is dropped, so the next use opens the file afresh."""
+        db = self._conns.mine()
+        if db is not None and replaced(db, self.file):
+            self._conns.drop_mine()
+            return True
+        return False
 
     def _recreate(self, db: sqlite3.Connection) -> None:
         """Drop and recreate every table of an older schema, empty: the digest is gone, so
@@ -264,6 +298,7 @@ class Catalog:
                 if not is_damage(exc):
                     raise
         self.close()
+        self._opened = None   # removed on purpose: not "gone"
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(str(self.file) + suffix)
@@ -367,6 +402,18 @@ class Catalog:
     def apply(self, upserts: list[Upsert], deletes: list[str],
               *, digest: int, replace_all: bool = False, fmt: str | None = None) -> None:
         """Record files now in the index (``Upsert`` rows); one transaction."""
+        try:
+            self._apply(upserts, deletes, digest=digest, replace_all=replace_all, fmt=fmt)
+        except sqlite3.OperationalError as exc:
+            if not moved(exc):
+                raise
+            # the file was deleted under this connection since its last check: the rows go to a
+            # fresh one (its missing digest and format make the next search rebuild it)
+            self._conns.drop_mine()
+            self._apply(upserts, deletes, digest=digest, replace_all=replace_all, fmt=fmt)
+
+    def _apply(self, upserts: list[Upsert], deletes: list[str],
+               *, digest: int, replace_all: bool, fmt: str | None) -> None:
         db = self._db(write=True)
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -392,7 +439,9 @@ class Catalog:
             if fmt is not None:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (fmt,))
             db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if db.in_transaction:   # SQLite rolls back by itself on some errors (a full disk): keep that error
                 db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and unwritable(exc):
+                give_back(db, self.file)   # what the failed transaction wrote to the WAL
             raise

@@ -33,6 +33,7 @@ class DoctorReport:
     warnings: list[str] = field(default_factory=list)   # worth knowing, not inconsistent
     fixed: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    vectors: dict[str, Any] = field(default_factory=dict)   # ContextTree.vector_state(exact=True)
 
     @property
     def ok(self) -> bool:
@@ -40,11 +41,24 @@ class DoctorReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "entries": self.entries, "contexts": self.contexts, "indexed": self.indexed,
-                "problems": self.problems, "warnings": self.warnings, "fixed": self.fixed, "notices": self.notices}
+                "problems": self.problems, "warnings": self.warnings, "fixed": self.fixed, "notices": self.notices,
+                "vectors": self.vectors}
 
 
 def diagnose(tree, *, fix: bool = False) -> DoctorReport:
-    """Check the tree; with ``fix``, repair what is derived (index, contexts, temp files)."""
+    """Check the tree; with ``fix``, repair what is derived (index, contexts, temp files), then
+    report the tree as the repair left it: its counts and what remains, with what was fixed (the
+    counts and problems found before a repair no longer hold once it is done)."""
+    rep = _examine(tree, fix=fix)
+    if not (fix and rep.fixed):
+        return rep
+    after = _examine(tree, fix=False)
+    after.fixed = rep.fixed
+    after.notices = list(dict.fromkeys(rep.notices + after.notices))
+    return after
+
+
+def _examine(tree, *, fix: bool) -> DoctorReport:
     rep = DoctorReport()
     orphan = lock_problem(tree.lock.inspect())
     if orphan:
@@ -58,7 +72,8 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         gone = [p for p in left if not p.exists()]
         if gone:
             rep.fixed.append(f"removed {', '.join('index/' + p.name for p in gone)} left by an interrupted reindex")
-        n = tree.remove_stray_temp_files()
+        with tree.lock.hold():   # a live writer's temp file is renamed before it lets the lock go
+            n = tree.remove_stray_temp_files()
         if n:
             rep.fixed.append(f"removed {n} stray temp file(s)")
     rebuild = _derived(tree, rep, fix)
@@ -145,6 +160,10 @@ def diagnose(tree, *, fix: bool = False) -> DoctorReport:
         tree.repair_contexts(missing_ctx)
         rep.fixed.append(f"wrote {len(missing_ctx)} missing context file(s)")
         rep.problems = [p for p in rep.problems if not p.endswith(f"no {CONTEXT_FILE}")]
+    try:
+        rep.vectors = tree.vector_state(exact=True)
+    except Exception as exc:  # noqa: BLE001 - a damaged catalog is reported above; the count is only news
+        rep.warnings.append(f"entries' vectors could not be counted ({type(exc).__name__}: {exc})")
     rep.notices = list(tree.notices)
     return rep
 
@@ -163,6 +182,15 @@ def lock_problem(state: LockState) -> str | None:
 def _derived(tree, rep: DoctorReport, fix: bool) -> list[str]:
     """Check each derived store; with ``fix``, reset or rebuild the damaged ones. Returns
     what needs rebuilding and was not (the freshness check may do it next)."""
+    for name, db, after in (("signals.db", tree.signals, "ranking signals start again from use"),
+                            ("vectors.db", tree.vectors, "entries' vectors are computed again as needed")):
+        if db.gone():
+            # this thread's connection is reopened already; the others reopen at their next use
+            what = f"{name} was deleted under this process, which went on using the deleted file"
+            if fix:
+                rep.fixed.append(f"reopened {name} ({what[len(name) + 1:]}); {after}")
+            else:
+                rep.problems.append(f"{what}; doctor --fix reopens it ({after})")
     why = tree.signals.check()
     if why:
         if fix:
@@ -190,6 +218,9 @@ def _derived(tree, rep: DoctorReport, fix: bool) -> list[str]:
         finally:
             cache.close()
     rebuild = []
+    gone = tree.catalog.gone()   # opened afresh: empty, not damaged (no reset closing other threads' connections)
+    if gone:
+        rebuild.append("the catalog (deleted under this process, which went on using the deleted file)")
     why = tree.catalog.check()
     if tree.catalog.upgraded:
         tree.notices.append("the catalog had an older schema: it was emptied and rebuilt from the files")
@@ -203,7 +234,8 @@ def _derived(tree, rep: DoctorReport, fix: bool) -> list[str]:
         with tree.lock.hold():
             tree.engine.remove_leftovers()
             if rebuild:
-                tree.catalog.reset(force=True)
+                if why or not gone:
+                    tree.catalog.reset(force=True)
                 tree.reindex()
         rep.fixed += [f"rebuilt {r} from the files" for r in rebuild]
         if left:

@@ -13,8 +13,10 @@ links, archive candidates), then for each candidate:
   is left alone.
 
 Everything applied goes in one journaled batch (each candidate all or nothing), recorded with
-the run's id in ``.memgrove/dream/runs/<run>.json``; ``undo_run`` reverts that batch exactly
-(``ContextTree.undo_all``). A run holds the dream lock throughout: runs never overlap.
+the run's id in ``.memgrove/dream/runs/<run>.json`` as the run starts and again, with the ids it
+is about to apply, before the batch is written: a run killed at any instant is found by
+``undo_run`` (tree/dream_undo.py), which reverts that batch exactly or says the run applied
+nothing. A run holds the dream lock throughout: runs never overlap.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import dream_state, review
-from .errors import JournalError, OperationConflict
+from .dream_undo import settle_last, undo_run  # noqa: F401 - undo_run: dream's public pair
 from .findings import Candidate
 from .journal import tail_lines, utc_now_iso
 
@@ -123,21 +125,31 @@ def dream(tree: "ContextTree", *, dry_run: bool = False, decide: Decide | None =
     started = clock()
     when = now or datetime.now(timezone.utc)
     budget = tree.settings.dream_budget_s if budget_s is None else budget_s
+    durable = tree.settings.durable
     with dream_state.run_lock(tree.home):
+        if not dry_run:
+            settle_last(tree)       # a run killed before this one: its record says what it applied
+            run_id = dream_state.new_run_id(when)
+            # recorded before anything else: killed from here on, undo finds this run, not an earlier one
+            record = {"run": run_id, "started": utc_now_iso(when), "status": "running", "applied": []}
+            dream_state.save_run(tree.home, record, durable=durable)
         if candidates is None:
             from .scan import scan
 
             candidates = scan(tree, tree.settings, now=when)
         if dry_run:
             return DreamReport(None, [_row(c, "found") for c in candidates], dry_run=True, seconds=clock() - started)
-        run_id = dream_state.new_run_id(when)
         rejected = review.rejected_keys(tree.home)
         plan = _plan(tree, candidates, decide, rejected, lambda: clock() - started > budget)
-        applied = _apply(tree, candidates, plan)
-        record = {"run": run_id, "started": utc_now_iso(when), "status": "done", "applied": applied,
-                  "budget_hit": plan.budget_hit, "model_calls": plan.calls}
+
+        def before_write(ids: list[str]) -> None:
+            dream_state.save_run(tree.home, {**record, "status": "applying", "applied": ids}, durable=durable)
+
+        applied = _apply(tree, candidates, plan, before_write)
+        record = {**record, "status": "done", "applied": applied, "budget_hit": plan.budget_hit,
+                  "model_calls": plan.calls}
         if applied:   # recorded before queueing: a failure there leaves the run undoable
-            dream_state.save_run(tree.home, {**record, "status": "queueing"}, durable=tree.settings.durable)
+            dream_state.save_run(tree.home, {**record, "status": "queueing"}, durable=durable)
         _queue(tree, candidates, plan, run_id, rejected)
         last = tail_lines(tree.journal.file, 1)
         dream_state.save_run(tree.home, {**record, "finished": utc_now_iso(datetime.now(timezone.utc)),
@@ -188,12 +200,15 @@ def _plan(tree: "ContextTree", candidates: list[Candidate], decide: Decide | Non
     return plan
 
 
-def _apply(tree: "ContextTree", candidates: list[Candidate], plan: _Plan) -> list[str]:
-    """The planned groups as one journaled batch; the ids of the operations applied."""
+def _apply(tree: "ContextTree", candidates: list[Candidate], plan: _Plan,
+           before_write: Callable[[list[str]], None]) -> list[str]:
+    """The planned groups as one journaled batch; the ids of the operations applied.
+    ``before_write(ids)``: the ids about to be applied, before anything is written."""
     if not plan.groups:
         return []
     applied: list[str] = []
-    outcomes = tree.curate_groups([ops for _, ops in plan.groups], actor=dream_state.ACTOR)
+    outcomes = tree.curate_groups([ops for _, ops in plan.groups], actor=dream_state.ACTOR,
+                                  before_write=lambda out: before_write([r.id for o in out for r in o.results if r.id]))
     for (i, _), outcome in zip(plan.groups, outcomes):
         d = plan.decided.get(i)
         extra = {"action": d.action, "reason": d.reason, "ops": list(d.ops),
@@ -216,29 +231,6 @@ def _queue(tree: "ContextTree", candidates: list[Candidate], plan: _Plan, run_id
         else:
             plan.rows[i] = {**_row(c, "queued", review_id=item.id), "action": cand["action"], "ops": cand["ops"],
                             "reason": cand["reason"], "confidence": round(float(cand["confidence"] or 0.0), 3)}
-
-
-def undo_run(tree: "ContextTree", run_id: str | None = None, *, force: bool = False) -> dict[str, Any]:
-    """Revert every operation a run applied (default: the last run that applied something), as one
-    batch: each file is back to what it held before the run. Refused, naming the files, if one
-    changed since, unless ``force`` (what it overwrites stays in the journal)."""
-    with dream_state.run_lock(tree.home):
-        run = dream_state.load_run(tree.home, run_id) if run_id else dream_state.last_run(tree.home, undoable=True)
-        if run is None:
-            raise JournalError("no dream run to undo: no run has applied anything (see .memgrove/dream/runs/)")
-        rid = run["run"]
-        if run.get("status") == "undone":
-            raise JournalError(f"dream run {rid} is already undone (by {', '.join(run.get('undo', [])) or '?'})")
-        if not run.get("applied"):
-            raise JournalError(f"dream run {rid} applied nothing: there is nothing to undo")
-        try:
-            results = tree.undo_all(list(run["applied"]), force=force, actor=dream_state.ACTOR)
-        except OperationConflict as exc:
-            raise OperationConflict(f"cannot undo dream run {rid}: {exc}") from None
-        run = {**run, "status": "undone", "undone_at": utc_now_iso(datetime.now(timezone.utc)),
-               "undo": [r.id for r in results if r.id]}
-        dream_state.save_run(tree.home, run, durable=tree.settings.durable)
-        return {"run": rid, "status": "undone", "undo": run["undo"], "results": [r.to_dict() for r in results]}
 
 
 def _id_of(line: bytes) -> str | None:

@@ -2,9 +2,17 @@
 
 ``.memgrove/dream/runs/<run>.json`` records a run: when, what it found and did with each
 candidate, the ids of the operations it applied (what ``dream --undo`` reverts) and, once
-undone, the ids of the UNDOs. ``.memgrove/dream/run.lock`` is held for a whole run (scan,
-model calls, the batch), so two runs never overlap; the tree's writer lock is still taken for
-the batch itself, so curations go on during a run's scan and model calls.
+undone, the ids of the UNDOs. A run is recorded as it starts (``status`` "running", nothing
+applied) and again, with the ids it is about to apply, before its batch is written
+("applying"), so a run killed at any instant leaves a record: the next run or undo settles it
+("interrupted", with the ids the journal holds: none, or the whole batch the next open rolled
+forward). ``.memgrove/dream/run.lock`` is held for a whole run (scan, model calls, the batch),
+so two runs never overlap; the tree's writer lock is still taken for the batch itself, so
+curations go on during a run's scan and model calls.
+
+``.memgrove/dream/approved/<run>.jsonl`` links to a run what a person approved from its
+proposals (``memgrove review approve``): one line per item, written before its batch, with the
+ids of its operations, so undoing the run can name them or revert them too.
 
 The idle gates (ByteRover's): a run is due when at least ``dream_idle_hours`` passed since the
 last one and at least ``dream_min_curations`` curations were journaled since it. Curations are
@@ -14,6 +22,7 @@ counted from the journal's tail, newest first, stopping at the last run or at en
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -21,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import DreamRunning, ItemNotFound
-from .fsio import atomic_write
+from .fsio import append_line, atomic_write
 from .journal import Journal, tail_lines
 from .writer_lock import WriterLock
 
@@ -34,8 +43,10 @@ def runs_dir(home: Path) -> Path:
 
 
 def new_run_id(now: datetime) -> str:
-    """Sortable and unique, like an operation id: ``20261206T180000-a1b2c3``."""
-    return now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+    """Sortable and unique: ``20261206T180000123456-a1b2c3``. To the microsecond, because the
+    newest run is the one ``dream --undo`` names: two runs in one second sorted by their random
+    part made it name the earlier one (ids of one second without microseconds sort first)."""
+    return now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%f") + "-" + secrets.token_hex(3)
 
 
 @contextmanager
@@ -74,6 +85,37 @@ def load_run(home: Path, run_id: str) -> dict[str, Any]:
         raise ItemNotFound(f"no dream run {run_id!r} (see .memgrove/dream/runs/)") from None
     except ValueError as exc:
         raise ItemNotFound(f"dream run {run_id!r} cannot be read ({exc})") from None
+
+
+_RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
+
+
+def approved_file(home: Path, run_id: str) -> Path:
+    return home / DREAM_DIR / "approved" / f"{run_id}.jsonl"
+
+
+def link_approved(home: Path, run_id: str, item: str, op_ids: list[str], at: str, *, durable: bool = True) -> None:
+    """Record that review item ``item`` of run ``run_id`` is about to be applied as ``op_ids``
+    (before its batch: ids the journal never gets are left out when the run is undone)."""
+    if not _RUN_ID.fullmatch(run_id):
+        return   # not a run's id (a queue file edited by hand): nothing to link it to, no path made of it
+    append_line(approved_file(home, run_id), json.dumps({"item": item, "ops": op_ids, "at": at}), durable=durable)
+
+
+def approved_links(home: Path, run_id: str) -> list[dict[str, Any]]:
+    """What was approved from run ``run_id``'s proposals, oldest first: ``{"item", "ops", "at"}``."""
+    try:
+        lines = approved_file(home, run_id).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            d = json.loads(line)
+            out.append({"item": str(d["item"]), "ops": [str(i) for i in d["ops"]], "at": str(d.get("at", ""))})
+        except (ValueError, KeyError, TypeError):
+            continue   # a line cut by a crash: its batch was never written
+    return out
 
 
 def last_run(home: Path, *, undoable: bool = False) -> dict[str, Any] | None:

@@ -7,16 +7,18 @@ pay). With meaning on, the thread then
 
 1. loads the encoder, so the first search does not wait for the model;
 2. computes the vector of every entry the index takes in anew (a write, a hand edit the scan or
-   watcher found), queued by path: a path queued twice is embedded once, from its text as it is
-   then; past ``QUEUE_MAX`` waiting paths, more are dropped (``dropped``) and left to the
-   searches or ``memgrove reindex``;
+   watcher found), and those a search left without one, queued by path: a path queued twice is
+   embedded once, from its text as it is then; a few waiting paths wait ``SETTLE_S`` first; past
+   ``QUEUE_MAX`` waiting paths, more are dropped (``dropped``) and left to the searches or
+   ``memgrove reindex``;
 3. between those, catches up with the entries of the whole tree that lack a vector (a tree that
    existed before meaning was on), ``CATCH_UP`` entries at a time.
 
 It never holds the writer lock (it reads the files as a search does, and vectors are keyed by
-their text: nothing here can be stale) and never fails a write: an error is a notice on the tree
-and the searches compute what is missing, as they always do (``Meaning._cosines``), so no
-search's result depends on how far this thread got. It encodes ``BATCH`` texts at a time, which
+their text: nothing here can be stale) and never fails a write: an error is a notice on the tree.
+A search never waits for it: an entry without a vector yet is ranked by its words, and a search
+computes a few missing vectors itself, none this thread is computing (``Meaning._cosines``,
+tree/vector_claims.py). It encodes ``BATCH`` texts at a time, which
 ``MiniLM.encode`` runs on one BLAS thread: on a 2-core machine a writer keeps the other core.
 ``close()`` lets it finish at most the batch it is on. The thread refers to the tree weakly: a
 tree dropped without ``close()`` is collected and its thread ends.
@@ -30,12 +32,13 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 import weakref
 from typing import TYPE_CHECKING
 
 from . import forksafe
 from .embedding import FEW
-from .vectors import vectors_of
+from .vector_claims import SEARCH_EMBEDS, ready_vectors
 
 if TYPE_CHECKING:
     from .store import ContextTree
@@ -44,6 +47,10 @@ BATCH = FEW            # texts per encode: MiniLM.encode runs as few as this on 
 CATCH_UP = 16          # entries of the catch-up read and looked up at a time, between two writes' batches
 QUEUE_MAX = 10_000     # paths waiting at most; beyond, a write's vectors are left to searches and reindex
 CLOSE_TIMEOUT_S = 30.0  # what closing waits for the batch (or the model's loading) under way
+# a write of a few entries waits this long in the queue (the catch-up goes on meanwhile): a program
+# that reads back what it wrote at once computes those vectors in its search, as many as a search
+# may (SEARCH_EMBEDS), instead of finding them under way here and ranking them by their words
+SETTLE_S = 0.5
 
 
 class _Work:
@@ -51,11 +58,12 @@ class _Work:
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.waiting: dict[str, None] = {}    # insertion-ordered: the oldest first, each once
+        self.waiting: dict[str, float] = {}   # path -> when queued; insertion-ordered: the oldest first
         self.stopping = False
         self.dropped = 0
         self.failed = False                   # told once: the next failures would say the same
         self.busy = True                      # loading, or a batch under way
+        self.unchecked = -1                   # entries the catch-up has yet to look at (-1: not listed yet)
 
     def stop(self) -> None:
         with self.cond:
@@ -98,6 +106,15 @@ class Embedder:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
+    def backlog(self) -> dict[str, int | bool]:
+        """What is pending, for ``vector_state``: paths ``queued`` (writes', and the ones searches
+        left, tree/vector_claims.py), entries the catch-up has yet to look at (``unchecked``, -1
+        while the model loads), ``dropped`` past ``QUEUE_MAX``, and whether the thread ``running``."""
+        work = self._work
+        with work.cond:
+            return {"queued": len(work.waiting), "unchecked": work.unchecked, "dropped": work.dropped,
+                    "running": self._thread.is_alive()}
+
     def written(self, paths: list[str]) -> None:
         """Queue these entries' vectors (cheap: safe under the writer lock; never raises)."""
         work = self._work
@@ -107,7 +124,7 @@ class Embedder:
                     if len(work.waiting) >= QUEUE_MAX:
                         work.dropped += 1
                         continue
-                    work.waiting[p] = None
+                    work.waiting[p] = time.monotonic()
             work.cond.notify()
             if self._thread is None and not work.stopping:    # a forked child's first write
                 try:
@@ -137,6 +154,7 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
         with forksafe.no_fork():        # a fork waits for each step of this thread (tree/forksafe.py)
             tree.meaning_encoder()      # the first search finds the model loaded
             backlog = sorted(tree.catalog.files())
+        work.unchecked = len(backlog)
     except Exception as exc:  # noqa: BLE001 - no model, a damaged catalog: the searches do it all
         tree.notice(f"entries' vectors are not computed ahead ({exc}); searches compute them")
         return
@@ -149,12 +167,18 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
             if work.stopping:
                 return
             work.busy = True
-            if work.waiting:            # what was just written first, then the catch-up
+            young = SETTLE_S - (time.monotonic() - next(iter(work.waiting.values()), 0.0))
+            settling = 0 < len(work.waiting) <= SEARCH_EMBEDS and young > 0
+            if work.waiting and not settling:     # what was just written first, then the catch-up
                 paths = list(itertools.islice(work.waiting, BATCH))
                 for p in paths:
                     del work.waiting[p]
-            else:
+            elif backlog:
                 paths, backlog = backlog[:CATCH_UP], backlog[CATCH_UP:]
+                work.unchecked = len(backlog)
+            else:
+                work.cond.wait(young)
+                continue
         tree = ref()
         if tree is None:
             return
@@ -169,15 +193,15 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
 
 
 def _embed(tree: "ContextTree", paths: list[str], work: _Work) -> None:
-    """The vectors of those of ``paths`` that lack one, ``BATCH`` texts at a time (``vectors_of``
-    skips the stored ones); stops between two batches when closing."""
-    with forksafe.no_fork():
+    """The vectors of those of ``paths`` that lack one, ``BATCH`` texts at a time (``ready_vectors``
+    skips the stored ones, and those a search is computing); stops between two batches when closing."""
+    with forksafe.no_fork():        # a fork waits for each step (tree/forksafe.py)
         encoder = tree.meaning_encoder()
         texts = list(dict.fromkeys(tree._meaning_texts(paths).values()))
     for s in range(0, len(texts), BATCH):
         if work.stopping:
             return
         with forksafe.no_fork():
-            vectors_of(texts[s:s + BATCH], encoder, tree.vectors)
+            ready_vectors(texts[s:s + BATCH], encoder, tree.vectors)
     with forksafe.no_fork():
         tree.vectors.checkpoint()

@@ -10,6 +10,7 @@ one-line message that says what is wrong and, where it helps, how to fix it::
     │   └── EntryNotFound   ... or names no entry or folder
     ├── InvalidEntry        an entry file or frontmatter cannot be parsed
     ├── InvalidInput        an ingest input is binary, too large or not UTF-8
+    │   └── QuestionTooLong a question or search query longer than ``MAX_QUESTION_CHARS``
     ├── BatchRejected       a curate batch failed validation; nothing was written
     │                       (``.errors`` holds one message per invalid op)
     ├── OperationConflict   undo refused: the entry changed after the operation
@@ -72,6 +73,13 @@ class InvalidInput(MemgroveError):
     """Input given to the curator is binary, too large, or not UTF-8 text."""
 
     code = "invalid_input"
+
+
+class QuestionTooLong(InvalidInput):
+    """A question or search query is longer than memgrove answers (``tree/question_bound.py``); the server
+    answers 413."""
+
+    code = "question_too_long"
 
 
 class BatchRejected(MemgroveError):

@@ -10,6 +10,7 @@ The fingerprint (generation + digest of the files + digest of the ranking settin
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from typing import Callable, Iterable
@@ -43,6 +44,22 @@ def indexed_content(e: entry_mod.Entry, kind: str, cap: int) -> str:
     """What the index's ``content`` field holds of an entry: its summary and the searchable text
     of its indexed body, up to ``cap`` characters."""
     return (e.summary + "\n" + searchable(indexed_body(e, kind))[:cap]).strip()
+
+
+def remove_temp_files(paths: Iterable[str]) -> int:
+    """Remove temp files of ``fsio.atomic_write`` found in the tree: only under the writer lock,
+    which every writer of the tree's files holds, so each is a dead writer's (a live writer's temp
+    file is renamed into place before the lock is let go). How many went."""
+    n = 0
+    for p in paths:
+        try:
+            os.unlink(p)
+            n += 1
+        except FileNotFoundError:
+            pass
+        except OSError:   # a read-only disk: doctor --fix or a later writer removes it
+            pass
+    return n
 
 
 class IndexSync:
@@ -99,6 +116,11 @@ class IndexSync:
                 # it anyway left thousands of deleted documents in fragmented segments
                 docs.append(doc)
             upserts.append(row)
+        if not docs and not deletes and all(old.get(u.path) == u.stat for u in upserts):
+            # as indexed already (a batch's derived work done again after its writer died, or
+            # after a full disk stopped it later on): no write at all, since on a full disk a
+            # transaction that fails grows the WAL by what it managed to write before failing
+            return
         try:
             self.engine.write(replace=docs, delete=deletes)
         except IndexBroken:
@@ -214,6 +236,8 @@ class IndexSync:
     def _nothing_changed(self) -> bool:
         """True when the index matched the files at the last check, no other memgrove process
         wrote since, and the watcher saw no one else touch the tree (drains its events)."""
+        if self.catalog.stale():   # deleted under this process: a scan finds it empty, and rebuilds it
+            return False
         w = self._watcher
         if w is not None and not w.usable:   # overflowed, or the tree went away: scan from now on
             w.close()
@@ -287,7 +311,9 @@ class IndexSync:
         self._maybe_watch()
         started = time.monotonic()
         folders: dict[str, int] = {}
-        self._sync_locked(scan(self.root, folders))
+        temps: list[str] = []
+        self._sync_locked(scan(self.root, folders, temps))
+        remove_temp_files(temps)
         self._in_step, self._digest = True, self.catalog.digest() or 0
         self._checked_gen, self._folder_check = self._generation(), FolderCheck(str(self.root), folders, started)
 

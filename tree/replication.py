@@ -80,6 +80,7 @@ class Replicator:
         self._next_push = 0.0
         self._next_pull = 0.0
         self._failures = 0
+        self._head_checked = False      # the remote's HEAD names the pushed branch (point_remote_head)
         self._retry_at = 0.0
         self._ready = False
         self.state: dict[str, Any] = _load_state(self.git.git_dir)
@@ -272,6 +273,14 @@ class Replicator:
             return
         for c in self.state.get("conflicts") or []:
             c["pushed"] = True
+        if not self._head_checked:      # once a process: after its first push the branch exists there
+            self._head_checked = True
+            try:
+                hint = self.git.point_remote_head(self.remote, branch)
+            except GitFailed as exc:
+                hint = str(exc)
+            if hint:
+                log.warning("replication: %s", hint)
         self._failures = 0
         self._report("push_error", None, pushed_at=time.time(), retry_in=None)
         self._next_push = time.monotonic() + self.settings.push_interval

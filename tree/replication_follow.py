@@ -30,7 +30,7 @@ REBUILD_ABOVE = 2000      # more changed files than this: rebuild the index rath
 
 
 def replica_info(home: Path) -> dict[str, Any] | None:
-    """What ``replica.json`` says (``primary``, ``remote``, ``branch``), or None: not a replica."""
+    """What ``replica.json`` says (``primary``, ``remote``, ``branch``, ``project``), or None: not a replica."""
     try:
         data = json.loads((home / REPLICA_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -40,8 +40,12 @@ def replica_info(home: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def write_replica_info(home: Path, primary: str, remote: str, branch: str) -> None:
-    atomic_write(home / REPLICA_FILE, json.dumps({"primary": primary, "remote": remote, "branch": branch}, indent=1))
+def write_replica_info(home: Path, primary: str, remote: str, branch: str, project: str | None = None) -> None:
+    """``project``: the primary's project this replica follows (its folder on the primary's machine)."""
+    info = {"primary": primary, "remote": remote, "branch": branch}
+    if project:
+        info["project"] = project
+    atomic_write(home / REPLICA_FILE, json.dumps(info, indent=1))
 
 
 class Follower:

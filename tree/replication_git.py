@@ -174,6 +174,21 @@ class Git:
         out = self.out("ls-remote", REMOTE, f"refs/heads/{branch}")
         return out.split()[0] if out else None
 
+    def point_remote_head(self, url: str, branch: str) -> str | None:
+        """A remote whose HEAD names a branch it does not hold (``git init --bare`` names ``master``
+        while ``branch`` is pushed): a ``git clone`` of it checks out nothing. A local bare
+        repository's HEAD is pointed at ``branch`` (a push cannot move HEAD); for another remote
+        the returned line says what to change there. None when HEAD names a branch it holds."""
+        out = self.out("ls-remote", "--symref", REMOTE, "HEAD")
+        if any(not ln.startswith("ref:") for ln in out.splitlines() if ln.strip()):
+            return None                 # HEAD resolves to a commit: a clone checks it out
+        local = Path(url[len("file://"):] if url.startswith("file://") else url)
+        if "://" not in str(local) and local.is_absolute() and (local / "HEAD").is_file():
+            Git(local, local, self.timeout).run("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+            return None
+        return redact(f"the default branch (HEAD) of the remote {url} is a branch it does not hold: a git clone "
+                      f"of it checks out nothing; make {branch} its default branch (memgrove pushes that one)")
+
     def fetch(self, branch: str) -> None:
         self.run("fetch", "-q", "--no-tags", REMOTE, f"+refs/heads/{branch}:refs/remotes/{REMOTE}/{branch}")
 

@@ -10,7 +10,8 @@ Each pending item is one JSON file, ``.memgrove/review/pending/<id>.json``::
 ``before`` holds a digest of every file the change touches as it was when proposed. Approving
 re-reads them: a file changed since (a later curation, a hand edit) is a ``ReviewConflict``
 naming it, never a blind overwrite. Approved items are applied as one journaled batch (each
-item all or nothing, ``ContextTree.curate_groups``) and leave the queue; rejected ones leave it
+item all or nothing, ``ContextTree.curate_groups``), linked first to the dream run that proposed
+them (``dream_state.link_approved``: undoing the run names them), and leave the queue; rejected ones leave it
 too, and their ``key`` goes to ``review/rejected.jsonl`` so the next dream does not propose
 the same change again. Queue files are written atomically under the tree's writer lock.
 """
@@ -25,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import dream_state
 from .errors import InvalidInput, ItemNotFound, ReviewConflict
 from .findings import Candidate
 from .fsio import append_line, atomic_write
@@ -225,7 +227,8 @@ def approve(tree: "ContextTree", item_id: str | None = None, *, all_items: bool 
                 report.conflicts.append({"id": item.id, "message": why})
         if not ready:
             return report
-        outcomes = tree.curate_groups([item.ops for item in ready], actor=ACTOR)
+        outcomes = tree.curate_groups([item.ops for item in ready], actor=ACTOR,
+                                      before_write=lambda out: _link_to_runs(tree, ready, out))
         for item, outcome in zip(ready, outcomes):
             gone = [p for p, d in item.before.items() if d is not None and _read(tree, p) is None]
             if outcome.ok:
@@ -262,6 +265,16 @@ def reject(tree: "ContextTree", item_id: str | None = None, *, all_items: bool =
                 durable=tree.settings.durable)
             _remove(tree, item.id)
     return items
+
+
+def _link_to_runs(tree: "ContextTree", items: list[ReviewItem], outcomes: list[Any]) -> None:
+    """Before the batch: each item proposed by a dream run, with the ids it is about to apply,
+    linked to that run, so undoing the run can name them or revert them too (tree/dream_undo.py)."""
+    at = utc_now_iso(datetime.now(timezone.utc))
+    for item, outcome in zip(items, outcomes):
+        ids = [r.id for r in outcome.results if r.id]
+        if item.run and ids:
+            dream_state.link_approved(tree.home, str(item.run), item.id, ids, at, durable=tree.settings.durable)
 
 
 def _stamp(now: datetime | None) -> str:

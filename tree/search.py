@@ -211,6 +211,9 @@ def with_factor(raw: list[tuple[str, float, frozenset]], factor: dict[str, float
 # how many of the best hits ranking by meaning re-sorts: what was measured (benchmarks/HISTORY.md), and a
 # search's cold cost (each entry's vector is computed once, tens of milliseconds)
 MEANING_POOL = 50
+# the cosine of an entry whose vector is not computed yet (tree/vector_claims.py): ``with_meaning``
+# gives it the mean lift of the pool's entries that have one
+NO_VECTOR = float("nan")
 
 
 def with_meaning(order: list[tuple[str, float]], cosines: Mapping[str, float], weight: float,
@@ -227,13 +230,24 @@ def with_meaning(order: list[tuple[str, float]], cosines: Mapping[str, float], w
     70.1 / 80.1 -> 78.3 / 71.4 / 80.7, BEAM 100K 62.5 / 50.4 / 63.9 -> 63.5 / 51.4 / 66.0, BEAM 500K
     56.5 / 46.3 / 56.8 -> 58.6 / 47.3 / 58.9. The user's rules stay after the best three hits: re-sorted
     with the rest, those far in meaning from the question sank (BEAM 100K instruction following R@10
-    90.8 -> 85.8), which is why it runs before ``with_rules``."""
+    90.8 -> 85.8), which is why it runs before ``with_rules``.
+
+    An entry whose vector is not computed yet (``NO_VECTOR``) gains the mean lift of the pool's
+    entries that have one: it keeps its place by its words among them, neither favoured (as it
+    would be by its own score unscaled) nor punished (as by a cosine of 0, below every related
+    entry's). When every entry has its vector, nothing changes."""
     if weight <= 0 or not order:
         return order
     pool = MEANING_POOL if pool is None else pool
     top = max(s for _p, s in order[:pool]) or 1.0
-    fused = [(p, (s + weight * top * max(0.0, cosines.get(p, 0.0)) * (i < pool)) / (1.0 + weight))
-             for i, (p, s) in enumerate(order)]
+    known = [max(0.0, c) for p, _s in order[:pool] if p in cosines and (c := cosines[p]) == c]   # NaN != NaN
+    unknown = sum(known) / len(known) if known else 0.0
+
+    def cos(p: str) -> float:
+        c = cosines.get(p, 0.0)
+        return max(0.0, c) if c == c else unknown
+
+    fused = [(p, (s + weight * top * cos(p) * (i < pool)) / (1.0 + weight)) for i, (p, s) in enumerate(order)]
     return sorted(fused, key=lambda x: -x[1])
 
 

@@ -61,6 +61,8 @@ def unwritable(exc: BaseException) -> bool:
     """SQLite could not write: the disk is full (``SQLITE_FULL``, or an I/O error growing its
     WAL or shared-memory file) or the database is read-only; never damage or a busy file."""
     name = getattr(exc, "sqlite_errorname", None) or ""
+    if name == "SQLITE_READONLY_DBMOVED":
+        return False   # the file was deleted or replaced under the connection: reopen it (``replaced``)
     return name == "SQLITE_FULL" or name.startswith(("SQLITE_IOERR", "SQLITE_READONLY")) or NO_WRITES in str(exc)
 
 
@@ -70,8 +72,20 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     Switching to WAL, and creating tables, take a lock that SQLite's busy
     handler does not always wait for ("database is locked" at once when several
     processes open a new file together), so those steps are retried until
-    ``timeout``.
+    ``timeout``. A file removed while it was being opened (another thread or
+    process resetting it) is opened again: SQLite's "attempt to write a readonly
+    database" then is not a read-only disk.
     """
+    for attempt in range(3):
+        try:
+            return _connect(file, schema, timeout=timeout)
+        except sqlite3.OperationalError as exc:
+            if not moved(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(file, timeout=timeout, isolation_level=None, **CLOSABLE)
@@ -79,6 +93,7 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
         if not _read_only(file, exc):
             raise
         return _connect_read_only(file)
+    opened = file_identity(file)
     deadline = time.monotonic() + timeout
     delay = 0.005
     try:
@@ -89,6 +104,7 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
                 db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
                 db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
                 db.executescript(schema)
+                remember_file(db, file)
                 return db
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() >= deadline:
@@ -97,6 +113,10 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
                 delay = min(delay * 2, 0.1)
     except BaseException as exc:
         db.close()
+        if isinstance(exc, sqlite3.Error) and file_identity(file) != opened:
+            # removed (and maybe created again) by another thread or process while this one set it
+            # up: its errors ("no such table", "readonly", I/O) say nothing of the disk or the file
+            raise _Moved(f"{file} was removed or replaced while it was being opened") from exc
         if isinstance(exc, sqlite3.OperationalError) and (_read_only(file, exc) or unwritable(exc)):
             return _connect_read_only(file)
         if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
@@ -106,6 +126,8 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
 
 def _read_only(file: Path, exc: BaseException) -> bool:
     """The failure is a file system that takes no writes (not a damaged or busy file)."""
+    if moved(exc):
+        return False
     return (file.exists() and not os.access(file.parent, os.W_OK)) or "readonly" in str(exc) \
         or (isinstance(exc, OSError) and exc.errno == errno.EROFS) or _fs_read_only(file.parent)
 
@@ -155,6 +177,77 @@ def checkpoint(db: sqlite3.Connection, file: Path) -> None:
         pass
 
 
+CHECK_SECONDS = 1.0   # how often a connection checks that its file is still the one at its path
+
+
+def file_identity(file: Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the file at ``file``, None if there is none."""
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def remember_file(db: sqlite3.Connection, file: Path) -> None:
+    """Note which file ``db`` opened (``replaced`` compares it with the path's)."""
+    try:
+        db.mg_identity = file_identity(file)   # type: ignore[attr-defined]
+        db.mg_checked = time.monotonic()   # type: ignore[attr-defined]
+    except AttributeError:   # a plain sqlite3.Connection (no attributes): never checked
+        pass
+
+
+class _Moved(sqlite3.OperationalError):
+    """The file was removed or replaced while a connection to it was being set up."""
+
+
+def moved(exc: BaseException) -> bool:
+    """SQLite refused a write because the file was deleted or moved since it was opened (or it
+    was while being opened)."""
+    return isinstance(exc, _Moved) or getattr(exc, "sqlite_errorname", None) == "SQLITE_READONLY_DBMOVED"
+
+
+def replaced(db: sqlite3.Connection, file: Path, *, now: bool = False) -> bool:
+    """The file ``db`` opened is no longer at ``file``: deleted (by hand, or reset by another
+    process) or replaced. Such a connection goes on reading the deleted file, and its writes fail
+    ("attempt to write a readonly database") or vanish with it: it must be reopened, which
+    creates the file afresh. Checked at most every ``CHECK_SECONDS`` (a stat), or ``now``."""
+    known = getattr(db, "mg_identity", None)
+    if known is None or isinstance(db, ReadOnlyView):
+        return False
+    t = time.monotonic()
+    if not now and t - getattr(db, "mg_checked", t) < CHECK_SECONDS:
+        return False
+    db.mg_checked = t   # type: ignore[attr-defined]
+    try:
+        return file_identity(file) != known
+    except OSError:   # unreadable folder: not known to be gone
+        return False
+
+
+def give_back(db: sqlite3.Connection, file: Path) -> None:
+    """After a write that failed for want of space: copy the WAL into the database and truncate
+    it, best effort and without waiting for readers. A transaction that fails on a full disk
+    has already grown the WAL by the frames it managed to write, and keeps them: space freed
+    a page at a time went into the WAL of writes that all failed, never to the next one. Copied
+    in place, the WAL's frames (up to ``WAL_LIMIT``) become free space again; if the database
+    must grow for them, or a reader holds the WAL, nothing changes."""
+    if isinstance(db, ReadOnlyView):
+        return
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+        db.execute("PRAGMA busy_timeout=0")
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(timeout)}")
+    except sqlite3.Error:
+        pass
+
+
 class ThreadConnections:
     """The connections of one database file, one per thread: ``mine()`` is the calling thread's
     (None before ``keep``), ``close()`` closes every thread's, from any thread.
@@ -184,9 +277,7 @@ class ThreadConnections:
     def _forked(self) -> None:
         for db in self._forking:
             forksafe.keep_for_ever(db)
-        self._forking = []
-        self._all = weakref.WeakSet()
-        self._local = threading.local()
+        self._forking, self._all, self._local = [], weakref.WeakSet(), threading.local()
 
     def mine(self) -> sqlite3.Connection | None:
         return getattr(self._local, "db", None)
@@ -263,6 +354,19 @@ def damage_of(open_db: Callable[[], sqlite3.Connection], close: Callable[[], Non
         return str(exc)
 
 
+def file_gone(owner, conns: ThreadConnections) -> bool:
+    """``gone`` of a database owner holding ``file``, ``_opened`` (the identity of the file its
+    last connection opened) and ``conns``: this thread's connection is dropped if it is stale."""
+    mine = conns.mine()
+    if mine is not None and replaced(mine, owner.file, now=True):
+        conns.drop_mine()
+    known = getattr(owner, "_opened", None)
+    if known is None or file_identity(owner.file) == known:
+        return False
+    owner._opened = None   # reported once; the next connection records the new file
+    return True
+
+
 class DerivedDb:
     """A SQLite file of derived data (WAL, a connection per thread): ``SCHEMA`` applied at open,
     ``PROBE`` (a query reading every table) checks it, and a damaged file is removed and started
@@ -276,16 +380,26 @@ class DerivedDb:
         self.file = file
         self.notices = notices if notices is not None else []
         self._conns = ThreadConnections()
+        self._opened: tuple[int, int] | None = None   # the file the last connection opened (``gone``)
         weakref.finalize(self, self._conns.close)
 
     def _db(self, write: bool = False) -> sqlite3.Connection:
         """This thread's connection; ``write``: not a ``ReadOnlyView`` if the file can be opened
         for writing again (space may be back since the view was opened)."""
         db = self._conns.mine()
-        if db is not None and not current(db, write):
+        if db is not None and (not current(db, write) or replaced(db, self.file)):
             self._conns.drop_mine()
             db = None
-        return db or self._conns.keep(connect(self.file, self.SCHEMA, timeout=5.0))
+        if db is None:
+            db = self._conns.keep(connect(self.file, self.SCHEMA, timeout=5.0))
+            self._opened = getattr(db, "mg_identity", None)
+        return db
+
+    def gone(self) -> bool:
+        """The file this process last opened is no longer at ``file`` (deleted or replaced under
+        it): its connections read and write the deleted file until they reopen (each thread's
+        within ``CHECK_SECONDS`` of its next use; this thread's now). For ``doctor``."""
+        return file_gone(self, self._conns)
 
     def viewing(self) -> bool:
         """This thread reads the file through a ``ReadOnlyView`` (nothing may be written or reset)."""
@@ -312,6 +426,7 @@ class DerivedDb:
     def reset(self, why: str, *, notice: bool = True) -> None:
         """Start again from nothing (a damaged file cannot be repaired in place)."""
         self.close()
+        self._opened = None   # removed on purpose: not "gone"
         remove_files(self.file)
         note = f"reset the damaged {self.file.name} ({why}); {self.AFTER_RESET}"
         if notice and note not in self.notices:
@@ -322,6 +437,11 @@ class DerivedDb:
         try:
             return fn()
         except sqlite3.DatabaseError as exc:
+            if moved(exc):   # deleted under this connection: reopen (a fresh file) and go on
+                self._conns.drop_mine()
+                return fn()
+            if unwritable(exc) and (db := self._conns.mine()) is not None:
+                give_back(db, self.file)
             # a view may read a page a writer is checkpointing: garbage then is not damage
             if not is_damage(exc) or self.viewing():
                 raise

@@ -32,11 +32,12 @@ from .fsio import TEMP_PREFIX
 from .embedder import Embedder
 from .embedding import Encoder
 from .folder_check import FolderCheck
-from .index_sync import INDEX_FORMAT, IndexSync, indexed_content  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+from .index_sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .journal import Journal, JournalRecord
 from .lifecycle import PROFILES
 from .meaning import Meaning
 from .operations import OPS, OpResult, Overlay, plan_batch
+from .question_bound import check_length
 from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, resolve_inside
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
@@ -247,18 +248,22 @@ class ContextTree(WritePath, IndexSync, Meaning):
             return self.forward_writes("undo", op_id=op_id, force=force, actor=actor)
         with self._writing():
             rec, later = find_with_later(self.journal.records(), op_id)
-            planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor)
+            planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor,
+                                overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if planned.result.status != "unchanged":
                 self._apply([planned])
         return planned.result
 
     def curate_groups(self, groups: list[list[dict[str, Any]]], *, actor: str = "user",
-                      allowed: tuple[str, ...] = OPS) -> list["GroupOutcome"]:
+                      allowed: tuple[str, ...] = OPS,
+                      before_write: Callable[[list["GroupOutcome"]], None] | None = None) -> list["GroupOutcome"]:
         """Apply groups of operations as one batch, each group all or nothing on its own (a
-        group that is invalid is left out with its errors; the others are applied)."""
+        group that is invalid is left out with its errors; the others are applied).
+        ``before_write(outcomes)``, under the writer lock, sees the planned ids before anything is
+        written: dream and review record there what they apply, so any crash leaves that record."""
         from .group_batch import plan_groups
 
-        if self.forward_writes is not None:
+        if self.forward_writes is not None:   # (dream and review are asked of the primary whole)
             return self.forward_writes("curate_groups", groups=groups, actor=actor, allowed=allowed)
 
         with self._writing():
@@ -267,6 +272,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
             planned, outcomes = plan_groups(groups, overlay, self._clock(), actor=actor, allowed=allowed,
                                             max_bytes=self.settings.max_input_bytes)
             if any(p.result.status != "unchanged" for p in planned):
+                if before_write is not None:
+                    before_write(outcomes)
                 self._apply(planned)
         return outcomes
 
@@ -287,7 +294,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
             if missing:
                 raise OperationNotFound(f"no operation with id {sorted(missing)[0]!r} in the journal "
                                         "(see `memgrove history`)")
-            planned = plan_undo_all(recs, later, self._read_disk, self._clock(), force=force, actor=actor)
+            planned = plan_undo_all(recs, later, self._read_disk, self._clock(), force=force, actor=actor,
+                                    overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if any(p.result.status != "unchanged" for p in planned):
                 self._apply(planned)
         return [p.result for p in planned]
@@ -326,6 +334,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         """
         if not isinstance(query, str) or not query.strip():
             raise MemgroveError("the query is empty")
+        check_length(query, "search query")
         if limit < 1:
             raise MemgroveError("limit must be at least 1")
         prof = PROFILES[profile or self.settings.profile]
@@ -437,8 +446,5 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return [p for p in self.root.rglob(TEMP_PREFIX + "*") if p.is_file()]
 
     def remove_stray_temp_files(self) -> int:
-        n = 0
-        for p in self.stray_temp_files():
-            p.unlink(missing_ok=True)
-            n += 1
-        return n
+        """Remove the temp files dead writers left; only with the writer lock held (``remove_temp_files``)."""
+        return remove_temp_files(str(p) for p in self.stray_temp_files())

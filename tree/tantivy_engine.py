@@ -103,6 +103,28 @@ def _tantivy_idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
+def _remove_unlisted(folder: Path) -> None:
+    """Remove the segment files ``meta.json`` does not list: those a commit that failed began (its
+    new segment, and deletions of a listed one, which also made the next commit fail as the file
+    it wanted to create existed).
+    tantivy removes them at its next successful commit; on a full disk each refused write left
+    a new set, eating the space that came back. Only under the tree's writer lock (the listed
+    segments are then every one a reader may open); best effort."""
+    try:
+        segments = json.loads((folder / "meta.json").read_text())["segments"]
+        listed = {s["segment_id"].replace("-", "") for s in segments}
+        # a segment's deletions are one file named for the operation that wrote them
+        deletes = {f"{s['segment_id'].replace('-', '')}.{s['deletes']['opstamp']}.del" for s in segments
+                   if s.get("deletes")}
+        for entry in os.scandir(folder):
+            stem = entry.name.partition(".")[0]
+            if len(stem) == 32 and entry.is_file(follow_symlinks=False) and \
+                    (stem not in listed or (entry.name.endswith(".del") and entry.name not in deletes)):
+                os.unlink(entry.path)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+
+
 class TantivyEngine:
     name = "tantivy"
 
@@ -218,7 +240,11 @@ class TantivyEngine:
                 if _fatal(exc):
                     raise
                 self.close()
-                raise no_room(exc) or IndexBroken(f"cannot write index: {exc!r}") from None
+                room = no_room(exc)
+                if room is not None:
+                    w = None   # the writer's files are closed with it
+                    _remove_unlisted(self.folder)
+                raise room or IndexBroken(f"cannot write index: {exc!r}") from None
             finally:
                 w = None
             self._index()

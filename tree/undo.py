@@ -4,17 +4,24 @@ An operation can be undone while every file it wrote is still as it left it.
 Otherwise the message names what changed since: later operations (undo those
 first, newest first) or a hand edit. ``force`` undoes anyway; what it
 overwrites is the UNDO record's before-image, so undoing the UNDO brings it back.
+An UNDO that removes entries (undoing their ADD) drops the links to them, as DELETE does
+(``unlink_removed``): undoing one message of a conversation left its neighbour linking to nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Iterable
 
+from . import validity_ops
 from .cancel import checkpoint
-from .errors import JournalError, OperationConflict, OperationNotFound
+from .errors import InvalidEntry, JournalError, OperationConflict, OperationNotFound
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
+from .op_entries import relink
 from .operations import OpResult, Planned
+from .overlay import Overlay
+from .paths import is_entry_file
 
 
 def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[JournalRecord, list[JournalRecord]]:
@@ -35,8 +42,17 @@ def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[Journ
 
 
 def plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callable[[str], str | None],
-              now: datetime, *, force: bool = False, actor: str = "user") -> Planned:
-    """The UNDO of ``rec`` as a planned write (status ``unchanged`` when there is nothing to do)."""
+              now: datetime, *, force: bool = False, actor: str = "user", overlay: Overlay | None = None) -> Planned:
+    """The UNDO of ``rec`` as a planned write (status ``unchanged`` when there is nothing to do);
+    with ``overlay`` (the tree before it), the links to the entries it removes go too."""
+    planned = _plan_undo(rec, later, read_disk, now, force=force, actor=actor)
+    if overlay is not None:
+        unlink_removed([planned], overlay, now)
+    return planned
+
+
+def _plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callable[[str], str | None],
+               now: datetime, *, force: bool, actor: str) -> Planned:
     changes = rec.changes()
     final = {ch.path: ch.after for ch in changes}   # what the operation left in each file
     first = {}
@@ -76,20 +92,52 @@ def _conflict_message(op_id: str, changed: list[str], later: list[JournalRecord]
 
 
 def plan_undo_all(recs: list[JournalRecord], later: list[JournalRecord], read_disk: Callable[[str], str | None],
-                  now: datetime, *, force: bool = False, actor: str = "user") -> list[Planned]:
+                  now: datetime, *, force: bool = False, actor: str = "user",
+                  overlay: Overlay | None = None) -> list[Planned]:
     """The UNDOs of ``recs`` (journal order), newest first, as one batch: each sees the files as the
     UNDOs before it leave them, so the batch brings every file back to what it held before the
     first of them. ``later``: the records journaled after the first that are not in ``recs``
-    (what a refusal names)."""
-    overlay: dict[str, str | None] = {}
+    (what a refusal names); ``overlay``: as ``plan_undo``'s."""
+    images: dict[str, str | None] = {}
 
     def read(path: str) -> str | None:
-        return overlay[path] if path in overlay else read_disk(path)
+        return images[path] if path in images else read_disk(path)
 
     out: list[Planned] = []
     for rec in reversed(recs):
-        planned = plan_undo(rec, later, read, now, force=force, actor=actor)
+        planned = _plan_undo(rec, later, read, now, force=force, actor=actor)
         for ch in planned.record.also if planned.result.status != "unchanged" else ():
-            overlay[ch.path] = ch.after
+            images[ch.path] = ch.after
         out.append(planned)
+    if overlay is not None:
+        unlink_removed(out, overlay, now)
     return out
+
+
+def unlink_removed(planned: list[Planned], overlay: Overlay, now: datetime) -> None:
+    """Drop the links to the entries these UNDOs remove, as DELETE does (``relink`` and the
+    validity keys): the rewritten linkers join the last UNDO's record, so undoing it puts the
+    links back with the entries. ``overlay`` reads the tree as it is before the batch."""
+    live = [p for p in planned if p.result.status != "unchanged"]
+    for p in live:
+        for ch in p.record.also:
+            overlay.set(ch.path, ch.after)
+    removed = {ch.path: ch.before for p in live for ch in p.record.also
+               if ch.after is None and ch.before is not None and is_entry_file(ch.path)}
+    if not removed:
+        return
+    stamp = utc_now_iso(now)
+    extra: list[Change] = []
+    for path, text in removed.items():
+        try:
+            extra += relink(overlay, path, None, set(removed), stamp)
+            extra += validity_ops.relink_validity(overlay, path, text, None, set(removed))
+        except InvalidEntry:   # a linker edited by hand into something unreadable: left as it is
+            continue
+    # one change per file, from what it held before the batch to what it holds after
+    merged: dict[str, Change] = {}
+    for ch in extra:
+        merged[ch.path] = Change(ch.path, merged[ch.path].before if ch.path in merged else ch.before, ch.after)
+    last = live[-1]
+    last.record = replace(last.record, also=last.record.also + tuple(merged.values()))
+    last.removed.extend(removed)

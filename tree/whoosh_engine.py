@@ -20,6 +20,7 @@ from . import whoosh_import  # noqa: F401 - first: Whoosh without asyncio (see t
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.analysis import Token, Tokenizer
+from whoosh.codec.base import PerDocumentReader
 from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.compound import CompoundStorage
 from whoosh.filedb.structfile import StructFile
@@ -47,6 +48,8 @@ def _close_leaked(exc: BaseException) -> None:
                 try:
                     if isinstance(value, (StructFile, CompoundStorage)) and not value.is_closed:
                         value.close()
+                    elif isinstance(value, PerDocumentReader):   # a commit's reader of its new segment
+                        value.close()
                     elif isinstance(value, io.IOBase) and not value.closed:
                         value.close()
                 except Exception:  # noqa: BLE001 - half-built by the failed call; its file is another local
@@ -55,31 +58,39 @@ def _close_leaked(exc: BaseException) -> None:
 
 
 def _abandon(writer, exc: BaseException) -> None:
-    """Give up a writer whose work or commit failed: its lock, files and temp folder released.
-    Whoosh's ``with ix.writer()`` cancels only when the body fails: a commit that failed (a full
-    disk) kept the lock, and every later write of the process failed with ``LockError``; and
-    ``cancel`` itself fails on a full disk (it flushes), leaving the segment's files open."""
+    """Give up a writer whose work or commit failed: its lock, files and temp folder released,
+    and what it wrote removed (``_remove_unlisted``). Whoosh's ``with ix.writer()`` cancels only
+    when the body fails: a commit that failed (a full disk) kept the lock, and every later write
+    of the process failed with ``LockError``; and ``cancel`` itself fails on a full disk (it
+    flushes), leaving the segment's files open."""
     _close_leaked(exc)
     try:
         writer.cancel()
-        return
-    except Exception:  # noqa: BLE001 - half-closed by the failure: release what it holds
+    except Exception as again:  # noqa: BLE001 - half-closed by the failure: release what it holds
+        _close_leaked(again)    # cancel flushes: on a full disk it fails too, with files of its own open
+        _close_files(writer, set(), 4)
+        for release in (writer.writelock.release, writer._tempstorage.destroy):
+            try:
+                release()
+            except Exception:  # noqa: BLE001 - nothing more to release
+                pass
+    try:
+        _remove_unlisted(writer.storage, writer.indexname)
+    except Exception:  # noqa: BLE001 - best effort: the next commit that succeeds removes them too
         pass
-    _close_files(writer, set(), 4)
-    for release in (writer.writelock.release, writer._tempstorage.destroy, lambda: _remove_segment(writer)):
-        try:
-            release()
-        except Exception:  # noqa: BLE001 - nothing more to release
-            pass
 
 
-def _remove_segment(writer) -> None:
-    """The files of the segment a failed writer began: in no table of contents, so no reader
-    opens them (the next commit would remove them; a full disk may see many attempts first)."""
-    prefix = writer.newsegment.segment_id() + "."
-    for name in writer.storage.list():
-        if name.startswith(prefix):
-            writer.storage.delete_file(name)
+def _remove_unlisted(storage, indexname: str) -> None:
+    """Remove the files no table of contents lists: those of the segment (and merge) a failed
+    commit began, and a half-written table of contents (``_MAIN_3.toc.<time>``). Whoosh leaves
+    them for its next successful commit; on a full disk each refused write left a new set
+    (4 KiB or more), eating the space that came back. Only under the tree's writer lock: the
+    latest table of contents then lists every file a reader may open."""
+    toc = whoosh_index.TOC.read(storage, indexname)
+    whoosh_index.clean_files(storage, indexname, toc.generation, toc.segments)
+    for name in storage.list():
+        if name.startswith(f"_{indexname}_") and ".toc." in name:
+            storage.delete_file(name)
 
 
 def _close_files(obj, seen: set[int], depth: int) -> None:

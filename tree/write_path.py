@@ -90,8 +90,11 @@ class WritePath:
         it, tree/cancel.py): the caller sees a failure, and the batch never appears later. After it, what is derived (signals, context files, the
         index) catches up later if it cannot now."""
         if self.replica_of is not None:
-            raise ReadOnlyReplica(f"this memory is a read replica of {self.replica_of}: write to the primary "
-                                  "(a replica's server forwards every write there), or promote it (`memgrove serve --promote`)")
+            from .replication_git import redact
+
+            raise ReadOnlyReplica(f"this memory is a read replica of {redact(self.replica_of)}: its writes go to the "
+                                  "primary -- through the replica's server with the primary's token in MEMGROVE_TOKEN, "
+                                  "or to the primary itself (MEMGROVE_URL) -- or promote it (`memgrove serve --promote`)")
         records = [p.record for p in planned if p.result.status != "unchanged"]
         checkpoint()
         with disk_errors_as_not_writable():
@@ -270,6 +273,8 @@ class WritePath:
             self.notices.append(self.journal.set_aside)
         if records is None:
             return
+        # a writer died mid-batch (or failed): its temp files are strays now that the lock is ours
+        self.remove_stray_temp_files()
         if self.journal.pending_failed():
             # its writer reported it failed: it must not appear now
             with disk_errors_as_not_writable():

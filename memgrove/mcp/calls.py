@@ -113,15 +113,17 @@ def undo(mem: Any, op_id: Any, force: Any = False) -> dict[str, Any]:
     return dataclasses.asdict(result)
 
 
-def dream(mem: Any, apply: Any = False, undo: Any = None, force: Any = False) -> dict[str, Any]:
+def dream(mem: Any, apply: Any = False, undo: Any = None, force: Any = False,
+          with_approved: Any = False) -> dict[str, Any]:
     """Without ``apply``: the candidates a scan finds, each with the operations that would carry
     it out, for the caller to judge and apply through curate; nothing changes. With ``apply``: a
     dream run (duplicates and links applied, the rest queued for review). ``undo``: revert a run
-    ("" or "last": the last one)."""
+    ("" or "last": the newest one), ``with_approved`` also what was approved from its proposals."""
     if undo is not None:
         if not isinstance(undo, str):
             raise InvalidInput("'undo' must be a dream run's id, or \"last\"")
-        return mem.dream(undo=True if undo.strip() in ("", "last") else undo.strip(), force=bool(force))
+        return mem.dream(undo=True if undo.strip() in ("", "last") else undo.strip(), force=bool(force),
+                         with_approved=bool(with_approved))
     return mem.dream(dry_run=not bool(apply))
 
 

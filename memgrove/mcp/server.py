@@ -186,14 +186,16 @@ def create_server(memory_for: MemoryFor, *, name: str = "memgrove", streamable_h
 
     @server.tool(annotations=_writing("Clean the memory", destructive=True), structured_output=False)
     async def memgrove_dream(apply: bool = False, undo: str | None = None, force: bool = False,
-                             project: str | None = None, ctx: Context = None) -> CallToolResult:
+                             with_approved: bool = False, project: str | None = None,
+                             ctx: Context = None) -> CallToolResult:
         """Find what needs cleaning: exact and near duplicates, superseded facts, missing links, archive
         candidates. By default nothing changes: each candidate comes with its kind, paths, reason,
         confidence and the operations that would carry it out; judge each yourself and apply the ones
         you agree with through memgrove_curate (or leave them). apply=true runs a dream instead (exact
         duplicates and links applied, the rest queued for memgrove_review); undo=<run id> or "last"
-        reverts a run."""
-        return await run(ctx, project, lambda m: calls.dream(m, apply, undo, force))
+        reverts a run (the answer names it: id, start, operations), with_approved=true also what was
+        approved from its proposals in review."""
+        return await run(ctx, project, lambda m: calls.dream(m, apply, undo, force, with_approved))
 
     @server.tool(annotations=_writing("Review queued changes", destructive=True), structured_output=False)
     async def memgrove_review(action: Literal["list", "show", "approve", "reject"] = "list", id: str | None = None,

@@ -33,10 +33,11 @@ from memgrove.tree.replication_git import redact
 class PrimaryWriter:
     """``forward_writes`` of a replica's tree: ``writer(kind, **args)`` asks the primary at ``url``."""
 
-    def __init__(self, url: str, token: str | None, *, timeout: float = 130.0):
+    def __init__(self, url: str, token: str | None, *, timeout: float = 130.0, project: str | None = None):
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.project = project      # the primary's project this replica follows (None: the token's)
         self._remote: Any = None
         self._lock = forksafe.lock()
 
@@ -45,7 +46,7 @@ class PrimaryWriter:
             if self._remote is None:
                 from memgrove.remote import RemoteMemory
 
-                self._remote = RemoteMemory(self.url, self.token, timeout=self.timeout)
+                self._remote = RemoteMemory(self.url, self.token, timeout=self.timeout, project=self.project)
             return self._remote
 
     def close(self) -> None:

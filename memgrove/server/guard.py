@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from memgrove.tree.errors import MemgroveError, error_body
+from memgrove.tree.question_bound import MAX_QUESTION_CHARS
 
 from .errors import BodyTimeout, Forbidden, TooLarge, Unauthorized, status_of
 from .served import CALLER, ServedProjects
@@ -29,6 +30,11 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})
 OPEN_PATHS = frozenset({"/health"})
+# the routes that take a question (REST and LangServe's /query/invoke, batch, stream...): a question is
+# at most MAX_QUESTION_CHARS (10,000 characters, 120 KB as JSON escapes at worst), so a body past
+# 1 MiB is refused before anything parses it, though max_body_bytes (for ingests) is 16 MiB
+QUESTION_PATHS = ("/api/query", "/query/")
+QUESTION_BODY_BYTES = 1024 * 1024
 
 
 def is_loopback(host: str) -> bool:
@@ -78,6 +84,12 @@ class GuardPolicy:
     body_timeout: float = 60.0         # seconds for a request's whole body, once the app asks for it
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
+
+    def body_limit(self, path: str) -> tuple[int, str]:
+        """The most bytes a request body to ``path`` may hold, and why (for the 413's message)."""
+        if (path == QUESTION_PATHS[0] or path.startswith(QUESTION_PATHS[1])) and QUESTION_BODY_BYTES < self.max_body_bytes:
+            return QUESTION_BODY_BYTES, f"a question's route: a question is at most {MAX_QUESTION_CHARS:,} characters"
+        return self.max_body_bytes, "setting max_body_bytes"
 
     def host_ok(self, header: str | None) -> bool:
         parsed = split_host(header) if header else None
@@ -141,17 +153,18 @@ class Guard:
                 await _refuse(send, Unauthorized(_token_help(p.served.default)))
                 return
         scope.setdefault("state", {})[CALLER] = caller       # which project the routes may reach
+        limit = p.body_limit(path)
         length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > p.max_body_bytes:
-            await _refuse(send, _too_large(p.max_body_bytes))
+        if length is not None and length.isdigit() and int(length) > limit[0]:
+            await _refuse(send, _too_large(*limit))
             return
-        await self._limited(scope, receive, send)
+        await self._limited(scope, receive, send, limit)
 
-    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The app, with a body counted as it arrives (``max_body_bytes``) and bounded in time
+    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: tuple[int, str]) -> None:
+        """The app, with a body counted as it arrives (``limit``: ``body_limit``) and bounded in time
         (``body_timeout``, from the app's first read of it): a client sending a byte now and then
         is answered 408 and its connection closed, instead of holding it forever."""
-        limit, budget = self.policy.max_body_bytes, self.policy.body_timeout
+        budget = self.policy.body_timeout
         seen = 0
         refused: BodyTooLarge | BodyTimeout | None = None
         started = False
@@ -173,8 +186,8 @@ class Guard:
                 raise refused from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > limit:
-                    refused = _too_large(limit)
+                if seen > limit[0]:
+                    refused = _too_large(*limit)
                     raise refused
                 if not message.get("more_body", False):
                     deadline = math.inf
@@ -209,8 +222,8 @@ def _token_help(default: Any) -> str:
             f"in its .memgrove/server.token; {own})")
 
 
-def _too_large(limit: int) -> BodyTooLarge:
-    return BodyTooLarge(f"request body larger than {limit:,} bytes (setting max_body_bytes)")
+def _too_large(limit: int, why: str) -> BodyTooLarge:
+    return BodyTooLarge(f"request body larger than {limit:,} bytes ({why})")
 
 
 async def _refuse(send: Send, exc: MemgroveError) -> None:

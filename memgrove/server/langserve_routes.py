@@ -97,20 +97,42 @@ class ProjectGraph(Runnable):
                 yield chunk
 
 
+async def _body_of(request: Request) -> Any:
+    try:
+        return json.loads(await request.body() or b"{}")
+    except ValueError:
+        return None
+
+
 async def _thread_of(request: Request) -> str | None:
     header = request.headers.get("x-thread-id")
     if header:
         return header
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except ValueError:
-        return None
+    body = await _body_of(request)
     configurable = ((body.get("config") or {}).get("configurable") or {}) if isinstance(body, dict) else {}
     thread = configurable.get("thread_id") if isinstance(configurable, dict) else None
     return str(thread) if thread is not None else None
 
 
+async def check_questions(request: Request) -> None:
+    """``QuestionTooLong`` (413) for a ``/query`` run whose question is past the bound, before the
+    run starts: the graph refuses it too, but ``/query/stream`` has sent its 200 by then."""
+    from memgrove.graphs.query import question_text
+    from memgrove.tree.question_bound import check_length
+
+    body = await _body_of(request)
+    if not isinstance(body, dict):
+        return
+    inputs = body.get("inputs") if isinstance(body.get("inputs"), list) else [body.get("input")]
+    for given in inputs:
+        question = question_text(given) if isinstance(given, dict) else None
+        if isinstance(question, str):
+            check_length(question)
+
+
 async def per_request_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+    if request.scope.get("path", "").rstrip("/").rsplit("/", 1)[0].endswith("/query"):
+        await check_questions(request)
     configurable = dict(config.get("configurable") or {})
     # always set, never taken from the body: the project the request names, checked against its token
     projects: Projects = request.app.state.projects

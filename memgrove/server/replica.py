@@ -7,8 +7,10 @@ with the primary's token: ``MEMGROVE_TOKEN``), clones the tree from it and follo
 primary does not answer. It answers reads itself (search, query tiers 0–2; tiers 3–4 with its
 own model settings) and forwards every write (``ForwardWrites``: any POST, PUT, PATCH or DELETE
 under ``/api/`` but the reads among them, and the history and review queue, which only the
-primary holds) to the primary, with the caller's token and body, and
-answers what the primary answers. The writes made in its own process -- MCP tools, LangServe
+primary holds) to the primary, with the caller's token, body and project, and
+answers what the primary answers: a write names the primary's project this replica follows
+(``replica.json``'s ``project``, which ``/api/replication`` gave) unless it names another one, which
+is forwarded as named -- the primary accepts or refuses it exactly as it would if asked directly. The writes made in its own process -- MCP tools, LangServe
 graphs -- go there too: its tree's ``forward_writes`` is a ``PrimaryWriter`` (forward_writes.py).
 With the primary unreachable a write is ``PrimaryUnreachable`` (503) and nothing is applied here;
 reads go on from the commit served.
@@ -24,12 +26,13 @@ import asyncio
 import http.client
 import json
 import logging
+import os
 import re
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from memgrove.tree.errors import MemgroveError, PrimaryUnreachable
 from memgrove.tree.fsio import atomic_write
@@ -40,6 +43,8 @@ from memgrove.tree.replication_settings import load_replication_settings
 
 log = logging.getLogger("memgrove.replica")
 WAIT_S = 20.0           # how long one wait on the primary's next push is held
+TOKEN_ENV = "MEMGROVE_TOKEN"
+PROJECT_HEADER = "x-memgrove-project"
 READ_POSTS = ("/api/query",)
 READ_SUFFIXES = ("/search", "/namespaces")    # the store's reads that are POSTs (/api/store/...)
 PRIMARY_READS = ("/api/history", "/api/review")   # what only the primary holds: its journal, its review queue
@@ -63,28 +68,54 @@ def is_write(method: str, path: str) -> bool:
     return True
 
 
+def check_primary_url(primary: str) -> str:
+    """The primary's URL as given, once checked: http(s)://host[:port], no credentials in it (the
+    replica's bearer token is ``MEMGROVE_TOKEN``; a password in a URL would reach logs and errors)."""
+    u = urlsplit(primary)
+    try:
+        u.port
+    except ValueError:
+        raise ReplicaRefused(f"--replica-of {redact(primary)!r} is not a URL with a valid port") from None
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ReplicaRefused(f"--replica-of takes the primary's URL, http(s)://host:port, not {redact(primary)!r}")
+    if "@" in u.netloc:
+        raise ReplicaRefused(f"--replica-of takes the primary's URL without user:password@ ({redact(primary)}): "
+                             f"a replica sends the primary's token, set {TOKEN_ENV}, as its bearer token")
+    return primary
+
+
 def ask_primary(primary: str, path: str, token: str | None, *, method: str = "GET", body: bytes | None = None,
                 headers: dict[str, str] | None = None, timeout: float = 30.0,
                 params: dict[str, str] | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
-    """One request to the primary: (status, headers, body). ``PrimaryUnreachable`` when it cannot be asked."""
+    """One request to the primary: (status, headers, body), within ``timeout`` seconds in all however
+    slowly it answers, a body of at most 64 MB (remote_deadline.py). ``PrimaryUnreachable`` when it
+    cannot be asked, or does not answer in time."""
+    from memgrove.remote_deadline import Late, TooLarge, connection, read_body
+    from memgrove.remote_wire import MAX_REPLY
+
     u = urlsplit(primary)
-    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout)
-    sent = {"Host": u.netloc, **(headers or {})}
+    host = u.hostname or "127.0.0.1"
+    conn = connection(u.scheme == "https", host, u.port or (443 if u.scheme == "https" else 80))
+    conn.deadline = time.monotonic() + timeout      # type: ignore[attr-defined]
+    # the Host header is host[:port] only: never the URL's user:password@ (check_primary_url refuses those)
+    shown = f"[{host}]" if ":" in host else host
+    sent = {"Host": shown + (f":{u.port}" if u.port else ""), **(headers or {})}
     if token:
         sent["Authorization"] = f"Bearer {token}"
     target = u.path.rstrip("/") + path + ("?" + urlencode(params) if params else "")
     try:
         try:
             conn.request(method, target, body=body, headers=sent)
-        except (OSError, http.client.HTTPException) as exc:
-            raise PrimaryUnreachable(f"the primary {redact(primary)} cannot be reached ({exc}); nothing was "
-                                     "applied: retry once it is back") from None
+        except (OSError, http.client.HTTPException, Late) as exc:
+            raise PrimaryUnreachable(f"the primary {redact(primary)} cannot be reached ({exc or 'no time left'}); "
+                                     "nothing was applied: retry once it is back") from None
         try:
             resp = conn.getresponse()
-            return resp.status, resp.getheaders(), resp.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise PrimaryUnreachable(f"the primary {redact(primary)} did not answer ({exc}); the write may have "
+            return resp.status, resp.getheaders(), read_body(resp, MAX_REPLY)
+        except (OSError, http.client.HTTPException, Late, TooLarge) as exc:
+            why = (f"not within {timeout:g} s" if isinstance(exc, Late) else
+                   "a reply past 64 MB" if isinstance(exc, TooLarge) else str(exc))
+            raise PrimaryUnreachable(f"the primary {redact(primary)} did not answer ({why}); the write may have "
                                      "been applied there: see its history") from None
     finally:
         conn.close()
@@ -98,6 +129,7 @@ class Replica:
         self.token = token
         self.remote = str(info.get("remote") or "")
         self.branch = str(info.get("branch") or "main")
+        self.project = str(info.get("project") or "") or None     # the primary's project it follows
         settings = load_replication_settings(home)
         self.interval = settings.pull_interval
         self.timeout = settings.git_timeout
@@ -118,6 +150,7 @@ class Replica:
         base = Path(folder or ".").expanduser().absolute()
         home = base if base.name == HOME_NAME else base / HOME_NAME
         info = replica_info(home) if home.exists() else None
+        check_primary_url(primary if primary is not None else str((info or {}).get("primary") or ""))
         if info is None:
             if primary is None:
                 raise ReplicaRefused(f"{base} is not a replica: start one with --replica-of URL")
@@ -127,13 +160,20 @@ class Replica:
             if status != 200:
                 raise ReplicaRefused(f"the primary {redact(primary)} answered {status} to /api/replication: "
                                      f"{body[:300].decode('utf-8', 'replace')}")
-            data = json.loads(body)
+            try:
+                data = json.loads(body)
+            except (ValueError, RecursionError):
+                data = None
+            if not isinstance(data, dict):
+                raise ReplicaRefused(f"the primary {redact(primary)} answered /api/replication with something not "
+                                     "a memgrove reply")
             if not data.get("remote"):
                 raise ReplicaRefused(f"the primary {redact(primary)} has no [replication] remote to follow")
             home = locate_home(home, create=True)
-            write_replica_info(home, primary, data["remote"], data.get("branch") or "main")
+            write_replica_info(home, primary, data["remote"], data.get("branch") or "main", data.get("project"))
         elif primary is not None and primary.rstrip("/") != info.get("primary"):
-            write_replica_info(home, primary, str(info.get("remote")), str(info.get("branch") or "main"))
+            write_replica_info(home, primary, str(info.get("remote")), str(info.get("branch") or "main"),
+                               info.get("project"))
         return cls(home, primary or str(info.get("primary")), token)   # type: ignore[union-attr]
 
     def catch_up(self, tree: Any) -> None:
@@ -148,7 +188,7 @@ class Replica:
         from .forward_writes import PrimaryWriter
 
         # the writes made in this process (MCP tools, LangServe graphs) go to the primary too
-        self.writer = PrimaryWriter(self.primary, self.token, timeout=max(self.timeout, 130.0))
+        self.writer = PrimaryWriter(self.primary, self.token, timeout=max(self.timeout, 130.0), project=self.project)
         memory_for().tree.forward_writes = self.writer
 
         def run() -> None:
@@ -184,7 +224,8 @@ class Replica:
         self.waiting = self.error is None
         try:
             status, _, body = ask_primary(self.primary, "/api/replication/wait", self.token, timeout=WAIT_S + 10,
-                                          params={"after": served or "", "timeout": str(WAIT_S)})
+                                          params={"after": served or "", "timeout": str(WAIT_S),
+                                                  **({"project": self.project} if self.project else {})})
             self.primary_error = None if status == 200 else f"{status}: {body[:200].decode('utf-8', 'replace')}"
             if status == 200 and json.loads(body).get("pushed") in (None, served) and self.error is None:
                 self.confirmed_at = time.time()     # nothing pushed meanwhile: still up to date
@@ -209,12 +250,36 @@ class Replica:
 
     def forward(self, method: str, path: str, query: str, headers: dict[str, str],
                 body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
-        """A write sent on to the primary as it came (the caller's token, its body); the primary's answer."""
+        """A write sent on to the primary as it came (the caller's token, its body, the project it
+        names); the primary's answer."""
         kept = {k: v for k, v in headers.items() if k in ("authorization", "content-type", "accept")}
+        named = headers.get(PROJECT_HEADER)
+        params = parse_qsl(query, keep_blank_values=True)
+        if not named:
+            named = next((v for k, v in params if k == "project"), None)
+        project = self._primary_project(named)
+        if project:
+            kept[PROJECT_HEADER] = project
+        query = urlencode([(k, v) for k, v in params if k != "project"])     # one name: the header's
         target = path + ("?" + query if query else "")
         status, got, data = ask_primary(self.primary, target, None, method=method, body=body, headers=kept,
                                         timeout=max(self.timeout, 130.0))
         return status, [(k, v) for k, v in got if k.lower() in ("content-type", "retry-after", "www-authenticate")], data
+
+
+    def _primary_project(self, named: str | None) -> str | None:
+        """The project a forwarded write names on the primary: the one this replica follows when it
+        names none or this replica's own folder; else the name as given (the primary decides)."""
+        if not named:
+            return self.project
+        own = {str(self.home.parent), str(self.home)}
+        try:
+            given = os.path.normpath(os.path.abspath(os.path.expanduser(named)))
+            if given in own or os.path.realpath(given) in {os.path.realpath(p) for p in own}:
+                return self.project or None
+        except (OSError, ValueError):
+            pass
+        return named
 
 
 class ForwardWrites:

@@ -32,8 +32,9 @@ async def replication(p: P, proj: Proj) -> dict[str, Any]:
     """The remote a replica clones and follows (with its credentials, if its URL has any: the caller holds the token)."""
     rep = await _replication(p, proj)
     status = await asyncio.to_thread(rep.status)
+    # "project": the project it replicates, which a replica names in every write it forwards
     return {"remote": rep.remote, "branch": rep.settings.branch, "commit": status.get("commit"),
-            "pushed": rep.pushed_head}
+            "pushed": rep.pushed_head, "project": str(proj.folder)}
 
 
 @router.get("/replication/wait")

@@ -11,6 +11,7 @@ project, and are cancelled before their commit point when their client goes
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from typing import Annotated, Any
@@ -78,8 +79,9 @@ class UndoBody(BaseModel):
 
 class DreamBody(BaseModel):
     dry_run: bool = Field(False, description="only scan: the candidates, nothing changed")
-    undo: str | None = Field(None, description='revert a run instead: its id, or "" for the last one')
+    undo: str | None = Field(None, description='revert a run instead: its id, or "" for the newest run')
     force: bool = Field(False, description="with undo: revert even if files changed since")
+    with_approved: bool = Field(False, description="with undo: also revert what was approved from the run's proposals")
     use_model: bool = Field(True, description="false: queue what the model would decide, without asking it")
 
 
@@ -101,13 +103,17 @@ health_router = APIRouter(tags=["server"])
 
 @health_router.get("/health")
 async def health(request: Request) -> dict[str, Any]:
-    """Is the server up, and its replication role, commit and lag (never needs the token; clients probe it)."""
+    """Is the server up, its replication role, commit and lag, and how far its project's vectors are
+    (``vectors``: ``ContextTree.vector_state``, without the count that reads every entry). Never
+    needs the token; clients probe it."""
     from memgrove import __version__
 
     from .replica_status import health_fields
 
+    mem = await request.app.state.projects.amemory_for()
     return {"status": "ok", "pid": os.getpid(), "version": __version__,
-            "project": str(request.app.state.projects.default), **await health_fields(request.app)}
+            "project": str(request.app.state.projects.default), **await health_fields(request.app),
+            "vectors": await asyncio.to_thread(mem.tree.vector_state)}
 
 
 @router.get("/tree")
@@ -198,7 +204,8 @@ async def dream(p: P, proj: Proj, body: DreamBody, request: Request) -> dict[str
     server's model or queued; ``dry_run`` only scans, ``undo`` reverts a run. The model's time is
     kept within half the request's (``request_timeout``); what it had no time for is queued."""
     if body.undo is not None:
-        return await p.write(proj, lambda m: m.dream(undo=body.undo or True, force=body.force),
+        return await p.write(proj, lambda m: m.dream(undo=body.undo or True, force=body.force,
+                                                         with_approved=body.with_approved),
                              gone=request.is_disconnected)
     return await p.write(proj, lambda m: m.dream(dry_run=body.dry_run, use_model=body.use_model, budget_s=min(
         m.tree.settings.dream_budget_s, p.timeout / 2)), gone=request.is_disconnected)

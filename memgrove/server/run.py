@@ -84,8 +84,12 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
                             lifespan="on", timeout_graceful_shutdown=None, access_log=False,
                             proxy_headers=False, server_header=False,
                             timeout_keep_alive=settings.keep_alive_timeout,
-                            http=bounded_protocol(header_timeout=settings.header_timeout,
-                                                  max_connections=settings.max_connections))
+                            http=bounded_protocol(
+                                header_timeout=settings.header_timeout, max_connections=settings.max_connections,
+                                max_unauthenticated=settings.max_unauthenticated,
+                                max_unauthenticated_per_peer=settings.max_unauthenticated_per_peer,
+                                # checked again per request by the guard; here it only says which pool
+                                authenticates=lambda header: not served.auth or served.for_token(header) is not None))
     server = uvicorn.Server(config)
     # uvicorn re-raises SIGTERM/SIGINT after its graceful stop: let it find these instead
     for sig in (signal.SIGTERM, signal.SIGINT):

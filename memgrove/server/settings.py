@@ -23,7 +23,10 @@ class ServerSettings:
     header_timeout: float = 10.0             # seconds to send a request's headers (from connecting, or the last answer)
     body_timeout: float = 60.0               # seconds to send a request's body, once the route reads it
     keep_alive_timeout: float = 5.0          # seconds an idle kept-alive connection stays open
-    max_connections: int = 256               # open connections; more are answered 503 and closed at once
+    max_connections: int = 256               # open connections; past it a new one cuts one without a token, else 503
+    # connections without a valid token yet (connections.py): past these, those that stalled are cut
+    max_unauthenticated: int = 64            # waiting for their headers, in all
+    max_unauthenticated_per_peer: int = 16   # ... from one address (an IPv6 /64)
     dream_when_idle: bool = False            # run `memgrove dream` when the tree's idle gates open (tree/dream_state.py)
     dream_check_s: float = 300.0             # seconds between two looks at those gates
 
@@ -39,8 +42,9 @@ def load_server_settings(home: Path | None, **overrides) -> ServerSettings:
         raise MemgroveError("header_timeout, body_timeout and keep_alive_timeout must be positive")
     if s.dream_check_s <= 0:
         raise MemgroveError(f"dream_check_s must be positive, not {s.dream_check_s}")
-    if s.max_connections < 1 or s.max_open_projects < 1:
-        raise MemgroveError("max_connections and max_open_projects must be at least 1")
+    if min(s.max_connections, s.max_open_projects, s.max_unauthenticated, s.max_unauthenticated_per_peer) < 1:
+        raise MemgroveError("max_connections, max_open_projects, max_unauthenticated and "
+                            "max_unauthenticated_per_peer must be at least 1")
     return s
 
 
