@@ -202,8 +202,8 @@ PARENT_SCRIPT = textwrap.dedent("""
     with Memory.open(home, create=True, embed_ahead=False, semantic_weight="auto") as mem:
         mem.curate([{"op": "ADD", "path": f"b/f{i % 5}/e{i}.md", "title": f"Backlog {i}",
                      "content": " ".join(words[(i * j) % 10] for j in range(60)) + f" {i}", "reason": "r"}
-                    for i in range(300)])
-    mem = Memory.open(home, semantic_weight="auto")     # its embedder catches up with 300 entries
+                    for i in range(150)])
+    mem = Memory.open(home, semantic_weight="auto")     # its embedder catches up with 150 entries
     while mem.tree.encoder is None:
         time.sleep(0.01)
     stop = False
@@ -243,7 +243,7 @@ def test_fork_while_the_embedder_encodes(tmp_path: Path) -> None:
     """The parent forks again and again while its embedder and a searching thread are inside matrix
     products: OpenBLAS's fork handler waited for ever for its thread pool (the reliability suite's
     crash section sat in ``fork()``). Run in a subprocess: a hang there is a timeout here."""
-    proc = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT, str(tmp_path / "proj"), "30"],
+    proc = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT, str(tmp_path / "proj"), "15"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=240)
