@@ -104,6 +104,7 @@ def parent(args: dict[str, Any]) -> None:
             busy += mem.tree.embedder is not None and not mem.tree.embedder.idle()
         else:
             time.sleep(0.1)
+            busy += all(t.is_alive() for t in threads)
         t0 = time.monotonic()
         pid = os.fork()
         if pid == 0:
@@ -135,7 +136,7 @@ def parent(args: dict[str, Any]) -> None:
 def run_section(work: Path, *, forks: int, load_rounds: int, backlog: int) -> SectionResult:
     from memgrove import Memory
 
-    res = SectionResult(SECTION, columns=["scenario", "forks", "forked amid the moment", "children hung",
+    res = SectionResult(SECTION, columns=["scenario", "forks", "asked amid the moment", "children hung",
                                           "children failed", "slowest fork (s)", "acknowledged writes missing"])
     base = work / SECTION
     shutil.rmtree(base, ignore_errors=True)
@@ -193,8 +194,9 @@ def run_section(work: Path, *, forks: int, load_rounds: int, backlog: int) -> Se
     res.summary.update(forks=sum(r["forks"] for r in per.values()), hung=sum(r["hung"] for r in per.values()),
                        failed=sum(r["failed"] for r in per.values()))
     res.notes.append(f"Each scenario's parent is a fresh process opening the memory with the product's defaults "
-                     f"(meaning on); \"forked amid the moment\": forks made while the model was still loading "
-                     f"(model_load) or the embedder still had work (embedding). A child must search (> 1 hit) and "
+                     f"(meaning on); \"asked amid the moment\": fork() called while the model was still loading "
+                     f"(model_load; the fork then waits for the loading), the two threads still wrote and searched "
+                     f"(writes), or the embedder still had work (embedding). A child must search (> 1 hit) and "
                      f"write within {CHILD_BOUND:g} s; a fork() must return within {FORK_BOUND:g} s.")
     return res
 
