@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 import time
 import uuid
 from typing import Annotated, Any
@@ -29,6 +28,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from memgrove.tools.runtime import MemoryContext, NoMemory, memory_from_context
+from memgrove.tree import forksafe
 from memgrove.tree.errors import InvalidInput
 from memgrove.tree.search import hit_from_dict
 
@@ -147,7 +147,7 @@ def build_query_graph(memory: Any = None, *, model: Any = None, settings: QueryS
     """
     default_tree = getattr(memory, "tree", memory) if memory is not None else None
     pipes: dict[Any, QueryPipeline] = {}
-    lock = threading.Lock()
+    lock = forksafe.lock()
 
     def pipe_for(tree) -> QueryPipeline:
         # one pipeline (query cache, settings, model) per project, kept for the graph's life

@@ -60,6 +60,7 @@ from memgrove.remote_wire import (  # noqa: F401 - the errors and the wire, name
     shown_url,
 )
 from memgrove.tree.errors import BatchRejected, InvalidInput
+from memgrove.tree.forksafe import here_only
 
 if TYPE_CHECKING:
     from memgrove.graphs.tiers import Answer
@@ -195,7 +196,8 @@ class RemoteMemory:
         if self._temp_home is None:
             self._temp_home = Path(tempfile.mkdtemp(prefix="memgrove-remote-"))
             # removed by close(), or when this memory is collected without one
-            weakref.finalize(self, shutil.rmtree, self._temp_home, ignore_errors=True)
+            # (never at the exit of a child forked from this process: the folder is still ours)
+            weakref.finalize(self, here_only(shutil.rmtree, self._temp_home, ignore_errors=True))
         return self._temp_home
 
     def _settings_json(self) -> dict[str, Any]:

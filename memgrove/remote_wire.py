@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlencode, urlsplit
 
 from memgrove.remote_deadline import Late, TooLarge, connection, read_body
+from memgrove.tree import forksafe
 from memgrove.tree.errors import BatchRejected, Cancelled, InvalidInput, MemgroveError
 
 TIMEOUT = 600.0          # seconds a whole call may take (the server bounds its work itself: request_timeout)
@@ -204,7 +205,15 @@ class Wire:
         self.named: dict[str, str] = {"project": str(project)} if project else {}
         self._kept = threading.local()
         self._open: set[Any] = set()         # every kept connection, of every thread, for close()
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
+        forksafe.in_child(self._forked)
+
+    def _forked(self) -> None:
+        # a forked child's requests on the parent's kept connections would interleave with the
+        # parent's on one stream: it opens its own (dropping these closes only the child's copies
+        # of their sockets; nothing is sent on them)
+        self._kept = threading.local()
+        self._open = set()
 
     def _connection(self) -> Any:
         return connection(self.https, self.host, self.port)

@@ -17,6 +17,10 @@ long-lived process that opened the tree before the crash undoes an earlier op
 (a crashed batch must be rolled forward first, not torn); the next open
 recovers and doctor (no --fix) is clean; every acked op is on disk and in the
 journal exactly once, and the op in flight is there whole or not at all.
+
+Every memory here opens with ``embed_ahead=False``: these are crashes of writes, and ~500 children
+each starting a background embedder (the model's loading) they are killed before it pays would
+multiply the section's time; the embedder across forks is the fork_safety section's.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def _child(scenario: str, home: Path, model: dict[str, str | None], acks: Path, 
     from memgrove.tree.errors import BatchRejected, MemgroveError
 
     rng = random.Random(seed)
-    mem = Memory.open(home, lock_timeout=30)
+    mem = Memory.open(home, lock_timeout=30, embed_ahead=False)   # crashes of writes, not of the embedder
     os.write(ready_fd, b"r")
     os.close(ready_fd)
     n = 0
@@ -266,7 +270,7 @@ def kill_cycle(ck: Checker, scenario: str, i: int, rng: random.Random, survivor:
                 break
 
     try:
-        with Memory.open(home, lock_timeout=lock_bound) as mem:
+        with Memory.open(home, lock_timeout=lock_bound, embed_ahead=False) as mem:
             report = mem.doctor()
             if not report.ok:
                 ck.fail("doctor after reopen", f"{scenario}: {'; '.join(report.problems)[:240]}", where,
@@ -326,7 +330,7 @@ def _build(home: Path, n: int, batch: int = 700) -> None:
     from memgrove import Memory
 
     _no_fsync(home)
-    with Memory.open(home, create=True, durable=False) as mem:
+    with Memory.open(home, create=True, durable=False, embed_ahead=False) as mem:
         for start in range(0, n, batch):
             mem.curate([{"op": "ADD", "path": f"big/f{i % 40}/e_{i}.md", "title": f"Big entry {i}",
                          "content": f"Crash test entry {i} of the large tree, words alpha beta {i % 97}.",
@@ -350,13 +354,13 @@ def run_section(work: Path, *, seed: int, kills: int, reindex_kills: int, reinde
 
     small = base / "small" / "proj"
     _no_fsync(small)
-    with Memory.open(small, create=True) as mem:
+    with Memory.open(small, create=True, embed_ahead=False) as mem:
         seed_paths = SLOTS[::2]
         mem.curate([{"op": "ADD", "path": p, "content": _content(f"ckseed{k}q"), "reason": "seed"}
                     for k, p in enumerate(seed_paths)])
     ck = Checker(res, small, seed)
     ck.model = {p: f"ckseed{k}q" for k, p in enumerate(seed_paths)}
-    survivor = Memory.open(small, watch=False, lock_timeout=lock_bound)
+    survivor = Memory.open(small, watch=False, lock_timeout=lock_bound, embed_ahead=False)
     per: dict[str, dict[str, int]] = {}
     names, weights = zip(*SCENARIOS.items())
     delays = {"batch": 0.35, "merge_delete": 0.25, "undo": 0.2, "doctor_fix": 0.5}
@@ -373,7 +377,7 @@ def run_section(work: Path, *, seed: int, kills: int, reindex_kills: int, reinde
         big = base / "big" / "proj"
         t0 = time.monotonic()
         _build(big, reindex_files)
-        with Memory.open(big) as mem:
+        with Memory.open(big, embed_ahead=False) as mem:
             t1 = time.monotonic()
             mem.reindex()
             took = time.monotonic() - t1

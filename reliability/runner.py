@@ -14,7 +14,8 @@ from . import report
 from .common import REPO, SectionResult
 
 SECTIONS = ("concurrency", "crashes", "faults", "hostile", "fuzz", "server_kills", "server_disk", "slow_clients", "hostile_served",
-            "dropped", "dream_crash", "unauth_flood", "remote_client", "embed_backlog")
+            "dropped", "dream_crash", "unauth_flood", "remote_client", "embed_backlog",
+            "fork_safety")
 # --quick: every section at a size that runs in well under a minute in all (the test's settings). Its
 # time bound is 10x the full run's: the quick run sits inside `make test`, beside other test workers
 # on a loaded machine (an MCP call that takes 0.3 s alone took 6.1 s there), so it catches a hang or
@@ -26,7 +27,8 @@ QUICK = {"slow": 20.0, "conc_seconds": 1.0, "conc_k": [2], "conc_sweep": 10, "ki
          "slow_silent": 10, "slow_trickling": 5, "slow_extra": 10, "slow_header_timeout": 2.0,
          "slow_body_timeout": 3.0, "dream_trials": 2, "dream_notes": 45, "flood_sockets": 100, "flood_clients": 8,
          "flood_seconds": 2.0, "flood_baseline": 0.0, "remote_timeout": 1.0, "remote_calls": ["search", "curate", "store"],
-         "backlog_entries": 60, "backlog_clients": 8, "backlog_seconds": 1.0, "backlog_turns": 1}
+         "backlog_entries": 60, "backlog_clients": 8, "backlog_seconds": 1.0, "backlog_turns": 1,
+         "fork_forks": 3, "fork_load_rounds": 1, "fork_backlog": 24}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -97,6 +99,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--backlog-clients", type=int, default=32, help="client threads searching")
     g.add_argument("--backlog-seconds", type=float, default=12.0, help="length of each arm's turn")
     g.add_argument("--backlog-turns", type=int, default=2, help="turns of each arm (with the backlog, every vector ready)")
+    g = p.add_argument_group("fork_safety")
+    g.add_argument("--fork-forks", type=int, default=30, help="children forked amid writes, and amid embedding")
+    g.add_argument("--fork-load-rounds", type=int, default=8, help="fresh processes forking 3 children as the model loads")
+    g.add_argument("--fork-backlog", type=int, default=120, help="entries written for the embedder before forking")
     g = p.add_argument_group("fuzz")
     g.add_argument("--fuzz-examples", type=int, default=120, help="hypothesis examples per property")
     return p
@@ -194,6 +200,11 @@ def _run_one(name: str, args: argparse.Namespace, work: Path) -> SectionResult:
         from . import remote_client
 
         return remote_client.run_section(work, timeout=args.remote_timeout, calls=args.remote_calls)
+    if name == "fork_safety":
+        from . import fork_safety
+
+        return fork_safety.run_section(work, forks=args.fork_forks, load_rounds=args.fork_load_rounds,
+                                       backlog=args.fork_backlog)
     if name == "dropped":
         from . import dropped
 

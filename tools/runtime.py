@@ -12,7 +12,6 @@ The context may be a mapping or an object with a ``memory`` (a ``Memory``) or a
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -24,10 +23,11 @@ from langchain.tools import ToolRuntime
 # is taken for a model-visible argument and the tool's schema fails. So the None is typed here.
 NO_RUNTIME = cast(ToolRuntime, None)
 
+from memgrove.tree import forksafe
 from memgrove.tree.errors import MemgroveError
 
 _opened: dict[Path, Any] = {}
-_lock = threading.Lock()
+_lock = forksafe.lock()
 
 
 @dataclass

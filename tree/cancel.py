@@ -21,12 +21,12 @@ never cancelled.
 
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator
 
+from . import forksafe
 from .errors import Cancelled
 
 _current: ContextVar["CancelToken | None"] = ContextVar("memgrove_cancel_token", default=None)
@@ -39,7 +39,7 @@ class CancelToken:
         self._deadline = None if timeout is None else time.monotonic() + timeout
         self.late = f"it ran past {limit} ({timeout:g} s)" if timeout is not None else ""  # the reason at its deadline
         self._reason: str | None = None
-        self._mutex = threading.Lock()
+        self._mutex = forksafe.lock()
 
     def cancel(self, reason: str) -> None:
         """Ask the write to stop at its next checkpoint; the first reason given is kept."""

@@ -31,11 +31,8 @@ class ClosableCache(diskcache.Cache):
     def _con(self) -> sqlite3.Connection:
         # diskcache 5.6's own _con, but for the connection's arguments and its keeping in
         # self._conns; the process id is its check for a forked child, which must not use the
-        # connection it inherited
+        # connection it inherited, nor close it (self._conns keeps it for ever there)
         if getattr(self._local, "pid", None) != os.getpid():
-            inherited = getattr(self._local, "con", None)
-            if inherited is not None:
-                inherited.close()
             self._local.con = None
             self._local.pid = os.getpid()
         con = getattr(self._local, "con", None)

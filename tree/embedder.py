@@ -22,6 +22,10 @@ tree/vector_claims.py). It encodes ``BATCH`` texts at a time, which
 ``MiniLM.encode`` runs on one BLAS thread: on a 2-core machine a writer keeps the other core.
 ``close()`` lets it finish at most the batch it is on. The thread refers to the tree weakly: a
 tree dropped without ``close()`` is collected and its thread ends.
+
+A process forked with the tree open (gunicorn ``--preload``, Celery, ``multiprocessing``) has no
+thread of the parent: there the embedder forgets the parent's queue (the parent's thread embeds
+it) and starts a thread of its own at the child's first write (tree/forksafe.py).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING
 
+from . import forksafe
 from .embedding import FEW
 from .vector_claims import SEARCH_EMBEDS, ready_vectors
 
@@ -65,16 +70,32 @@ class _Work:
             self.stopping = True
             self.cond.notify_all()
 
+    def forked(self) -> None:
+        """In a forked child: its lock may have been held by the parent's thread, which is not here."""
+        self.cond = threading.Condition()
+        self.waiting = {}
+        self.busy = False
+
 
 class Embedder:
     """The background embedder of one tree (``ContextTree.embedder``); started at once."""
 
     def __init__(self, tree: "ContextTree"):
         self._work = _Work()
-        self._thread = threading.Thread(target=_run, args=(weakref.ref(tree), self._work),
-                                        name="memgrove-embedder", daemon=True)
+        self._tree = weakref.ref(tree)
+        self._thread: threading.Thread | None = None
         weakref.finalize(self, self._work.stop)   # a tree dropped unclosed: its thread ends
+        forksafe.in_child(self._forked)
+        self._start()
+
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=_run, args=(self._tree, self._work),
+                                        name="memgrove-embedder", daemon=True)
         self._thread.start()
+
+    def _forked(self) -> None:
+        self._work.forked()
+        self._thread = None      # the parent's: started again at the first write (``written``)
 
     @property
     def dropped(self) -> int:
@@ -82,7 +103,8 @@ class Embedder:
         return self._work.dropped
 
     def alive(self) -> bool:
-        return self._thread.is_alive()
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def backlog(self) -> dict[str, int | bool]:
         """What is pending, for ``vector_state``: paths ``queued`` (writes', and the ones searches
@@ -104,17 +126,24 @@ class Embedder:
                         continue
                     work.waiting[p] = time.monotonic()
             work.cond.notify()
+            if self._thread is None and not work.stopping:    # a forked child's first write
+                try:
+                    self._start()
+                except RuntimeError:     # no thread can be started: the searches compute these
+                    self._thread = None
 
     def idle(self) -> bool:
         """Nothing queued nor under way, the catch-up over (or the thread gone)."""
         with self._work.cond:
-            return not self._thread.is_alive() or not (self._work.busy or self._work.waiting)
+            thread = self._thread
+            return thread is None or not thread.is_alive() or not (self._work.busy or self._work.waiting)
 
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Stop once the batch under way is done (waiting at most ``timeout``)."""
         self._work.stop()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
 
 def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
@@ -122,8 +151,9 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
     if tree is None:
         return
     try:
-        tree.meaning_encoder()          # the first search finds the model loaded
-        backlog = sorted(tree.catalog.files())
+        with forksafe.no_fork():        # a fork waits for each step of this thread (tree/forksafe.py)
+            tree.meaning_encoder()      # the first search finds the model loaded
+            backlog = sorted(tree.catalog.files())
         work.unchecked = len(backlog)
     except Exception as exc:  # noqa: BLE001 - no model, a damaged catalog: the searches do it all
         tree.notice(f"entries' vectors are not computed ahead ({exc}); searches compute them")
@@ -165,10 +195,13 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
 def _embed(tree: "ContextTree", paths: list[str], work: _Work) -> None:
     """The vectors of those of ``paths`` that lack one, ``BATCH`` texts at a time (``ready_vectors``
     skips the stored ones, and those a search is computing); stops between two batches when closing."""
-    encoder = tree.meaning_encoder()
-    texts = list(dict.fromkeys(tree._meaning_texts(paths).values()))
+    with forksafe.no_fork():        # a fork waits for each step (tree/forksafe.py)
+        encoder = tree.meaning_encoder()
+        texts = list(dict.fromkeys(tree._meaning_texts(paths).values()))
     for s in range(0, len(texts), BATCH):
         if work.stopping:
             return
-        ready_vectors(texts[s:s + BATCH], encoder, tree.vectors)
-    tree.vectors.checkpoint()
+        with forksafe.no_fork():
+            ready_vectors(texts[s:s + BATCH], encoder, tree.vectors)
+    with forksafe.no_fork():
+        tree.vectors.checkpoint()

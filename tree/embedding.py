@@ -18,10 +18,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import threading
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
+from . import forksafe
 from .errors import MemgroveError
 
 MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
@@ -79,6 +79,12 @@ def _erf(x: Any) -> Any:
     return s * (1.0 - poly * np.exp(-x * x))
 
 
+def _product(a: Any, b: Any) -> Any:
+    """``a @ b``, a BLAS call: no fork while it runs (``_model_call``)."""
+    with _model_call(native=True):
+        return a @ b
+
+
 def _layer_norm(x: Any, g: Any, b: Any, eps: float = 1e-12) -> Any:
     m = x.mean(-1, keepdims=True)
     v = ((x - m) ** 2).mean(-1, keepdims=True)
@@ -89,6 +95,10 @@ class MiniLM:
     """all-MiniLM-L6-v2 loaded from ``folder``; ``encode`` is safe to call from several threads."""
 
     def __init__(self, folder: Path):
+        with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
+            self._load(folder)
+
+    def _load(self, folder: Path) -> None:
         try:
             import numpy as np
             from safetensors.numpy import load_file
@@ -111,7 +121,7 @@ class MiniLM:
         self.dim = DIM
         tok.enable_truncation(MAX_TOKENS)
         tok.no_padding()
-        self._tok, self._tok_lock = tok, threading.Lock()
+        self._tok, self._tok_lock = tok, forksafe.lock()
         self._np = np
         self._emb = (w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"],
                      w["embeddings.token_type_embeddings.weight"][0], w["embeddings.LayerNorm.weight"],
@@ -129,23 +139,23 @@ class MiniLM:
                                  g("output.dense.bias"), g("output.LayerNorm.weight"), g("output.LayerNorm.bias")))
 
     def _forward(self, ids: Any, mask: Any) -> Any:
-        np = self._np
+        np, mm = self._np, _product
         words, positions, token_type, norm_g, norm_b = self._emb
         b, t = ids.shape
         hd = DIM // HEADS
         x = _layer_norm(words[ids] + positions[:t][None] + token_type, norm_g, norm_b)
         neg = (1.0 - mask[:, None, None, :]) * np.float32(-1e9)
         for qkv_w, qkv_b, ow, ob, n1g, n1b, iw, ib, o2w, o2b, n2g, n2b in self._layers:
-            qkv = (x @ qkv_w + qkv_b).reshape(b, t, 3, HEADS, hd)
+            qkv = (mm(x, qkv_w) + qkv_b).reshape(b, t, 3, HEADS, hd)
             q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))      # b, heads, t, hd
-            att = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(hd)) + neg
+            att = mm(q, k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(hd)) + neg
             att = np.exp(att - att.max(-1, keepdims=True))
             att /= att.sum(-1, keepdims=True)
-            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(b, t, DIM)
-            x = _layer_norm(ctx @ ow + ob + x, n1g, n1b)
-            h = x @ iw + ib
+            ctx = mm(att, v).transpose(0, 2, 1, 3).reshape(b, t, DIM)
+            x = _layer_norm(mm(ctx, ow) + ob + x, n1g, n1b)
+            h = mm(x, iw) + ib
             h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
-            x = _layer_norm(h @ o2w + o2b + x, n2g, n2b)
+            x = _layer_norm(mm(h, o2w) + o2b + x, n2g, n2b)
         m = mask[:, :, None]
         e = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
@@ -158,7 +168,8 @@ class MiniLM:
 
     def _encode(self, texts: list[str], batch: int) -> Any:
         np = self._np
-        with self._tok_lock:          # a Tokenizer's settings are shared state; encoding is quick
+        # a Tokenizer's settings are shared state; encoding is quick
+        with _model_call(native=True), self._tok_lock:
             encs = self._tok.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), DIM), dtype=np.float32)
@@ -199,9 +210,10 @@ class _OneBlasThread:
     one thread for good, so the first in limits and the last out restores."""
 
     def __init__(self) -> None:
-        self._mutex = threading.Lock()
+        self._mutex = forksafe.lock()
         self._users = 0
         self._limiter: Any = None
+        forksafe.in_child(self._forked)
 
     @contextlib.contextmanager
     def __call__(self) -> Iterator[None]:
@@ -209,21 +221,32 @@ class _OneBlasThread:
         if controller is None:
             yield
             return
-        with self._mutex:
+        with _model_call(native=True), self._mutex:   # setting BLAS's threads is a BLAS call too
             if self._users == 0:
                 self._limiter = controller.limit(limits=1, user_api="blas")
             self._users += 1
         try:
             yield
         finally:
-            with self._mutex:
+            with _model_call(native=True), self._mutex:
                 self._users -= 1
                 if self._users == 0:
                     self._limiter.restore_original_limits()
                     self._limiter = None
 
+    def _forked(self) -> None:
+        # the encoders counted were the parent's threads; the child's BLAS keeps the one thread it
+        # may have been forked with (setting it again here would start BLAS threads in every child)
+        self._users, self._limiter = 0, None
+
 
 _one_blas_thread = _OneBlasThread()
+# No fork while this process is inside the model's libraries (tree/forksafe.py): OpenBLAS's own fork
+# handler waits for its thread pool, and with the background embedder inside a matrix product a
+# parent's fork() waited for ever (its main thread in blas_thread_shutdown_, the embedder's in the
+# product: the reliability suite's crash section; a loop forking beside three encoding trees hung
+# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it.
+_model_call = forksafe.no_fork
 
 
 @functools.lru_cache(maxsize=4)
@@ -231,11 +254,13 @@ def _loaded(folder: Path) -> MiniLM:
     return MiniLM(folder)
 
 
-_loading = threading.Lock()   # a search arriving while the background embedder loads waits for it
+# a search arriving while the background embedder loads waits for it (free again in a forked child,
+# which loads the model itself if the parent had not finished)
+_loading = forksafe.lock()
 
 
 def load_encoder(model: str = "") -> MiniLM:
     """The encoder of ``semantic_model`` (``model``), loaded once per process (about 90 MB)."""
     folder = model_folder(model).resolve()
-    with _loading:
+    with _model_call(), _loading:      # the gate first, always: a fork waits for the loading
         return _loaded(folder)

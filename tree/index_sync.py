@@ -166,6 +166,16 @@ class IndexSync:
         with self._fresh_mutex:
             return self._ensure_fresh()
 
+    def _forked(self) -> None:
+        """In a forked child (tree/forksafe.py): the watcher's threads were the parent's (a new one
+        starts when due), and the parent's thread may have been syncing as it forked: the next
+        search looks at the files again."""
+        if self._watcher is not None:
+            self._watcher.forked()
+            self._watcher = None
+        self._watch_failed = False
+        self._checked_gen = -1
+
     def _ensure_fresh(self) -> bool:
         """Bring the index in step with hand edits; True if anything had to be reindexed.
 

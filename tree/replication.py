@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import forksafe
 from .archive import in_tree, is_archived
 from .fsio import atomic_write
 from .paths import CONTEXT_FILE, parent_folders
@@ -67,7 +68,7 @@ class Replicator:
         self.git = Git(tree.home / GIT_DIR, tree.home, settings.git_timeout)
         self.remote = remote_location(settings.remote, tree.home.parent)
         self.pushed_head: str | None = None     # the remote's tip as last seen (replicas wait on it)
-        self._cond = threading.Condition()
+        self._cond = forksafe.condition()
         self._queue: list[tuple[str, dict[str, bytes | None]]] = []
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -83,6 +84,21 @@ class Replicator:
         self._retry_at = 0.0
         self._ready = False
         self.state: dict[str, Any] = _load_state(self.git.git_dir)
+        forksafe.in_child(self._forked)
+
+    def _forked(self) -> None:
+        """In a forked child (tree/forksafe.py): the thread, its queue and the repository are the
+        parent's, which catches this child's writes up as any other process's. This process's copy
+        of the owner lock's descriptor is closed (the parent's lock stays: a copy closed is not an
+        unlock)."""
+        self._thread = None
+        self._queue = []
+        if self._owner_fd is not None:
+            try:
+                os.close(self._owner_fd)
+            except OSError:
+                pass
+        self._owner_fd, self._owner_tried = None, False
 
     # -- owning the repository -----------------------------------------------------------
     def own(self) -> bool:

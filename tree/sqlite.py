@@ -25,6 +25,8 @@ import weakref
 from pathlib import Path
 from typing import Callable
 
+from . import forksafe
+
 WAL_LIMIT = 1 << 20      # bytes a WAL keeps once checkpointed (journal_size_limit, checkpoint)
 WAL_PAGES = WAL_LIMIT // 4096   # SQLite checkpoints after a commit past this many pages (its default: 1,000)
 VIEW_SECONDS = 2.0       # a ReadOnlyView is replaced by a normal connection after this long
@@ -251,12 +253,31 @@ class ThreadConnections:
     (None before ``keep``), ``close()`` closes every thread's, from any thread.
 
     Hold it from the owner and ``weakref.finalize(owner, conns.close)``: a registry that referred
-    back to its owner would keep it alive."""
+    back to its owner would keep it alive.
+
+    A connection never crosses a fork (SQLite's rule): a forked child opens its own at each
+    thread's next use, and never closes, nor frees, those it inherited (a close may checkpoint the
+    WAL, or delete it, under the parent that still uses it). CPython frees the other threads'
+    locals as it forks, which would close their connections: they are held just before."""
 
     def __init__(self):
         self._local = threading.local()
         self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()   # a dead thread's go with it
-        self._mutex = threading.Lock()
+        self._mutex = forksafe.lock()
+        self._forking: list[sqlite3.Connection] = []
+        forksafe.around_fork(before=self._before_fork, in_parent=self._after_fork, in_child=self._forked)
+
+    def _before_fork(self) -> None:
+        with self._mutex:
+            self._forking = list(self._all)
+
+    def _after_fork(self) -> None:
+        self._forking = []
+
+    def _forked(self) -> None:
+        for db in self._forking:
+            forksafe.keep_for_ever(db)
+        self._forking, self._all, self._local = [], weakref.WeakSet(), threading.local()
 
     def mine(self) -> sqlite3.Connection | None:
         return getattr(self._local, "db", None)

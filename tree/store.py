@@ -16,12 +16,11 @@ This module holds reading, the public writing calls and ``search``.
 from __future__ import annotations
 
 import os
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import contexts, entry as entry_mod, validity
+from . import contexts, entry as entry_mod, forksafe, validity
 from .analysis import analyze
 from .archive import archive_root, in_tree, is_archived, search_archive, archived_paths
 from .catalog import Catalog, scan
@@ -70,7 +69,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.signals = Signals(home / "signals.db")
         self.vectors = Vectors(home / "vectors.db")
         self.encoder: Encoder | None = None    # loaded by the embedder, or at the first search that needs it
-        self._encoder_mutex = threading.Lock()
+        self._encoder_mutex = forksafe.lock()
         self.embedder: Embedder | None = None
         self.catalog = Catalog(home / "index" / "catalog.db")
         self.engine = open_engine(home, self.settings)
@@ -87,7 +86,8 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self._watch_failed = False
         # threads of one process (the query graph's parallel branches) must not search while
         # another thread of it syncs the index: the one that drained the watcher syncs, the rest wait
-        self._fresh_mutex = threading.Lock()
+        self._fresh_mutex = forksafe.lock()
+        forksafe.in_child(self._forked)   # index_sync.py: a forked child's watcher and checks
         self.notices: list[str] = []  # what opening had to repair (stale lock, pending batch)
         self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
         self.vectors.notices = self.notices
@@ -319,6 +319,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return out[:limit] if limit else out
 
     # -- search -------------------------------------------------------------
+    @forksafe.no_fork_amid      # a fork waits for the searches under way (tree/forksafe.py)
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
                record_access: bool = False, check: bool = True, include_archived: bool = False) -> list[Hit]:
         """BM25F search, normalized, gap-filtered and ranked by the profile.

@@ -24,14 +24,13 @@ import math
 import os
 import shutil
 import tempfile
-import threading
 import time
 import weakref
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .analysis import MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, SHORT_FIELDS, analyze, terms as query_terms
-from . import index_folders
+from . import forksafe, index_folders
 from .engine import FIELDS, IndexBroken, IndexDoc, no_room
 from .errors import MemgroveError
 
@@ -138,7 +137,16 @@ class TantivyEngine:
         self._seen: tuple = ()        # (folder inode, meta.json inode, mtime, size) the reader shows
         self._max_doc = 0
         self._copy: weakref.finalize | None = None   # removes a read-only index's private copy
-        self._mutex = threading.RLock()
+        self._mutex = forksafe.rlock()
+        forksafe.in_child(self._forked)
+
+    def _forked(self) -> None:
+        # a forked child opens the index again; the parent's Rust objects (their threads gone) are
+        # never dropped here, nor is the parent's private copy removed at this child's exit
+        if self._ix is not None:
+            forksafe.keep_for_ever(self._ix)
+        self._ix, self._seen = None, ()
+        self._copy = None
 
     # -- opening ------------------------------------------------------------
     def exists(self) -> bool:
@@ -193,7 +201,7 @@ class TantivyEngine:
         # refuses: read a private copy instead (such a tree is never written), removed on close or
         # when the engine is dropped unclosed
         copy = Path(tempfile.mkdtemp(prefix="memgrove-tantivy-"))
-        self._copy = weakref.finalize(self, shutil.rmtree, copy, ignore_errors=True)
+        self._copy = weakref.finalize(self, forksafe.here_only(shutil.rmtree, copy, ignore_errors=True))
         for p in self.folder.iterdir():
             if p.is_file() and not p.name.startswith(".tantivy-"):
                 shutil.copyfile(p, copy / p.name)

@@ -32,6 +32,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterable
 
+from . import forksafe
 from .fsio import TEMP_PREFIX
 from .paths import CONTEXT_FILE
 
@@ -59,7 +60,7 @@ class _Seen:
 
     def __init__(self, roots: tuple[str, ...]):
         self.roots = roots   # the tree as given and resolved (FSEvents reports resolved paths)
-        self.mutex = threading.Lock()
+        self.mutex = forksafe.lock()
         self.files: set[str] = set()
         self.folders: set[str] = set()
         self.flooded = False   # more than _MAX_PENDING: changed, the paths were not kept
@@ -106,7 +107,7 @@ class _Unwatched(logging.Handler):
 
 
 _unwatched: _Unwatched | None = None
-_unwatched_mutex = threading.Lock()
+_unwatched_mutex = forksafe.lock()
 
 
 def _report_unwatched(seen: _Seen) -> None:
@@ -152,7 +153,7 @@ class TreeWatcher:
         self.root = root
         self.usable = False
         self._expected: dict[str, float] = {}   # a context.md this process wrote -> until when
-        self._mutex = threading.Lock()
+        self._mutex = forksafe.lock()
         self._observer: Any = None
         self._stopper: weakref.finalize | None = None
         self._seen = _Seen(tuple(dict.fromkeys((os.path.abspath(root), os.path.realpath(root)))))
@@ -217,6 +218,28 @@ class TreeWatcher:
     def _running(self) -> bool:
         # an emitter stops by itself when its folder is removed; a thread may die of an exception
         return self._observer.is_alive() and all(e.is_alive() for e in self._observer.emitters)
+
+    def forked(self) -> None:
+        """In a forked child (its tree calls it): the observer's threads were the parent's, and its
+        locks may have been held by them, so none of its code runs here: stopped and joined
+        never, freed never (``keep_for_ever``); only this process's copies of its inotify
+        descriptors are closed (so that a child does not keep the parent's instance alive)."""
+        self.usable = False
+        if self._stopper is not None:
+            self._stopper.detach()
+            self._stopper = None
+        observer, self._observer = self._observer, None
+        if observer is None:
+            return
+        forksafe.keep_for_ever(observer)
+        reader = getattr(observer, "_inotify_fd", None)   # watchdog 7's InotifyFD (see _close_unread)
+        for name in ("_inotify_fd", "_kill_r", "_kill_w"):
+            fd = getattr(reader, name, None)
+            if isinstance(fd, int):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """Stop watching: the observer's threads are stopped and joined (from any thread)."""

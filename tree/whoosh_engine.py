@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -29,7 +28,7 @@ from whoosh.scoring import BM25F
 
 from .analysis import (MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,  # noqa: F401
                        SHORT_FIELDS, STOP_WORDS, analyze, terms as query_terms)
-from . import index_folders
+from . import forksafe, index_folders
 from .engine import FIELDS, IndexBroken, IndexDoc, no_room  # noqa: F401 - IndexBroken is imported from here too
 from .whoosh_merge import tiered_merge
 
@@ -185,7 +184,14 @@ class WhooshEngine:
         self._ix = None
         self._searcher = None
         self._searcher_folder = 0  # inode of the folder the searcher reads
-        self._mutex = threading.RLock()
+        self._mutex = forksafe.rlock()
+        forksafe.in_child(self._forked)
+
+    def _forked(self) -> None:
+        # a forked child reads through descriptors of its own: an inherited one shares its file
+        # offset with the parent's (reads of both would interleave); dropping the parent's
+        # objects closes only this process's copies
+        self._searcher, self._ix, self._searcher_folder = None, None, 0
 
     # -- opening ------------------------------------------------------------
     def exists(self) -> bool:

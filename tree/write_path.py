@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import contexts
+from . import contexts, forksafe
 from .cancel import checkpoint
 from .archive import archive_root, is_archived
 from .catalog import Listed
@@ -78,7 +78,8 @@ class WritePath:
         """Hold the writer lock, with any batch a dead or failed writer left settled first. A full
         or read-only disk before the commit point (settling, the index's catch-up with hand edits,
         the batch itself) is ``NotWritable``: nothing of this write was written."""
-        with self.lock.hold(), disk_errors_as_not_writable():
+        # a fork waits for the write (tree/forksafe.py), once it holds the lock (not while it waits)
+        with self.lock.hold(), forksafe.no_fork(), disk_errors_as_not_writable():
             self._recover_locked()
             yield
 

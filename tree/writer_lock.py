@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from . import forksafe
 from .cancel import checkpoint
 from .errors import LockTimeout, NotWritable
 
@@ -46,7 +47,7 @@ QUEUE_DIR = "lock.queue"
 # Descriptors of locks and tickets this process holds: a forked child closes its copies.
 # Process-wide by nature (what a fork copies is the whole process), hence module state.
 _held: set[int] = set()
-_held_mutex = threading.Lock()
+_held_mutex = forksafe.lock()   # free again in a forked child (tree/forksafe.py)
 
 
 def _libc_prctl():

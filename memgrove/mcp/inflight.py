@@ -10,11 +10,11 @@ that is closing give its workers a moment to get there.
 
 from __future__ import annotations
 
-import threading
 from typing import Callable, TypeVar
 
 import anyio
 
+from memgrove.tree import forksafe
 from memgrove.tree.cancel import CancelToken, cancelling
 
 T = TypeVar("T")
@@ -27,7 +27,7 @@ class InFlight:
         self.timeout = timeout
         self.limit = limit
         self._running: set[CancelToken] = set()
-        self._changed = threading.Condition()
+        self._changed = forksafe.condition()
 
     async def run(self, work: Callable[[], T]) -> T:
         token = CancelToken(self.timeout, limit=self.limit)

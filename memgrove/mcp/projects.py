@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from pathlib import Path
 from typing import Any, ContextManager
+
+from memgrove.tree import forksafe
 
 
 class Projects:
@@ -15,7 +16,7 @@ class Projects:
     def __init__(self, root: str | None):
         self.root = root
         self._open: dict[Path, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def __call__(self, project: str | None, request: Any = None) -> ContextManager[Any]:
         """The memory of ``project`` for one call (over stdio there is no request, and no token:

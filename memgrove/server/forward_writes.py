@@ -22,9 +22,9 @@ stopping at the first refusal.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
+from memgrove.tree import forksafe
 from memgrove.tree.errors import BatchRejected, PrimaryUnreachable
 from memgrove.tree.operations import OPS
 from memgrove.tree.replication_git import redact
@@ -39,7 +39,7 @@ class PrimaryWriter:
         self.timeout = timeout
         self.project = project      # the primary's project this replica follows (None: the token's)
         self._remote: Any = None
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def _memory(self) -> Any:
         with self._lock:

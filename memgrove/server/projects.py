@@ -24,12 +24,12 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, TypeVar
 
 from memgrove.memory import Memory
+from memgrove.tree import forksafe
 from memgrove.tree.cancel import CancelToken, cancelling
 from memgrove.tree.errors import Cancelled
 from memgrove.tree.home import locate_home
@@ -56,7 +56,7 @@ class Projects:
         self._leases: dict[Path, int] = {}
         self._writers: dict[Path, asyncio.Lock] = {}
         self._graphs: dict[tuple[Path, str], Any] = {}
-        self._mutex = threading.Lock()
+        self._mutex = forksafe.lock()
         self._writes: set[asyncio.Task] = set()
         self._agent_lock = asyncio.Lock()
         self._aconns: dict[Path, tuple[Any, asyncio.AbstractEventLoop]] = {}

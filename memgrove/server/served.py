@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hmac
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from memgrove.tree import forksafe
 from memgrove.tree.errors import TreeNotFound
 from memgrove.tree.home import HOME_NAME, locate_home
 
@@ -60,8 +60,8 @@ class ServedProjects:
         self.announce = announce                 # called for a project added while serving
         self._all: list[Served] = []
         self._names: dict[str, Served] = {}
-        self._lock = threading.Lock()
-        self._adding = threading.Lock()         # one new project at a time: its token is made once
+        self._lock = forksafe.lock()
+        self._adding = forksafe.lock()         # one new project at a time: its token is made once
         self.add(default)
 
     def __iter__(self) -> Any:
