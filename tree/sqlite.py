@@ -166,6 +166,11 @@ def checkpoint(db: sqlite3.Connection, file: Path) -> None:
             return
     except OSError:
         return
+    _truncate_now(db)
+
+
+def _truncate_now(db: sqlite3.Connection) -> None:
+    """Copy the WAL into the database and truncate it, without waiting for readers; best effort."""
     try:
         timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
         db.execute("PRAGMA busy_timeout=0")
@@ -238,14 +243,9 @@ def give_back(db: sqlite3.Connection, file: Path) -> None:
     try:
         if db.in_transaction:
             db.execute("ROLLBACK")
-        timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
-        db.execute("PRAGMA busy_timeout=0")
-        try:
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        finally:
-            db.execute(f"PRAGMA busy_timeout={int(timeout)}")
     except sqlite3.Error:
-        pass
+        return
+    _truncate_now(db)
 
 
 class ThreadConnections:
