@@ -32,8 +32,9 @@ def entries_in(root: Path) -> int:
     return sum(1 for p in scan(root / ".memgrove" / "tree") if is_entry_file(p))
 
 
-def _median(template: Path, scratch: Path, runs: int, work: Callable[[Any], float]) -> float:
-    """Median over ``runs`` of ``work(mem)`` (seconds per unit of work) on a fresh copy of ``template``."""
+def _median(template: Path, scratch: Path, runs: int, work: Callable[[Any], float], embed_ahead: bool = True) -> float:
+    """Median over ``runs`` of ``work(mem)`` (seconds per unit of work) on a fresh copy of ``template``,
+    opened as the cases it paces open theirs (``embed_ahead``)."""
     from memgrove import Memory
 
     scratch.mkdir(parents=True, exist_ok=True)
@@ -42,13 +43,13 @@ def _median(template: Path, scratch: Path, runs: int, work: Callable[[Any], floa
         root = scratch / f"pace{r}"
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(template, root, symlinks=True)
-        with Memory.open(root) as mem:
+        with Memory.open(root, embed_ahead=embed_ahead) as mem:
             times.append(work(mem))
         shutil.rmtree(root, ignore_errors=True)
     return statistics.median(times)
 
 
-def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
+def seconds_per_entry(template: Path, scratch: Path, runs: int = 3, embed_ahead: bool = True) -> float:
     """Wall time per entry of the dearer of two ways of writing many entries, each the median of
     ``runs``: a file of ``CALIBRATION_ENTRIES`` one-line sections, and one message of as many parts
     (a conversation's parts carry sources and a link to the next part: about 3x a section here, so a
@@ -65,8 +66,8 @@ def seconds_per_entry(template: Path, scratch: Path, runs: int = 3) -> float:
             return (time.monotonic() - t0) / max(1, written)
         return work
 
-    files = _median(template, scratch, runs, timed(lambda mem: mem.ingest(files=[source])))
-    parts = _median(template, scratch, runs, timed(lambda mem: mem.ingest(conversation=message)))
+    files = _median(template, scratch, runs, timed(lambda mem: mem.ingest(files=[source])), embed_ahead)
+    parts = _median(template, scratch, runs, timed(lambda mem: mem.ingest(conversation=message)), embed_ahead)
     return max(files, parts)
 
 
