@@ -95,7 +95,7 @@ def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSett
                 yield
             finally:
                 if replica is not None:
-                    replica.stop()
+                    await asyncio.to_thread(replica.stop)   # waits for a follow under way
                 if idle is not None:
                     idle.cancel()
                 await projects.drain()       # every write that started is finished before exit

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from memgrove.tree import forksafe
 from memgrove.tree.errors import MemgroveError, PrimaryUnreachable
 from memgrove.tree.fsio import atomic_write
 from memgrove.tree.home import HOME_NAME, locate_home
@@ -139,6 +140,10 @@ class Replica:
         self.error: str | None = None
         self.primary_error: str | None = None
         self._stop = threading.Event()
+        # held by the thread while it follows (writes into the tree), and by ``stop`` for good: the
+        # server closes its memory only once no follow is under way (a tantivy index closed under a
+        # follow crashed a replica's shutdown with SIGSEGV)
+        self._following = forksafe.lock()
         self._thread: threading.Thread | None = None
         self.writer: Any = None          # forward_writes of the served tree (forward_writes.py)
 
@@ -195,14 +200,22 @@ class Replica:
             if self.follower is None:
                 self.follower = Follower(memory_for().tree, self.remote, self.branch, self.timeout)
             while not self._stop.is_set():
-                self._sync()
+                with self._following:
+                    if self._stop.is_set():
+                        return
+                    self._sync()
                 self._wait_for_push()
 
         self._thread = threading.Thread(target=run, name="memgrove-replica", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()     # (the writer stays open: the server finishes the writes under way after this)
+        """No follow after this one: waits for the one under way (``git_timeout`` at most; a wait on
+        the primary's next push is left to end on its own). The writer stays open: the server
+        finishes the writes under way after this."""
+        self._stop.set()
+        if not self._following.acquire(timeout=self.timeout + 5.0):
+            log.warning("replica: a follow still under way after %.0f s at shutdown", self.timeout + 5.0)
 
     # -- following ---------------------------------------------------------------------
     def _sync(self) -> None:
