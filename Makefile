@@ -60,7 +60,7 @@ $(LLM_STAMP): $(STAMP)
 test-llm: $(LLM_STAMP)
 	MEMGROVE_TEST_LLM=1 $(BIN)/python -m pytest -q -p no:xdist tests/llm -rA
 
-# the reliability suite (~10 minutes): concurrency, crash points, faults, hostile inputs, fuzzing;
+# the reliability suite (~22 minutes, with meaning on as installed): concurrency, crash points, faults, hostile inputs, fuzzing;
 # a test suite, not a benchmark (reliability/); writes reliability/report.{md,json} and exits 1 if it found any failure
 reliability: $(STAMP)
 	$(BIN)/python -m reliability
