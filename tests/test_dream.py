@@ -15,30 +15,9 @@ from memgrove.tree.dream import Decision, dream, undo_run
 from memgrove.tree.errors import DreamRunning, JournalError, OperationConflict
 from memgrove.tree.findings import Candidate
 
+from helpers.dream_scan import add, duplicate, entries, link
+
 TEXT = "The staging database listens on port 6543 since March 2026."
-
-
-def add(mem, path: str, content: str, **fields) -> None:
-    mem.curate([{"op": "ADD", "path": path, "title": fields.pop("title", path.rsplit("/", 1)[-1][:-3]),
-                 "content": content, "reason": "test", **fields}])
-
-
-def entries(home: Path) -> dict[str, bytes]:
-    root = home / "tree"
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md")) if p.name != "context.md"}
-
-
-def duplicate(kept: str, dup: str) -> Candidate:
-    return Candidate("duplicate", (kept, dup), "MERGE",
-                     ({"op": "MERGE", "path": dup, "merge_into": kept, "reason": "the same text"},),
-                     "the same text after normalization", 1.0)
-
-
-def link(a: str, b: str) -> Candidate:
-    return Candidate("link", (a, b), "LINK",
-                     ({"op": "UPDATE", "path": a, "related": [b], "reason": "closely related"},
-                      {"op": "UPDATE", "path": b, "related": [a], "reason": "closely related"}),
-                     "closely related entries that do not link each other", 0.7)
 
 
 def near(kept: str, dup: str, confidence: float = 0.75) -> Candidate:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 from memgrove.tree.findings import Candidate
@@ -64,3 +65,27 @@ def served_candidates() -> list[Candidate]:
             Candidate("near_duplicate", ("ops/backups/every_night.md", "ops/backups/nightly.md"), "MERGE",
                       ({"op": "MERGE", "path": "ops/backups/nightly.md", "merge_into": "ops/backups/every_night.md",
                         "reason": "nearly the same"},), "high lexical overlap", 0.75)]
+
+
+# entries and candidates the dream tests share
+def add(mem, path: str, content: str, **fields) -> None:
+    mem.curate([{"op": "ADD", "path": path, "title": fields.pop("title", path.rsplit("/", 1)[-1][:-3]),
+                 "content": content, "reason": "test", **fields}])
+
+
+def entries(home: Path) -> dict[str, bytes]:
+    root = home / "tree"
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md")) if p.name != "context.md"}
+
+
+def duplicate(kept: str, dup: str) -> Candidate:
+    return Candidate("duplicate", (kept, dup), "MERGE",
+                     ({"op": "MERGE", "path": dup, "merge_into": kept, "reason": "the same text"},),
+                     "the same text after normalization", 1.0)
+
+
+def link(a: str, b: str) -> Candidate:
+    return Candidate("link", (a, b), "LINK",
+                     ({"op": "UPDATE", "path": a, "related": [b], "reason": "closely related"},
+                      {"op": "UPDATE", "path": b, "related": [a], "reason": "closely related"}),
+                     "closely related entries that do not link each other", 0.7)
