@@ -107,6 +107,33 @@ def test_threads_recreating_one_deleted_catalog_at_once(tmp_path: Path):
         assert mem.search("drain flag") and mem.doctor().ok
 
 
+
+def test_a_file_removed_while_it_is_being_opened_is_never_taken_for_a_full_disk(tmp_path: Path, monkeypatch):
+    """The CI failure behind the test above: a thread opening the catalog while another removed it
+    got SQLite's SQLITE_IOERR_FSTAT (or "readonly"), took it for a full disk, and then found no
+    file for a view ("does not exist and cannot be created (the disk takes no writes)"). It is a
+    file removed under the opener, which ``connect`` opens again. The removal is made to fall at
+    the worst moment, just after SQLite created the file (a loop of threads removing and opening
+    finds it too, and sometimes SIGBUS: SQLite truncates a -shm another of the process's
+    connections maps)."""
+    file, identity, removed = tmp_path / "x.db", mg_sqlite.file_identity, []
+
+    def remove_first(path: Path):
+        if not removed:
+            removed.append(path)
+            remove_files(path)
+        return identity(path)
+
+    monkeypatch.setattr(mg_sqlite, "file_identity", remove_first)
+    db = mg_sqlite.connect(file, "CREATE TABLE IF NOT EXISTS t(a);", timeout=5)
+    try:
+        assert removed == [file] and not isinstance(db, mg_sqlite.ReadOnlyView)
+        db.execute("INSERT INTO t VALUES (1)")
+        assert rows_on_disk(file, "t") == 1
+    finally:
+        db.close()
+
+
 CHILD = """
 import sys, time
 from memgrove import Memory

@@ -113,12 +113,18 @@ def _connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
                 delay = min(delay * 2, 0.1)
     except BaseException as exc:
         db.close()
-        if isinstance(exc, sqlite3.Error) and file_identity(file) != opened:
+        now = file_identity(file)
+        if isinstance(exc, sqlite3.Error) and (now != opened or now is None):
             # removed (and maybe created again) by another thread or process while this one set it
-            # up: its errors ("no such table", "readonly", I/O) say nothing of the disk or the file
+            # up (``connect`` has created the file, so none there means removed, even before
+            # ``opened`` was taken): its errors ("no such table", "readonly", SQLITE_IOERR_FSTAT)
+            # say nothing of the disk or the file
             raise _Moved(f"{file} was removed or replaced while it was being opened") from exc
         if isinstance(exc, sqlite3.OperationalError) and (_read_only(file, exc) or unwritable(exc)):
-            return _connect_read_only(file)
+            try:
+                return _connect_read_only(file)
+            except _Missing:   # created by ``connect``, so removed since (and its errors are of that)
+                raise _Moved(f"{file} was removed while it was being opened") from exc
         if isinstance(exc, ValueError):  # a damaged file can garble even a pragma's answer
             raise sqlite3.DatabaseError(f"{file} is unreadable: {exc}") from None
         raise
@@ -149,10 +155,16 @@ def _connect_read_only(file: Path) -> ReadOnlyView:
     """Reading where nothing can be written: SQLite may treat the file as immutable (a WAL
     database cannot otherwise be opened without its -shm file). On a full disk a writer may
     come back with the space: the view is short-lived (``current``) and never reset."""
+    missing = _Missing(f"{file} does not exist and cannot be created ({NO_WRITES})")
     if not file.exists():
-        raise sqlite3.OperationalError(f"{file} does not exist and cannot be created ({NO_WRITES})")
-    db = sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None, check_same_thread=False,
-                         factory=ReadOnlyView)
+        raise missing
+    try:
+        db = sqlite3.connect(f"{file.as_uri()}?immutable=1", uri=True, isolation_level=None,
+                             check_same_thread=False, factory=ReadOnlyView)
+    except sqlite3.OperationalError:
+        if not file.exists():
+            raise missing from None
+        raise
     db.opened_at = time.monotonic()
     return db
 
@@ -201,6 +213,10 @@ def remember_file(db: sqlite3.Connection, file: Path) -> None:
         db.mg_checked = time.monotonic()   # type: ignore[attr-defined]
     except AttributeError:   # a plain sqlite3.Connection (no attributes): never checked
         pass
+
+
+class _Missing(sqlite3.OperationalError):
+    """Only a view could read the file, and there is none."""
 
 
 class _Moved(sqlite3.OperationalError):
