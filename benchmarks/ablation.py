@@ -80,7 +80,7 @@ def _no_one_per_source() -> Iterator[None]:
 def _no_stem_exceptions() -> Iterator[None]:
     """word_forms' tables (irregular forms, informal spellings, STEMS) out of the analyzer: for
     curating and searching alike (the patch is on while the arm's chat is curated)."""
-    from memgrove.tree import analysis
+    from memgrove.tree.text import analysis
     saved = analysis.BASE_OF, analysis.STEMS
     analysis.BASE_OF, analysis.STEMS = {}, {}
     analysis._term.cache_clear()
@@ -227,7 +227,7 @@ def warm(tree: Any, group: list[Arm], embedded: dict[str, float], cache: dict[st
     the encoder. A vector is keyed by its text, so the ones an earlier curation of the conversation
     computed (``cache``) are stored first and only new texts are encoded. Adds the entries encoded
     and the seconds to ``embedded``."""
-    from memgrove.tree.vectors import key_of
+    from memgrove.tree.meaning.vectors import key_of
     start = tree.settings
     meaning = next((a.tree for a in group if start.replace(**{k: v for k, v in a.tree.items()
                                                                  if k not in CURATION}).semantic_weight > 0), None)
@@ -258,7 +258,7 @@ def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit
     """``embedded``: filled with the entries the warm-ups embedded and their seconds. ``partial``:
     the records so far written there after each conversation (a long run stopped keeps them).
     ``cache``: vectors by key (model and text), reused by every warm-up and filled by them."""
-    from memgrove.tree.cache import QueryCache
+    from memgrove.tree.index.cache import QueryCache
     embedded = {"entries": 0, "seconds": 0.0} if embedded is None else embedded
     cache = {} if cache is None else cache
     groups: dict[tuple, list[Arm]] = {}

@@ -36,7 +36,7 @@ def load(path: Path = DATA) -> list[dict[str, Any]]:
 
 def idf_of(cases: list[dict[str, Any]]):
     """idf over every entry of every case (each entry one document), as Whoosh weighs it."""
-    from memgrove.tree.analysis import terms
+    from memgrove.tree.text.analysis import terms
 
     docs = [set(terms(e)) for c in cases for e in c["entries"]]
     df: dict[str, int] = defaultdict(int)
@@ -48,7 +48,7 @@ def idf_of(cases: list[dict[str, Any]]):
 
 def answers(case: dict[str, Any], idf, base: Any) -> dict[str, str]:
     from memgrove.graphs import answer_pick
-    from memgrove.tree.analysis import terms
+    from memgrove.tree.text.analysis import terms
 
     q, bodies = case["q"], case["entries"]
     said = (case.get("said") or []) + [""] * (len(bodies) - len(case.get("said") or []))

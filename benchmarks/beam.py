@@ -178,8 +178,8 @@ def compare(chats: list[Chat], *, variant: Variant, prefetch_limit: int,
     one ``run`` per arm, but one curation: a 500K sweep of four arms in a fraction of four runs.
     ``embed``: after curating, every entry's vector is computed (``memgrove reindex``'s warm-up, with
     the first arm that ranks by meaning), timed, so that arm's latencies are those of a warm tree."""
-    from memgrove.tree.cache import QueryCache
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.index.cache import QueryCache
+    from memgrove.tree.base.errors import MemgroveError
     from memgrove.tree.settings import TreeSettings
     names = [n for n, _ in arms]
     if len(set(names)) != len(names):

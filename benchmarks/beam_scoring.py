@@ -46,7 +46,7 @@ class Conflation:
     table joining two different words, e.g. "publications" and "public", "kids" and "children")."""
 
     def __init__(self) -> None:
-        from memgrove.tree.whoosh_engine import analyzer
+        from memgrove.tree.index.whoosh_engine import analyzer
 
         self.analyze = analyzer()
         self.memo: dict[str, tuple[str, ...]] = {}

@@ -82,8 +82,8 @@ import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
 from memgrove import Memory  # noqa: E402
 from memgrove.graphs.llm import prompt as load_prompt  # noqa: E402
 from memgrove.graphs.settings import CurateSettings  # noqa: E402
-from memgrove.tree.chunks import message_line  # noqa: E402
-from memgrove.tree.paths import snake_case  # noqa: E402
+from memgrove.tree.inputs.chunks import message_line  # noqa: E402
+from memgrove.tree.entries.paths import snake_case  # noqa: E402
 
 DATA = default_data()
 

@@ -19,7 +19,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from harness.tokens import TokenCounter, message_text as _text
-from memgrove.tree.paths import snake_case
+from memgrove.tree.entries.paths import snake_case
 
 _ids = itertools.count(1)
 

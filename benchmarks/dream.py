@@ -5,7 +5,7 @@ entries have an exact copy in another folder (what a perfect scan finds as ``dup
 ``--link-share`` of them a closely related entry they do not link (``link``). One run per size,
 side by side:
 
-- ``scan``: the dry run (the scan alone, when ``tree/scan.py`` is there; else skipped);
+- ``scan``: the dry run (the scan alone, when ``tree/hygiene/scan.py`` is there; else skipped);
 - ``dream``: a run (scan, the lossless candidates applied as one journaled batch, the rest queued);
 - ``undo``: ``dream --undo`` of that run (every file back, checked byte for byte);
 - baseline (up to ``--baseline-max`` entries): the same candidates applied one batch per candidate,
@@ -43,7 +43,7 @@ WORDS = ("staging production database port cache queue deploy rollback token ses
 def build(root: Path, n: int, seed: int, dup_share: float, link_share: float) -> tuple[list, dict]:
     """A tree of ``n`` entries; the candidates a perfect scan finds in it; what it holds."""
     from memgrove import Memory
-    from memgrove.tree.findings import Candidate
+    from memgrove.tree.hygiene.findings import Candidate
 
     rng = random.Random(seed)
     n_dup = int(n * dup_share)
@@ -86,7 +86,7 @@ def entries(home: Path) -> dict[str, bytes]:
 
 def scan_available() -> bool:
     try:
-        import memgrove.tree.scan  # noqa: F401
+        import memgrove.tree.hygiene.scan  # noqa: F401
     except ImportError:
         return False
     return True
@@ -94,7 +94,7 @@ def scan_available() -> bool:
 
 def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
     from memgrove import Memory
-    from memgrove.tree.dream import dream
+    from memgrove.tree.hygiene.dream import dream
 
     root = work / f"n{n}"
     (cands, held), build_s = timed(lambda: build(root, n, args.seed, args.dup_share, args.link_share))
@@ -125,7 +125,7 @@ def one_size(n: int, args: argparse.Namespace, work: Path) -> dict:
 def run_and_undo(mem: Any, candidates: list | None = None) -> dict:
     """A run (of ``candidates``, else of what the scan finds) and its undo, timed; whether the undo put every
     entry back byte for byte."""
-    from memgrove.tree.dream import dream, undo_run
+    from memgrove.tree.hygiene.dream import dream, undo_run
 
     before = entries(mem.home)
     rep, dream_s = timed(lambda: dream(mem.tree, candidates=candidates))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""What ranking by meaning costs once vectors are computed ahead (tree/embedder.py), side by side in one run.
+"""What ranking by meaning costs once vectors are computed ahead (tree/meaning/embedder.py), side by side in one run.
 
     .venv/bin/python benchmarks/embed_ahead.py       # 300 entries, 30 rounds, 2 x 2,000 writes: 20 minutes at load 11
 
@@ -13,7 +13,7 @@
    still to do at the end.
 2. **Vectors ready**: a write into a tree whose embedder is idle, then vectors.db polled every
    millisecond until the entry's vector is there: the median time from the write's return (a write of
-   a few entries waits ``SETTLE_S`` in the embedder's queue, tree/embedder.py).
+   a few entries waits ``SETTLE_S`` in the embedder's queue, tree/meaning/embedder.py).
 3. **The first search of a fresh server**: a new process opens the memory as ``memgrove serve`` does
    (``embed_ahead``, the model preloaded in the background), or without it (the model loaded by the
    first search, as before), waits ``--start-s`` (the server's start before its first request), then
@@ -55,7 +55,7 @@ def ms(xs: list[float]) -> float:
 
 def vector_ready(mem, path: str, timeout: float = 60.0) -> float:
     """Seconds until ``path``'s vector is in vectors.db (polled; its text read once)."""
-    from memgrove.tree.vectors import key_of
+    from memgrove.tree.meaning.vectors import key_of
 
     t0 = time.perf_counter()
     text = next(iter(mem.tree._meaning_texts([path]).values()))

@@ -53,8 +53,8 @@ def stats_ms(xs: list[float]) -> dict[str, float]:
 
 def run_engine(tmp: Path, engine: str, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
-    from memgrove.tree.catalog import scan
-    from memgrove.tree.folder_check import FolderCheck
+    from memgrove.tree.index.catalog import scan
+    from memgrove.tree.index.folder_check import FolderCheck
 
     t0 = time.perf_counter()
     with Memory.open(tmp, durable=False, engine=engine, watch=False) as m:

@@ -37,7 +37,7 @@ from typing import Any, Callable
 from harness.report import table
 import harness.words_only  # noqa: F401 - ranks by words alone (see there)
 from memgrove.graphs.settings import QuerySettings
-from memgrove.tree.cache import QueryCache, asks_same, question_forms
+from memgrove.tree.index.cache import QueryCache, asks_same, question_forms
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "fuzzy_pairs.jsonl"
@@ -45,7 +45,7 @@ OUT = ROOT / "results" / "fuzzy_cache.md"
 OLD, NEW = "old rule (Jaccard >= 0.6, anchors)", "new rule (QueryCache, default settings)"
 
 
-# -- the old rule (tree/cache.py at commit 350a2ce), unchanged --------------------------
+# -- the old rule (tree/index/cache.py at commit 350a2ce), unchanged --------------------------
 
 _OLD_WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.UNICODE)
 _OLD_NEGATIONS = frozenset({"not", "no", "never", "none", "without", "nobody", "nothing", "neither", "nor", "cannot",

@@ -208,7 +208,7 @@ def ask(mem: Any, stream: Stream) -> dict[str, Any]:
 
 
 def run_size(n: int, seed: int, engine: str, cfg: dict[str, Any]) -> dict[str, Any]:
-    from memgrove.tree.scan import scan
+    from memgrove.tree.hygiene.scan import scan
 
     stream = generate(n, seed)
     out: dict[str, Any] = {"messages": stream.messages(), "conversations": len(stream.conversations),
@@ -255,7 +255,7 @@ def run_locomo(n: int, engine: str, cfg: dict[str, Any], samples_per_kind: int =
 
     from harness.datasets import locomo
     from memgrove import Memory
-    from memgrove.tree.scan import scan
+    from memgrove.tree.hygiene.scan import scan
 
     samples = locomo.load_samples(locomo.default_data())[:n]
     out: dict[str, Any] = {"conversations": [s["sample_id"] for s in samples]}

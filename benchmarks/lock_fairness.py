@@ -48,7 +48,7 @@ def polled_flock(path: Path, timeout: float = 600.0):
 
 
 def _writer(kind: str, path: str, seconds: float, hold: float, start: float, out) -> None:
-    from memgrove.tree.writer_lock import WriterLock
+    from memgrove.tree.writes.writer_lock import WriterLock
 
     lock = WriterLock(Path(path), timeout=600.0)
     take = lock.hold if kind == "queue" else (lambda: polled_flock(Path(path)))

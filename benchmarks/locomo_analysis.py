@@ -48,8 +48,8 @@ def lexical_reach(sample: dict[str, Any], turns: list[Turn], qs: list[Question])
     counting the words of the question the turn answers (the verbatim curator's reply keywords).
     The rest can only be reached through links, folders or the speaker: a ceiling, not a score.
     """
-    from memgrove.tree.questions import question_words
-    from memgrove.tree.whoosh_engine import analyzer
+    from memgrove.tree.text.questions import question_words
+    from memgrove.tree.index.whoosh_engine import analyzer
 
     ana = analyzer()
 

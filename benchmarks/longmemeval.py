@@ -70,7 +70,7 @@ memgrove ÷ baseline.
 Cache: a question's curated memory is kept under ``--cache`` (default
 ``$XDG_CACHE_HOME/memgrove-bench/longmemeval``, i.e. ``~/.cache/...``), keyed by
 the question id and a sha256 of its haystack (ids, dates, sessions), the curator
-(sha256 of ``tree/curator.py`` and ``tree/verbatim_*.py`` + memgrove version + the tree's ``INDEX_FORMAT``),
+(sha256 of ``tree/inputs/curator.py`` and ``tree/verbatim_*.py`` + memgrove version + the tree's ``INDEX_FORMAT``),
 the window and tree overrides (a change to how entries are written or indexed
 that bumps none of these needs ``--no-cache``). A run copies the cached memory to a temp dir and queries the copy, so
 the cache stays as curated (the query graph records signals, a query log and its

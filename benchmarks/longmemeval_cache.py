@@ -34,7 +34,8 @@ def curator_version() -> str:
     """sha256 of the verbatim curator's source, memgrove's version and the tree's index format: a change to
     any of them re-curates (a memory whose index format is stale would be reindexed on every open)."""
     import memgrove
-    from memgrove.tree import curator, store
+    from memgrove.tree.inputs import curator
+    from memgrove.tree import store
 
     h = hashlib.sha256(Path(curator.__file__).read_bytes())
     for part in sorted(Path(curator.__file__).parent.glob("verbatim_*.py")):  # the curator's code since its split

@@ -68,9 +68,10 @@ def _whoosh(mem: Any) -> tuple[int | None, int | None]:
 
 def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
-    from memgrove.tree import contexts as contexts_mod
-    from memgrove.tree import index_sync as sync_mod, ranking as ranking_mod, store as store_mod
-    from memgrove.tree.catalog import digest_of, scan
+    from memgrove.tree.index import contexts as contexts_mod
+    from memgrove.tree.index import sync as sync_mod
+    from memgrove.tree import ranking as ranking_mod, store as store_mod
+    from memgrove.tree.index.catalog import digest_of, scan
 
     corpus = Corpus(cfg["seed"])
     out: dict[str, Any] = {"size": n, "loadavg_start": loadavg()}

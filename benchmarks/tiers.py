@@ -211,7 +211,8 @@ def full_cache(mem: Any, qs: Questions, fresh: list[dict[str, Any]], cfg: dict[s
 def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     """Exclusive time per part of warm ``mem.query`` calls; only answers at tier ``want`` count."""
     from memgrove.graphs import tiers as tiers_mod
-    from memgrove.tree import index_sync as sync_mod, ranking as ranking_mod, store as store_mod
+    from memgrove.tree.index import sync as sync_mod
+    from memgrove.tree import ranking as ranking_mod, store as store_mod
 
     tree, pipe = mem.tree, mem.pipeline
     prof = Profiler()

@@ -25,11 +25,11 @@ sys.path.insert(0, BENCHMARKS)      # after the import timed above: the probe's 
 from harness.stats import Profiler
 import memgrove.memory as memory_mod
 import memgrove.tree.store as store_mod
-import memgrove.tree.index_sync as sync_mod
-import memgrove.tree.catalog as catalog_mod
+import memgrove.tree.index.sync as sync_mod
+import memgrove.tree.index.catalog as catalog_mod
 import memgrove.tree.signals as signals_mod
-import memgrove.tree.cache as cache_mod
-import memgrove.tree.whoosh_engine as we
+import memgrove.tree.index.cache as cache_mod
+import memgrove.tree.index.whoosh_engine as we
 import memgrove.graphs.pipeline as pipe_mod
 import memgrove.graphs.tiers as tiers_mod
 P = Profiler()

@@ -1,7 +1,7 @@
 """How large the tree's SQLite WAL files grow: 2,000 entries curated in batches, with readers.
 
 A WAL keeps the largest size it ever reached until something truncates it, and a full disk
-was refilled by the catalog's. Side by side in one run: memgrove as it is (``tree/sqlite.py``:
+was refilled by the catalog's. Side by side in one run: memgrove as it is (``tree/base/sqlite.py``:
 ``journal_size_limit``, an automatic checkpoint every 256 pages, a truncating checkpoint after a
 large transaction) and the baseline without them (SQLite's defaults: no size limit, a checkpoint
 every 1,000 pages, none after a transaction). Each row curates ``--entries`` entries in batches of
@@ -31,7 +31,8 @@ WORDS = ("ingest worker queue drain restart deploy rollback token refresh cache 
 
 def _unbounded() -> None:
     """The baseline: what the files did before their WAL was bounded."""
-    from memgrove.tree import cache, catalog, sqlite
+    from memgrove.tree.index import cache, catalog
+    from memgrove.tree.base import sqlite
 
     sqlite.WAL_LIMIT = cache.WAL_LIMIT = -1   # journal_size_limit=-1: SQLite's default, no limit
     sqlite.WAL_PAGES = cache.WAL_PAGES = 1000  # SQLite's default

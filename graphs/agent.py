@@ -27,7 +27,7 @@ from langchain_core.outputs import ChatResult
 
 from memgrove.tools import memory_tools
 from memgrove.tools.runtime import MemoryContext
-from memgrove.tree.operations import OPS
+from memgrove.tree.writes.operations import OPS
 
 from .llm import prompt, resolve_model
 

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memgrove.tree.dates import day_of
-from memgrove.tree.scan_corpus import CHAT_WORDS
+from memgrove.tree.text.dates import day_of
+from memgrove.tree.hygiene.scan_corpus import CHAT_WORDS
 
 from . import answer_time, answer_type
 

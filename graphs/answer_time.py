@@ -14,7 +14,7 @@ import calendar
 import re
 from datetime import date, timedelta
 
-from memgrove.tree.dates import day_label
+from memgrove.tree.text.dates import day_label
 
 _WEEKDAYS = [d.lower() for d in calendar.day_name]
 _NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memgrove.tree.dates import MONTHS, days_named
-from memgrove.tree.statement_values import names_nothing
+from memgrove.tree.text.dates import MONTHS, days_named
+from memgrove.tree.hygiene.statement_values import names_nothing
 
 DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE = (
     "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title")

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from langgraph.runtime import Runtime
 
 from memgrove.tools.runtime import MemoryRef
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.base.errors import InvalidInput
 
 from .query import build_query_graph, question_text
 

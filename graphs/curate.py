@@ -28,10 +28,10 @@ from typing_extensions import TypedDict
 from memgrove.tools.curate import curate_tool
 from memgrove.tools.knowledge import knowledge_tools
 from memgrove.tools.runtime import MemoryContext, MemoryRef
-from memgrove.tree import curator
-from memgrove.tree.chunks import Chunk, conversation_chunks, text_chunks
-from memgrove.tree.errors import InvalidInput
-from memgrove.tree.operations import OPS
+from memgrove.tree.inputs import curator
+from memgrove.tree.inputs.chunks import Chunk, conversation_chunks, text_chunks
+from memgrove.tree.base.errors import InvalidInput
+from memgrove.tree.writes.operations import OPS
 
 from .curate_report import CurateReport, as_results, summarize
 from .llm import describe_error, prompt, resolve_model
@@ -154,7 +154,7 @@ def curate_chunk(memory, model, chunk: Chunk, s: CurateSettings, now: str) -> Ch
     from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 
     tree = getattr(memory, "tree", memory)
-    from memgrove.tree.dream import review_ops
+    from memgrove.tree.hygiene.dream import review_ops
 
     # a model's MERGE and DELETE (setting review_ops) wait in the review queue; a user's curate never does
     tools = knowledge_tools(memory) + [curate_tool(memory, actor="llm-curator", max_ops=s.max_ops,

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from memgrove.tree.operations import OpResult
+from memgrove.tree.writes.operations import OpResult
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import json
 import re
 from typing import Any
 
-from memgrove.tree.dream import Decision
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene.dream import Decision
+from memgrove.tree.hygiene.findings import Candidate
 
 from .llm import describe_error, prompt
 

@@ -18,7 +18,7 @@ from langgraph.prebuilt import ToolNode
 from typing_extensions import TypedDict
 
 from memgrove.tools.knowledge import knowledge_tools
-from memgrove.tree.entry import reader_text
+from memgrove.tree.entries.entry import reader_text
 from memgrove.tree.search import Hit
 
 from . import tiers

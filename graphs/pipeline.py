@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memgrove.tree.cache import QueryCache
-from memgrove.tree.errors import InvalidInput, MemgroveError
-from memgrove.tree.question_bound import check_length
+from memgrove.tree.index.cache import QueryCache
+from memgrove.tree.base.errors import InvalidInput, MemgroveError
+from memgrove.tree.base.question_bound import check_length
 from memgrove.tree.search import Hit
-from memgrove.tree.text_checks import text_problem
+from memgrove.tree.base.text_checks import text_problem
 
 from . import tiers
 from .llm import describe_error, model_configured, resolve_model

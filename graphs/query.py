@@ -28,8 +28,8 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from memgrove.tools.runtime import MemoryContext, NoMemory, memory_from_context
-from memgrove.tree import forksafe
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.base import forksafe
+from memgrove.tree.base.errors import InvalidInput
 from memgrove.tree.search import hit_from_dict
 
 from . import llm_tiers, tiers

@@ -17,7 +17,7 @@ from memgrove.tree.settings import fields_digest, load_table
 @dataclass(frozen=True)
 class QuerySettings:
     # tier 1: fuzzy cache
-    fuzzy_threshold: float = 1.0        # Jaccard of the questions' word forms (tree/cache.py); 1.0: same words
+    fuzzy_threshold: float = 1.0        # Jaccard of the questions' word forms (tree/index/cache.py); 1.0: same words
     fuzzy_min_tokens: int = 2
     # tier 2: direct answer from BM25
     direct_score: float = 0.85          # top confidence needed at all

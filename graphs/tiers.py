@@ -20,11 +20,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memgrove.tree.cache import QueryCache, normalize_query
-from memgrove.tree.fsio import append_line
-from memgrove.tree.question_bound import logged
+from memgrove.tree.index.cache import QueryCache, normalize_query
+from memgrove.tree.base.fsio import append_line
+from memgrove.tree.base.question_bound import logged
 from memgrove.tree.search import Hit
-from memgrove.tree.validity import current_first
+from memgrove.tree.entries.validity import current_first
 
 from . import answer_pick
 from .answer import Answer, short_answer, tier_label  # noqa: F401 - their home before answer.py
@@ -149,7 +149,7 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
     titles and paths) that answers ``question`` (``answer_pick.answer_text``). ``said``: per body,
     who said it and when (a conversation message's title, "Ana, 2 March 2026"), added after the
     sentence: the answer to "when did Ana …" is often that day, not a word of what she said.
-    ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/validity.py), added
+    ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/entries/validity.py), added
     after the sentence. ``before``, ``after``: per body, the message it replies to and the reply to
     it, with their titles (``messages_around``), or ``("", "")``."""
     terms = tree.engine.terms(question)
@@ -241,7 +241,7 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
 
 
 def direct_answer(tree, question: str, hits: list[Hit], s: QuerySettings, started: float) -> Answer:
-    # a fact a newer entry replaced stays below it, however well its words match (tree/validity.py)
+    # a fact a newer entry replaced stays below it, however well its words match (tree/entries/validity.py)
     hits = current_first(question, sorted(hits, key=confidence, reverse=True))
     answer, text, sources, evidence = evidence_answer(
         tree, question, hits, s, "Quoted from memory without an LLM; the entries above are the evidence as written.")

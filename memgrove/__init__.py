@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from memgrove.memory import Memory
     from memgrove.remote import BadReply, RemoteMemory, ServerError, ServerTimeout, ServerUnreachable
     from memgrove.tree.doctor import DoctorReport
-    from memgrove.tree.entry import Entry
-    from memgrove.tree.errors import (
+    from memgrove.tree.entries.entry import Entry
+    from memgrove.tree.base.errors import (
         BatchRejected,
         Cancelled,
         DreamRunning,
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
         TreeNotFound,
         TreeOutside,
     )
-    from memgrove.tree.journal import JournalRecord
-    from memgrove.tree.operations import OpResult
+    from memgrove.tree.writes.journal import JournalRecord
+    from memgrove.tree.writes.operations import OpResult
     from memgrove.tree.search import Hit
     from memgrove.tree.settings import TreeSettings
 
@@ -76,12 +76,12 @@ _WHERE = {
     "BadReply": "memgrove.remote",                     # a reply not JSON, of another shape, or too large
     "ServerUnreachable": "memgrove.remote",
     "DoctorReport": "memgrove.tree.doctor",
-    "Entry": "memgrove.tree.entry",
-    "JournalRecord": "memgrove.tree.journal",
-    "OpResult": "memgrove.tree.operations",
+    "Entry": "memgrove.tree.entries.entry",
+    "JournalRecord": "memgrove.tree.writes.journal",
+    "OpResult": "memgrove.tree.writes.operations",
     "Hit": "memgrove.tree.search",
     "TreeSettings": "memgrove.tree.settings",
-    **{name: "memgrove.tree.errors" for name in (
+    **{name: "memgrove.tree.base.errors" for name in (
         "BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",
         "ItemNotFound", "JournalError", "LockTimeout", "MemgroveError", "NotWritable", "OperationConflict",
         "OperationNotFound", "PrimaryUnreachable", "QuestionTooLong", "ReadOnlyReplica", "ReviewConflict", "TreeNotFound", "TreeOutside")},

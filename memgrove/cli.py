@@ -25,7 +25,7 @@ import click
 
 from memgrove.render import wrap as _wrap  # noqa: F401 - the commands' wrapping, shared with the fast path
 from memgrove.terminal import dumps, safe
-from memgrove.tree.errors import MemgroveError, error_body
+from memgrove.tree.base.errors import MemgroveError, error_body
 
 # Heavy modules (Memory: Whoosh, YAML) are imported where used: with a server running,
 # `memgrove query` never loads them (memgrove/client.py).

@@ -1,5 +1,5 @@
 """``memgrove dream`` and ``memgrove review``: thin commands over ``Memory.dream`` and the
-``Memory.review*`` methods (tree/dream.py, tree/review.py). Registered on the main group by
+``Memory.review*`` methods (tree/hygiene/dream.py, tree/hygiene/review.py). Registered on the main group by
 ``memgrove/cli.py``."""
 
 from __future__ import annotations

@@ -13,11 +13,11 @@ import click
 from memgrove.cli import _emit_json, _Failure, _progress, _State, cli, json_option
 from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe
-from memgrove.tree.errors import InvalidInput
-from memgrove.tree.nesting import parse_json
+from memgrove.tree.base.errors import InvalidInput
+from memgrove.tree.base.nesting import parse_json
 
 if TYPE_CHECKING:
-    from memgrove.tree.operations import OpResult
+    from memgrove.tree.writes.operations import OpResult
 
 
 @cli.command()
@@ -55,7 +55,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tup
         raw = sys.stdin.buffer.read(limit + 1)
         if len(raw) > limit:
             raise InvalidInput(f"standard input is larger than {limit:,} bytes (setting max_input_bytes)")
-        from memgrove.tree.curator import decode_input
+        from memgrove.tree.inputs.curator import decode_input
 
         text = decode_input(raw, "standard input", limit)
     if ops_file:
@@ -93,7 +93,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tup
 
 def _read_ops(ops_file: str, limit: int) -> Any:
     """The operations of an ``--ops`` file; one larger than the curator takes is refused unread."""
-    from memgrove.tree import curator
+    from memgrove.tree.inputs import curator
 
     try:
         text = curator.decode_input(curator.read_input(Path(ops_file), limit), ops_file, limit)

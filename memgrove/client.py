@@ -52,8 +52,8 @@ from memgrove.remote import (  # noqa: F401 - ServerError, ServerUnreachable, TI
 )
 from memgrove.remote import error_of as _error_of  # noqa: F401
 from memgrove.server import registry
-from memgrove.tree.errors import MemgroveError
-from memgrove.tree.home import locate_home
+from memgrove.tree.base.errors import MemgroveError
+from memgrove.tree.base.home import locate_home
 
 if TYPE_CHECKING:
     from memgrove.memory import Memory

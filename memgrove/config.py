@@ -6,7 +6,7 @@ The settings are the fields of three dataclasses, one per table:
     [query]   memgrove.graphs.settings.QuerySettings  the five tiers' thresholds, the cache
     [curate]  memgrove.graphs.settings.CurateSettings the LLM curator
     [server]  memgrove.server.settings.ServerSettings `memgrove serve`
-    [replication]  memgrove.tree.replication_settings.ReplicationSettings  git replication
+    [replication]  memgrove.tree.replication.settings.ReplicationSettings  git replication
 
 ``config_template()`` renders them as a TOML file with every setting commented
 out at its default, generated from the dataclasses so it cannot drift from
@@ -24,8 +24,8 @@ from typing import Any
 
 from memgrove.graphs.settings import CurateSettings, QuerySettings
 from memgrove.server.settings import ServerSettings
-from memgrove.tree.fsio import atomic_write
-from memgrove.tree.replication_settings import ReplicationSettings
+from memgrove.tree.base.fsio import atomic_write
+from memgrove.tree.replication.settings import ReplicationSettings
 from memgrove.tree.settings import AUTO, SEMANTIC_DEFAULT, TreeSettings
 
 CONFIG_NAME = "config.toml"

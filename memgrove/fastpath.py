@@ -151,7 +151,7 @@ def _plain_env() -> bool:
 
 
 def find_home(root: str | None) -> str | None:
-    """``.memgrove/`` as ``memgrove.tree.home.locate_home`` finds it, or None where that would
+    """``.memgrove/`` as ``memgrove.tree.base.home.locate_home`` finds it, or None where that would
     refuse or could differ (a link, ``..``, a file named as the folder)."""
     start = root or os.environ.get("MEMGROVE_HOME") or os.getcwd()
     start = os.path.expanduser(start)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memgrove.tree.errors import InvalidPath
+from memgrove.tree.base.errors import InvalidPath
 
 _PREFIXES = (".memgrove/tree/", "tree/")
 

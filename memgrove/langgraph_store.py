@@ -64,10 +64,10 @@ from memgrove.store_items import (  # noqa: F401 - re-exported: memgrove.langgra
     path_of,
     value_of,
 )
-from memgrove.tree import entry as entry_mod
-from memgrove.tree.engine import IndexBroken
-from memgrove.tree.errors import InvalidEntry, InvalidPath, OperationConflict
-from memgrove.tree.paths import CONTEXT_FILE, resolve_inside
+from memgrove.tree.entries import entry as entry_mod
+from memgrove.tree.index.engine import IndexBroken
+from memgrove.tree.base.errors import InvalidEntry, InvalidPath, OperationConflict
+from memgrove.tree.entries.paths import CONTEXT_FILE, resolve_inside
 from memgrove.tree.search import normalize
 
 ACTOR = "langgraph-store"

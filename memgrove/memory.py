@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
 from memgrove.memory_hygiene import MemoryHygiene
-from memgrove.tree.entry import Entry
-from memgrove.tree import cancel
-from memgrove.tree.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
-from memgrove.tree.journal import JournalRecord
-from memgrove.tree.nesting import deep_error, too_deep
-from memgrove.tree.operations import OPS, OpResult, check_batch_size
+from memgrove.tree.entries.entry import Entry
+from memgrove.tree.writes import cancel
+from memgrove.tree.base.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
+from memgrove.tree.writes.journal import JournalRecord
+from memgrove.tree.base.nesting import deep_error, too_deep
+from memgrove.tree.writes.operations import OPS, OpResult, check_batch_size
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
-from memgrove.tree.text_checks import text_problem
+from memgrove.tree.base.text_checks import text_problem
 
 if TYPE_CHECKING:
     from memgrove.graphs.curate_report import CurateReport
     from memgrove.remote import RemoteMemory
-    from memgrove.tree.conversation_formats import Conversation
+    from memgrove.tree.inputs.conversation_formats import Conversation
     from memgrove.tree.doctor import DoctorReport
 
 # Writing, ingesting and checking load their modules (the curator, input formats, placement,
@@ -39,7 +39,7 @@ class IngestResult(list):
     ``skipped``: counts of what was read but not curated, by kind -- ``"empty messages"``
     (no text: empty, whitespace, a tool call without words), ``"system prompts"``, ``"repeated
     sessions"`` and ``"repeated messages"`` (the same id and words again, curated once), ``"empty
-    conversations"`` (in an export), and files (``tree/input_folders.py``: ``"empty files"``,
+    conversations"`` (in an export), and files (``tree/inputs/input_folders.py``: ``"empty files"``,
     ``"binary files"``, ...); only kinds that occurred.
     """
 
@@ -152,27 +152,27 @@ class Memory(MemoryHygiene):
         ``conversation``: a JSON file's path, or the conversation itself -- memgrove's
         ``{"id", "messages": [{"id", "speaker", "text", "time", "session"}]}``, a bare list of
         OpenAI-style ``{"role", "content"}`` messages, LangChain message dicts or message objects
-        (``tree/conversation_formats.py``). Ids absent are generated, a message without a time
+        (``tree/inputs/conversation_formats.py``). Ids absent are generated, a message without a time
         gets the time of curation, and its source says what was generated; roles are kept.
         Times must name a date ("yesterday" is refused). Empty and repeated messages are skipped
         and counted in the result's ``skipped``.
 
         ``files``: files and folders; a folder is read recursively for markdown and text, minus
         what its ``.gitignore`` files or an ``exclude`` pattern (gitignore syntax) leave out; empty
-        and binary files are skipped and counted (``tree/input_folders.py``).
+        and binary files are skipped and counted (``tree/inputs/input_folders.py``).
 
         ``documents``: ``(file name, text)`` pairs, files' contents without the files (what a
         client sends the server); curated as those files would be, an empty one skipped and counted.
 
         A conversation file may hold many: a ChatGPT or Claude export, or a list of conversations
-        (``tree/chat_exports.py``); each is curated as its own. System prompts are skipped and
+        (``tree/inputs/chat_exports.py``); each is curated as its own. System prompts are skipped and
         counted unless ``system``.
 
         Every input is read and checked before anything is written. Different inputs land in
-        different entries (``tree/placement.py``); the same input curated again changes nothing.
+        different entries (``tree/inputs/placement.py``); the same input curated again changes nothing.
         """
-        from memgrove.tree import curator, input_folders
-        from memgrove.tree.placement import Placer
+        from memgrove.tree.inputs import curator, input_folders
+        from memgrove.tree.inputs.placement import Placer
 
         now = datetime.now(timezone.utc)
         limit = self.tree.settings.max_input_bytes
@@ -267,7 +267,7 @@ class Memory(MemoryHygiene):
         """Every conversation a file or value holds (an export holds many): each read into
         memgrove's shape. In an export of several, one without any text is skipped and counted
         (``"empty conversations"`` in ``skipped``)."""
-        from memgrove.tree import chat_exports
+        from memgrove.tree.inputs import chat_exports
 
         found, empty = chat_exports.read(cls._conversation_value(conv, limit), system=system)
         if empty and skipped is not None:
@@ -286,7 +286,7 @@ class Memory(MemoryHygiene):
     @staticmethod
     def _conversation_value(conv: Any, limit: int) -> Any:
         """A conversation file (JSON) read, or the value as given (a clear InvalidInput otherwise)."""
-        from memgrove.tree import curator
+        from memgrove.tree.inputs import curator
 
         if isinstance(conv, (str, os.PathLike)):
             return curator.read_json_input(Path(conv), limit)
@@ -305,7 +305,7 @@ class Memory(MemoryHygiene):
         from memgrove.graphs.curate_report import verbatim_report
         from memgrove.graphs.llm import model_configured
 
-        from memgrove.tree import input_folders
+        from memgrove.tree.inputs import input_folders
 
         model = model if model is not None else self._model
         if verbatim or not model_configured(model):

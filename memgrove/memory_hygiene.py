@@ -1,5 +1,5 @@
-"""``MemoryHygiene``: ``Memory``'s hygiene methods -- dream, the review queue (``tree/dream.py``,
-``tree/review.py``) and restoring an archived entry. A mixin ``Memory`` inherits; split out of
+"""``MemoryHygiene``: ``Memory``'s hygiene methods -- dream, the review queue (``tree/hygiene/dream.py``,
+``tree/hygiene/review.py``) and restoring an archived entry. A mixin ``Memory`` inherits; split out of
 ``memory.py`` to keep that file short. The methods use only ``self.tree`` and ``self._model``.
 On a read replica (``tree.forward_writes`` set by its server) dream and the review queue are
 the primary's: each method is asked there."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from memgrove.tree.operations import OpResult
+from memgrove.tree.writes.operations import OpResult
 from memgrove.tree.store import ContextTree
 
 
@@ -29,7 +29,7 @@ class MemoryHygiene:
         revert what was approved from its proposals. Returns ``{"run", "candidates": [{"kind",
         "paths", "action", "reason", "confidence", "status"}, ...], "applied", "counts", ...}``
         (undo: ``{"run", "started", "operations", "approved", "approved_kept", "undo", ...}``)."""
-        from memgrove.tree import dream as dream_mod
+        from memgrove.tree.hygiene import dream as dream_mod
 
         if self.tree.forward_writes is not None:      # a replica's: the primary dreams, with its model
             extra = {"with_approved": True} if with_approved else {}
@@ -52,7 +52,7 @@ class MemoryHygiene:
 
     def review(self) -> builtins.list[dict[str, Any]]:
         """The review queue: every pending change, oldest first."""
-        from memgrove.tree import review
+        from memgrove.tree.hygiene import review
 
         if self.tree.forward_writes is not None:      # a replica's: the queue is the primary's
             return self.tree.forward_writes("review")
@@ -61,7 +61,7 @@ class MemoryHygiene:
 
     def review_show(self, item_id: str) -> dict[str, Any]:
         """One pending change (``item_id``: its id, or 4+ characters of it)."""
-        from memgrove.tree import review
+        from memgrove.tree.hygiene import review
 
         if self.tree.forward_writes is not None:
             return self.tree.forward_writes("review_show", item_id=item_id)
@@ -71,7 +71,7 @@ class MemoryHygiene:
     def review_approve(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
         """Apply one pending change (or ``all``) as one journaled batch, after checking that its
         files are as they were when it was proposed (``ReviewConflict`` otherwise)."""
-        from memgrove.tree import review
+        from memgrove.tree.hygiene import review
 
         if self.tree.forward_writes is not None:
             return self.tree.forward_writes("review_approve", item_id=item_id, all=all)
@@ -80,7 +80,7 @@ class MemoryHygiene:
 
     def review_reject(self, item_id: str | None = None, *, all: bool = False) -> dict[str, Any]:
         """Drop one pending change (or ``all``); dream does not propose it again."""
-        from memgrove.tree import review
+        from memgrove.tree.hygiene import review
 
         if self.tree.forward_writes is not None:
             return self.tree.forward_writes("review_reject", item_id=item_id, all=all)

@@ -59,16 +59,16 @@ from memgrove.remote_wire import (  # noqa: F401 - the errors and the wire, name
     shaped,
     shown_url,
 )
-from memgrove.tree.errors import BatchRejected, InvalidInput
-from memgrove.tree.forksafe import here_only
+from memgrove.tree.base.errors import BatchRejected, InvalidInput
+from memgrove.tree.base.forksafe import here_only
 
 if TYPE_CHECKING:
     from memgrove.graphs.tiers import Answer
     from memgrove.memory import IngestResult
     from memgrove.tree.doctor import DoctorReport
-    from memgrove.tree.entry import Entry
-    from memgrove.tree.journal import JournalRecord
-    from memgrove.tree.operations import OpResult
+    from memgrove.tree.entries.entry import Entry
+    from memgrove.tree.writes.journal import JournalRecord
+    from memgrove.tree.writes.operations import OpResult
     from memgrove.tree.search import Hit
 
 URL_ENV = "MEMGROVE_URL"
@@ -243,7 +243,7 @@ class RemoteMemory:
                          build=Answer.from_dict)
 
     def read(self, path: str) -> "Entry":
-        from memgrove.tree.entry import parse
+        from memgrove.tree.entries.entry import parse
 
         return parse(self.show(path)["text"], where=path)
 
@@ -257,7 +257,7 @@ class RemoteMemory:
         params: dict[str, Any] = {"limit": limit or 0}
         if path is not None:
             params["path"] = path
-        from memgrove.tree.journal import JournalRecord
+        from memgrove.tree.writes.journal import JournalRecord
 
         return self._get("/api/history", params, local=lambda m: m.history(limit, path),
                          build=lambda data: [JournalRecord.from_json(r) for r in shapes.listed(data, "operations")])
@@ -339,7 +339,7 @@ class RemoteMemory:
 
     def _learn_with_model(self, text: Any, files: Any, conversation: Any, model: Any, settings: Any) -> Any:
         from memgrove.graphs.curate import build_curate_graph, report_from_state
-        from memgrove.tree import input_folders
+        from memgrove.tree.inputs import input_folders
 
         paths, _ = input_folders.expand(files, max_bytes=self.tree.settings.max_input_bytes)
         data: dict[str, Any] = {"files": [str(f) for f in paths]}
@@ -354,7 +354,7 @@ class RemoteMemory:
         return report_from_state(graph.invoke(data))
 
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> "OpResult":
-        from memgrove.tree.operations import OpResult
+        from memgrove.tree.writes.operations import OpResult
 
         return self._post("/api/undo", {"id": op_id, "force": force, "actor": actor},
                           local=lambda m: m.undo(op_id, force=force, actor=actor), build=OpResult.from_dict)

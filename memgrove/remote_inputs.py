@@ -12,14 +12,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.base.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from memgrove.tree.operations import OpResult
+    from memgrove.tree.writes.operations import OpResult
 
 
 def _results(data: dict[str, Any]) -> builtins.list["OpResult"]:
-    from memgrove.tree.operations import OpResult
+    from memgrove.tree.writes.operations import OpResult
 
     return [OpResult.from_dict(r) for r in data["results"]]
 
@@ -31,7 +31,7 @@ def _documents(files: Iterable[str | os.PathLike], exclude: Iterable[str],
     files = builtins.list(files)
     if not files:
         return [], {}
-    from memgrove.tree import curator, input_folders
+    from memgrove.tree.inputs import curator, input_folders
 
     paths, skipped = input_folders.expand(files, exclude=exclude, max_bytes=limit)
     docs = []
@@ -54,7 +54,7 @@ def _name(path: Path) -> str:
 def _conversation_json(conversation: Any, limit: int) -> Any:
     """A conversation as JSON: a file's contents, message objects as LangChain's message dicts."""
     if isinstance(conversation, (str, os.PathLike)):
-        from memgrove.tree import curator
+        from memgrove.tree.inputs import curator
 
         return curator.read_json_input(Path(conversation), limit)
     messages = conversation.get("messages") if isinstance(conversation, dict) else conversation

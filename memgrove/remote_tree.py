@@ -17,8 +17,8 @@ from memgrove import remote_shapes as shapes
 
 if TYPE_CHECKING:
     from memgrove.remote import RemoteMemory
-    from memgrove.tree.entry import Entry
-    from memgrove.tree.journal import JournalRecord
+    from memgrove.tree.entries.entry import Entry
+    from memgrove.tree.writes.journal import JournalRecord
     from memgrove.tree.search import Hit
 
 

@@ -10,9 +10,9 @@ than ``max_reply`` bytes, or not JSON, is ``BadReply`` (``shaped`` says the same
 another shape than the caller reads).
 
 Errors: ``{"error": {"code", "message", "type"}}`` becomes the ``MemgroveError`` subclass of
-``tree/errors.py`` that defines ``code`` -- or the subclass ``type`` names, when it keeps its
+``tree/base/errors.py`` that defines ``code`` -- or the subclass ``type`` names, when it keeps its
 base's code (``EntryNotFound``) -- with the same message (``error_of``); a code only a server has
-is a ``ServerError`` carrying it. Standard library and ``tree/errors.py`` only::
+is a ``ServerError`` carrying it. Standard library and ``tree/base/errors.py`` only::
 
     MemgroveError
     ├── ServerError          a refusal only a server makes (its ``code``: unauthorized, timeout...)
@@ -33,8 +33,8 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlencode, urlsplit
 
 from memgrove.remote_deadline import Late, TooLarge, connection, read_body
-from memgrove.tree import forksafe
-from memgrove.tree.errors import BatchRejected, Cancelled, InvalidInput, MemgroveError
+from memgrove.tree.base import forksafe
+from memgrove.tree.base.errors import BatchRejected, Cancelled, InvalidInput, MemgroveError
 
 TIMEOUT = 600.0          # seconds a whole call may take (the server bounds its work itself: request_timeout)
 TIMEOUT_ENV = "MEMGROVE_TIMEOUT"
@@ -125,9 +125,9 @@ def as_dict(url: str, path: str, data: Any) -> dict[str, Any]:
 # -- errors: the server's JSON back into the library's exceptions --------------------------------
 
 def error_classes() -> dict[str, type[MemgroveError]]:
-    """``code`` -> the class that defines it, for every ``MemgroveError`` subclass of ``tree/errors.py``
+    """``code`` -> the class that defines it, for every ``MemgroveError`` subclass of ``tree/base/errors.py``
     (a subclass that keeps its base's code, such as ``EntryNotFound``, is named by the body's ``type``)."""
-    from memgrove.tree import errors
+    from memgrove.tree.base import errors
 
     table: dict[str, type[MemgroveError]] = {}
     for cls in vars(errors).values():
@@ -137,7 +137,7 @@ def error_classes() -> dict[str, type[MemgroveError]]:
 
 
 def _subclass(base: type[MemgroveError], name: Any) -> type[MemgroveError]:
-    from memgrove.tree import errors
+    from memgrove.tree.base import errors
 
     cls = getattr(errors, name, None) if isinstance(name, str) else None
     return cls if isinstance(cls, type) and issubclass(cls, base) else base

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, Op, PutOp, SearchOp, validate_op_namespace
 
-from memgrove.tree.errors import InvalidInput
-from memgrove.tree.nesting import deep_error, too_deep
-from memgrove.tree.question_bound import check_length
+from memgrove.tree.base.errors import InvalidInput
+from memgrove.tree.base.nesting import deep_error, too_deep
+from memgrove.tree.base.question_bound import check_length
 
 
 def check_op(op: Op) -> None:

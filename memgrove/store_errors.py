@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from langgraph.store.base import InvalidNamespaceError
 
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base.errors import MemgroveError
 
 
 class InvalidNamespace(MemgroveError, InvalidNamespaceError):

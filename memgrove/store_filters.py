@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.base.errors import InvalidInput
 
 _FILTER_OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 

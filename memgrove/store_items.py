@@ -19,9 +19,9 @@ from typing import Any
 from langgraph.store.base import Item
 from langgraph.store.base.embed import get_text_at_path
 
-from memgrove.tree import entry as entry_mod
-from memgrove.tree.errors import InvalidEntry, InvalidInput
-from memgrove.tree.paths import MAX_FOLDERS, snake_case
+from memgrove.tree.entries import entry as entry_mod
+from memgrove.tree.base.errors import InvalidEntry, InvalidInput
+from memgrove.tree.entries.paths import MAX_FOLDERS, snake_case
 
 META = "store"                       # the frontmatter key holding namespace, key and value
 SEARCH_SECTION = "Search text (store)"  # indexed text that is not a field of its own

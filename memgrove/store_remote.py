@@ -48,8 +48,8 @@ from memgrove.remote_wire import (  # noqa: F401 - ServerError, ServerUnreachabl
 from memgrove.store_checks import check_op
 from memgrove.store_filters import _check_filter
 from memgrove.store_items import _as_json
-from memgrove.tree import errors as tree_errors
-from memgrove.tree.errors import BatchRejected, MemgroveError
+from memgrove.tree.base import errors as tree_errors
+from memgrove.tree.base.errors import BatchRejected, MemgroveError
 
 URL_ENV = "MEMGROVE_URL"
 TOKEN_ENV = "MEMGROVE_TOKEN"
@@ -214,7 +214,7 @@ def _local_token(host: str, port: int | None) -> str | None:
     if not loopback or port is None:
         return None
     try:
-        from memgrove.tree.home import locate_home
+        from memgrove.tree.base.home import locate_home
 
         home = locate_home(None)
     except MemgroveError:

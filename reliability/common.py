@@ -212,8 +212,8 @@ def duplicates(ids: list[str]) -> list[str]:
 
 def torn_files(home: Path) -> list[str]:
     """Files of the tree that do not parse (a torn write would be one)."""
-    from memgrove.tree import entry as entry_mod
-    from memgrove.tree.errors import InvalidEntry
+    from memgrove.tree.entries import entry as entry_mod
+    from memgrove.tree.base.errors import InvalidEntry
 
     bad = []
     root = home / "tree"

@@ -76,7 +76,7 @@ def _ops_for(args: dict[str, Any], rng: random.Random, state: dict[str, Any]) ->
 
 def lib_writer(args: dict[str, Any]) -> None:
     from memgrove import Memory
-    from memgrove.tree.errors import LockTimeout
+    from memgrove.tree.base.errors import LockTimeout
 
     rng = random.Random(args["seed"])
     state: dict[str, Any] = {"j": 0, "mine": {}}
@@ -133,7 +133,7 @@ def cli_writer(args: dict[str, Any]) -> None:
 
 def hand_editor(args: dict[str, Any]) -> None:
     """Drops finished entry files into the tree (renamed in from outside it), like a ``git pull``."""
-    from memgrove.tree.entry import Entry, serialize
+    from memgrove.tree.entries.entry import Entry, serialize
 
     rng = random.Random(args["seed"])
     root = Path(args["home"]) / ".memgrove" / "tree"

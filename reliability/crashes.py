@@ -51,7 +51,7 @@ def _content(marker: str) -> dict[str, str]:
 def _child(scenario: str, home: Path, model: dict[str, str | None], acks: Path, seed: int, ready_fd: int) -> None:
     from memgrove import Memory
     from memgrove.tree.doctor import diagnose
-    from memgrove.tree.errors import BatchRejected, MemgroveError
+    from memgrove.tree.base.errors import BatchRejected, MemgroveError
 
     rng = random.Random(seed)
     mem = Memory.open(home, lock_timeout=30, embed_ahead=False)   # crashes of writes, not of the embedder
@@ -193,8 +193,8 @@ class Checker:
 
 
 def _lock_probe(home: Path, bound: float) -> tuple[bool, float, str]:
-    from memgrove.tree.errors import LockTimeout
-    from memgrove.tree.writer_lock import WriterLock
+    from memgrove.tree.base.errors import LockTimeout
+    from memgrove.tree.writes.writer_lock import WriterLock
 
     lock = WriterLock(home / ".memgrove" / "write.lock", bound)
     t0 = time.monotonic()
@@ -209,7 +209,7 @@ def _lock_probe(home: Path, bound: float) -> tuple[bool, float, str]:
 def kill_cycle(ck: Checker, scenario: str, i: int, rng: random.Random, survivor: Any, delay: float,
                lock_bound: float, repro: str) -> None:
     from memgrove import Memory
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
 
     home = ck.home
     acks = home.parent / f"acks_{scenario}_{i}.jsonl"

@@ -50,8 +50,8 @@ def build(args: dict[str, Any]) -> None:
     """The base tree: ``n`` notes, a share of them saved twice in another folder, some nearly
     twice; and the earlier run (one merge). Prints ``{"earlier": run id}``."""
     from memgrove import Memory
-    from memgrove.tree.dream import dream
-    from memgrove.tree.findings import Candidate
+    from memgrove.tree.hygiene.dream import dream
+    from memgrove.tree.hygiene.findings import Candidate
 
     rng = random.Random(args["seed"])
     n, root = args["n"], Path(args["root"])
@@ -84,7 +84,7 @@ def dream_child(args: dict[str, Any]) -> None:
     import sys
 
     from memgrove import Memory
-    from memgrove.tree import journal, write_path
+    from memgrove.tree.writes import journal, write_path
 
     def say(word: str) -> None:
         sys.stdout.write(f"{word} {time.monotonic():.4f}\n")

@@ -4,7 +4,7 @@ the embedder has not reached), ``memgrove serve`` with the product's defaults (m
 model is installed: its background embedder catches up), and ``clients`` threads searching for
 ``seconds``, in turns with the same load on a copy of the project where every entry has a vector.
 
-Before tree/vector_claims.py, concurrent searches each computed the same missing vectors: 31 answers
+Before tree/meaning/vector_claims.py, concurrent searches each computed the same missing vectors: 31 answers
 in 30 s to 32 clients, a read's p50 51.5 s. A read past ``bound`` seconds, a request that fails, or a
 phase in which nothing completes is a failure; the ratio of the two phases' p50 is reported (issue 43
 asks for at most 2x). The entries are short facts (about 40 words) so that the embedder finishes within
@@ -115,7 +115,7 @@ def _every_vector(project: Path, seed: int) -> bool:
     import numpy as np
 
     from memgrove import Memory
-    from memgrove.tree.vectors import key_of
+    from memgrove.tree.meaning.vectors import key_of
 
     with Memory.open(project, durable=False, embed_ahead=False) as m:
         if m.tree.settings.semantic_weight <= 0:

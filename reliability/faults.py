@@ -70,7 +70,7 @@ def commands_child(args: dict[str, Any]) -> None:
 def disk_full_child(args: dict[str, Any]) -> None:
     """One long-lived process on a full disk, then after space is freed."""
     from memgrove import Memory
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
 
     steps: list[dict[str, Any]] = []
 

@@ -38,9 +38,9 @@ def _props(examples: int, seed: int) -> dict[str, Callable[[], None]]:
     from hypothesis import seed as hseed
 
     from memgrove import BatchRejected, JournalError, Memory, OperationConflict
-    from memgrove.tree.entry import parse, serialize
-    from memgrove.tree.errors import InvalidEntry, MemgroveError
-    from memgrove.tree.paths import normalize_entry_path, normalize_folder, resolve_inside
+    from memgrove.tree.entries.entry import parse, serialize
+    from memgrove.tree.base.errors import InvalidEntry, MemgroveError
+    from memgrove.tree.entries.paths import normalize_entry_path, normalize_folder, resolve_inside
 
     tp = _properties_module()
     cfg = settings(max_examples=examples, deadline=None, database=None, derandomize=False,

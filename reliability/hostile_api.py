@@ -21,7 +21,7 @@ def _marker(case: dict[str, Any]) -> str:
 
 def api_case(mem: Any, tools: dict[str, Any], case: dict[str, Any], inputs: Path) -> dict[str, Any]:
     """Run one API or tool case; returns problems (an empty list: rejected cleanly or accepted and sound)."""
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
 
     s, p, marker = case["surface"], _payload(case), _marker(case)
     base = {"op": "UPSERT", "path": f"hostile/cases/{marker}.md", "title": "Hostile case",
@@ -125,7 +125,7 @@ def _accepted(mem: Any, paths: list[str], marker: str) -> list[str]:
 
 
 def _distinct(mem: Any, pair: dict[str, Any], inputs: Path) -> list[str]:
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
 
     markers: list[str]
     try:

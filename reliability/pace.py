@@ -26,8 +26,8 @@ LARGEST_CASE_ENTRIES = 37_500
 
 def entries_in(root: Path) -> int:
     """Entry files in a project's tree (context files left out)."""
-    from memgrove.tree.catalog import scan
-    from memgrove.tree.paths import is_entry_file
+    from memgrove.tree.index.catalog import scan
+    from memgrove.tree.entries.paths import is_entry_file
 
     return sum(1 for p in scan(root / ".memgrove" / "tree") if is_entry_file(p))
 

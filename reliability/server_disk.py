@@ -184,7 +184,7 @@ def run_section(work: Path, *, size_mb: int, seconds: float, writers: int) -> Se
             m.search("disk marker")
             rep = m.doctor()
             if not rep.ok:
-                from memgrove.tree.catalog import scan
+                from memgrove.tree.index.catalog import scan
 
                 known, now = m.tree.catalog.files(), scan(m.tree.root)
                 odd = sorted(p for p in set(known) | set(now) if known.get(p) != now.get(p))

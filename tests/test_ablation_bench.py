@@ -21,7 +21,7 @@ def test_arms_are_paired_question_by_question(tmp_path, monkeypatch):
     data = tmp_path / "locomo10.json"
     data.write_text(json.dumps([{"sample_id": "conv-30", "conversation": tiny_locomo_conversation(), "qa": qa}]))
     monkeypatch.setenv("LOCOMO_PATH", str(data))
-    from memgrove.tree import analysis
+    from memgrove.tree.text import analysis
     before = analysis.BASE_OF
     out = tmp_path / "abl.json"
     report = ablation.main(["locomo", "--split", "test", "--arms",

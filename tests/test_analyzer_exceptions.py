@@ -4,8 +4,8 @@ about publications does not find the bus to work ("public transport")."""
 from __future__ import annotations
 
 from memgrove import Memory
-from memgrove.tree.whoosh_engine import analyzer
-from memgrove.tree.word_forms import STEMS
+from memgrove.tree.index.whoosh_engine import analyzer
+from memgrove.tree.text.word_forms import STEMS
 
 
 def _terms(text: str) -> list[str]:

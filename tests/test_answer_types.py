@@ -18,7 +18,7 @@ import pytest
 from memgrove import Memory
 from memgrove.graphs import answer_pick, answer_time, answer_type
 from memgrove.sample import sample_dir
-from memgrove.tree.analysis import terms
+from memgrove.tree.text.analysis import terms
 
 DATA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "answer_types.json"
 

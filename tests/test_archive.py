@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree.errors import BatchRejected
+from memgrove.tree.base.errors import BatchRejected
 
 OLD = "infra/staging/old_runbook.md"
 KEPT = "infra/staging/deploy.md"
@@ -207,7 +207,7 @@ def test_the_rest_route_searches_the_archive_on_request(filled):
 
 
 def test_reading_an_archived_entry_says_where_it_went(filled):
-    from memgrove.tree.errors import EntryNotFound
+    from memgrove.tree.base.errors import EntryNotFound
 
     filled.curate([{"op": "ARCHIVE", "path": OLD, "reason": "stale"}])
     with pytest.raises(EntryNotFound, match="it is archived"):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import standing
-from memgrove.tree.catalog import Traits
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.text import standing
+from memgrove.tree.index.catalog import Traits
+from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree import store as store_mod
 from memgrove.tree.ranking import may_mute, one_per_source, standing_lift, with_full_weight, with_rules
 from memgrove.tree.search import with_folder_coverage, with_lift, with_neighbourhood_coverage

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memgrove import BatchRejected, InvalidInput, Memory, MemgroveError, TreeNotFound
-from memgrove.tree.entry import Entry, serialize
-from memgrove.tree.journal import Journal, JournalRecord
+from memgrove.tree.entries.entry import Entry, serialize
+from memgrove.tree.writes.journal import Journal, JournalRecord
 
 SEED = [{"op": "ADD", "path": "auth/jwt/rotation.md", "title": "Refresh rotation",
          "content": "Refresh tokens rotate on every use.", "reason": "seed"}]

@@ -23,13 +23,13 @@ from whoosh import query as wq
 from memgrove import BatchRejected, Memory
 from memgrove.cli import cli
 from memgrove.tools import curate_tool, knowledge_tools
-from memgrove.tree import entry as entry_mod
-from memgrove.tree import frontmatter
-from memgrove.tree import questions
-from memgrove.tree import whoosh_engine
-from memgrove.tree.errors import MemgroveError
-from memgrove.tree.question_bound import MAX_QUESTION_CHARS
-from memgrove.tree.frontmatter import MAX_FRONTMATTER_BYTES
+from memgrove.tree.entries import entry as entry_mod
+from memgrove.tree.entries import frontmatter
+from memgrove.tree.text import questions
+from memgrove.tree.index import whoosh_engine
+from memgrove.tree.base.errors import MemgroveError
+from memgrove.tree.base.question_bound import MAX_QUESTION_CHARS
+from memgrove.tree.entries.frontmatter import MAX_FRONTMATTER_BYTES
 
 SLOW = 5.0  # CPU seconds: every case here takes well under 1 s; the old code took 12 s to minutes
 
@@ -176,7 +176,7 @@ def test_cli_ops_file_bad_json_is_one_line(mem: Memory, tmp_path: Path, text: st
 
 
 def test_text_size_stops_counting_past_the_limit() -> None:
-    from memgrove.tree.operations import text_size
+    from memgrove.tree.writes.operations import text_size
 
     assert text_size({"a": ["bc", {"d": "é"}]}, 100) == 1 + 2 + 1 + 2
     deep: Any = "x"

@@ -1,4 +1,4 @@
-"""Cancelling a write through its token (tree/cancel.py): before the commit point it stops and
+"""Cancelling a write through its token (tree/writes/cancel.py): before the commit point it stops and
 leaves nothing behind; after it, the write completes and is reported as done."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import operations
-from memgrove.tree.cancel import CancelToken, cancelling
-from memgrove.tree.errors import Cancelled
+from memgrove.tree.writes import operations
+from memgrove.tree.writes.cancel import CancelToken, cancelling
+from memgrove.tree.base.errors import Cancelled
 
 
 def _add(i: int, folder: str = "work/notes") -> dict:

@@ -1,5 +1,5 @@
-"""Chat exports people have (tree/chat_exports.py), a bare list's stable identity and system
-prompts (tree/conversation_formats.py), through the library, the CLI and the REST ingest."""
+"""Chat exports people have (tree/inputs/chat_exports.py), a bare list's stable identity and system
+prompts (tree/inputs/conversation_formats.py), through the library, the CLI and the REST ingest."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from helpers.memgrove_server import start_server, stop_server
 from memgrove import InvalidInput, Memory
 from memgrove.cli import cli
-from memgrove.tree import chat_exports
-from memgrove.tree import conversation_formats as cf
+from memgrove.tree.inputs import chat_exports
+from memgrove.tree.inputs import conversation_formats as cf
 
 
 def _node(nid, parent, children, role=None, text=None, t=None, hidden=False):

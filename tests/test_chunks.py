@@ -1,4 +1,4 @@
-"""Chunking long inputs for the LLM curator (tree/chunks.py)."""
+"""Chunking long inputs for the LLM curator (tree/inputs/chunks.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memgrove.tree.chunks import conversation_chunks, text_chunks
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.inputs.chunks import conversation_chunks, text_chunks
+from memgrove.tree.base.errors import InvalidInput
 
 SAMPLE = Path(__file__).parents[1] / "memgrove" / "data" / "sample" / "conversation.json"
 FENCE = "```python\n" + "\n".join(f"x_{i} = {i}  # a line of code" for i in range(60)) + "\n```"

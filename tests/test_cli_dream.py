@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene.findings import Candidate
 
 from helpers.dream_scan import fake_scan
 

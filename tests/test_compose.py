@@ -25,7 +25,7 @@ from typing_extensions import TypedDict
 
 from memgrove import Memory
 from memgrove.graphs import build_query_graph, recall_node, remember_node, tiers
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base.errors import MemgroveError
 
 REPO = Path(__file__).resolve().parent.parent
 UNRELATED = "my cat is called Zebedee-7731"
@@ -225,7 +225,7 @@ def test_remember_node_without_text_is_a_clear_error(qmem):
 
 
 def test_messages_that_are_not_chat_messages_are_a_clear_error(qmem):
-    from memgrove.tree.errors import InvalidInput
+    from memgrove.tree.base.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="messages: not a list of chat messages"):
         build_query_graph(qmem).invoke({"messages": [{"nonsense": 1}]})

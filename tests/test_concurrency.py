@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from memgrove import LockTimeout, Memory
-from memgrove.tree import entry as entry_mod
-from memgrove.tree.catalog import Catalog, digest_of, scan
-from memgrove.tree.fsio import TEMP_PREFIX
-from memgrove.tree.engine import IndexBroken
+from memgrove.tree.entries import entry as entry_mod
+from memgrove.tree.index.catalog import Catalog, digest_of, scan
+from memgrove.tree.base.fsio import TEMP_PREFIX
+from memgrove.tree.index.engine import IndexBroken
 
 pytestmark = pytest.mark.slow
 

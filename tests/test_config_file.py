@@ -14,7 +14,7 @@ from memgrove.cli import cli
 from memgrove.config import HELP, TABLES, config_template, documented_default
 from memgrove.graphs.settings import CurateSettings, QuerySettings, load_curate_settings, load_query_settings
 from memgrove.server.settings import ServerSettings, load_server_settings
-from memgrove.tree.replication_settings import ReplicationSettings, load_replication_settings
+from memgrove.tree.replication.settings import ReplicationSettings, load_replication_settings
 from memgrove.tree.settings import TreeSettings, load_settings
 
 SETTINGS = {"tree": TreeSettings, "query": QuerySettings, "curate": CurateSettings, "server": ServerSettings,

@@ -1,5 +1,5 @@
 """Conversations in the shapes people have them: OpenAI-style message lists, LangChain message
-dicts and objects, exports with empty and repeated messages (tree/conversation_formats.py)."""
+dicts and objects, exports with empty and repeated messages (tree/inputs/conversation_formats.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from memgrove import InvalidInput
 from memgrove.cli import cli
-from memgrove.tree import conversation_formats as cf
-from memgrove.tree.chunks import conversation_chunks
+from memgrove.tree.inputs import conversation_formats as cf
+from memgrove.tree.inputs.chunks import conversation_chunks
 
 OPENAI = [
     {"role": "system", "content": "You are a helpful assistant."},

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from memgrove import InvalidInput, Memory
-from memgrove.tree import curator
-from memgrove.tree.entry import parse
-from memgrove.tree.searchable import searchable
+from memgrove.tree.inputs import curator
+from memgrove.tree.entries.entry import parse
+from memgrove.tree.text.searchable import searchable
 
 SAMPLE = Path(__file__).resolve().parents[1] / "memgrove" / "data" / "sample"
 

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from memgrove import InvalidInput, Memory
 from memgrove.cli import cli
-from memgrove.tree import curator
-from memgrove.tree.paths import normalize_entry_path
-from memgrove.tree.placement import Owner, Placer
+from memgrove.tree.inputs import curator
+from memgrove.tree.entries.paths import normalize_entry_path
+from memgrove.tree.inputs.placement import Owner, Placer
 
 NOTE_A = "The deploy runbook says build on monday and ship on tuesday."
 NOTE_B = "The deploy runbook says build nothing on friday, ever."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memgrove import InvalidInput, Memory
-from memgrove.tree import curator
+from memgrove.tree.inputs import curator
 
 PARA = "The {n} paragraph talks about {topic} and only about {topic}, in some twenty words of plain prose here."
 TOPICS = ["espresso grinders", "rock climbing", "tax returns", "sourdough starters", "bicycle gears",

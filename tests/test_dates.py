@@ -1,4 +1,4 @@
-"""``tree/dates.py``: the dates a text names, what a question asks about time."""
+"""``tree/text/dates.py``: the dates a text names, what a question asks about time."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from memgrove.tree import dates
+from memgrove.tree.text import dates
 
 
 @pytest.mark.parametrize("text, days", [

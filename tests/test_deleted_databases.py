@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import sqlite as mg_sqlite
-from memgrove.tree.sqlite import remove_files
-from memgrove.tree.vectors import Vectors
+from memgrove.tree.base import sqlite as mg_sqlite
+from memgrove.tree.base.sqlite import remove_files
+from memgrove.tree.meaning.vectors import Vectors
 
 SEED = [{"op": "ADD", "path": f"ops/runbooks/r{i}.md", "title": f"Runbook {i}",
          "content": f"Runbook {i}: restart the ingest worker {i} with the drain flag.", "reason": "seed"}

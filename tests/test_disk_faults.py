@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory, NotWritable
-from memgrove.tree.writer_lock import WriterLock
+from memgrove.tree.writes.writer_lock import WriterLock
 
 from helpers.full_disk import fill, free, small_disk as mount_small_disk
 

@@ -232,7 +232,7 @@ def test_a_catalog_update_on_a_full_disk_raises_the_disk_error(small_disk):
     """SQLite may roll a transaction back by itself when the disk fills: a ROLLBACK after that
     raised "cannot rollback - no transaction is active" in place of the disk error, which the
     write path then could not tell from a bug (answered 500 by the server)."""
-    from memgrove.tree.catalog import Upsert
+    from memgrove.tree.index.catalog import Upsert
 
     seeded(small_disk)
     with Memory.open(small_disk) as mem:
@@ -252,8 +252,8 @@ def test_the_index_update_after_a_full_disk_reads_the_catalog_as_it_is(tmp_path,
     index update that took its old digest from such a view, then wrote through a connection that
     the returned space allowed, stored a digest no file state has: doctor said "index is out of
     step with the files" for good (found by the reliability suite's served-disk section)."""
-    from memgrove.tree import sqlite as mg_sqlite
-    from memgrove.tree.catalog import Catalog
+    from memgrove.tree.base import sqlite as mg_sqlite
+    from memgrove.tree.index.catalog import Catalog
 
     mem = Memory.open(tmp_path, create=True, durable=False)
     mem.curate(SEED[:4])

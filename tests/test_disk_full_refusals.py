@@ -90,7 +90,7 @@ def test_refused_writes_give_back_what_the_index_update_wrote(tmp_path, monkeypa
 def test_a_catalog_transaction_refused_for_space_gives_its_wal_frames_back(tmp_path):
     """SQLite keeps the WAL frames a transaction wrote before the disk refused the rest: space
     that came back stayed in the WAL of a transaction that failed."""
-    from memgrove.tree.catalog import Upsert
+    from memgrove.tree.index.catalog import Upsert
 
     with small_disk(tmp_path) as mnt:
         seed(mnt)

@@ -1,5 +1,5 @@
 """``memgrove dream`` in the library: what a run applies, asks the model about, queues; its record,
-its lock, its budget, and undoing a run exactly (tree/dream.py, tree/dream_state.py)."""
+its lock, its budget, and undoing a run exactly (tree/hygiene/dream.py, tree/hygiene/dream_state.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memgrove.tree import dream as dream_mod, dream_state, review
-from memgrove.tree.dream import Decision, dream, undo_run
-from memgrove.tree.errors import DreamRunning, JournalError, OperationConflict
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene import dream as dream_mod, dream_state, review
+from memgrove.tree.hygiene.dream import Decision, dream, undo_run
+from memgrove.tree.base.errors import DreamRunning, JournalError, OperationConflict
+from memgrove.tree.hygiene.findings import Candidate
 
 from helpers.dream_scan import add, duplicate, entries, link
 
@@ -289,8 +289,8 @@ def test_archive_candidates_always_wait_and_are_not_sent_to_the_model(seeded):
 
 
 def test_a_real_scan_end_to_end(mem):
-    """With tree/scan.py: chats said twice become one entry holding both sources, and undo restores them."""
-    pytest.importorskip("memgrove.tree.scan")
+    """With tree/hygiene/scan.py: chats said twice become one entry holding both sources, and undo restores them."""
+    pytest.importorskip("memgrove.tree.hygiene.scan")
     conv = {"id": "team", "messages": [
         {"id": "m1", "speaker": "Ana", "time": "2026-03-02T09:15:00Z",
          "text": "The staging database listens on port 6543 since March 2026."},

@@ -1,5 +1,5 @@
 """A ``memgrove dream`` killed at any instant can be undone as a run, and undo never reaches past it
-(tree/dream.py, tree/dream_undo.py); operations approved from a run's proposals stay linked to it.
+(tree/hygiene/dream.py, tree/hygiene/dream_undo.py); operations approved from a run's proposals stay linked to it.
 
 A kill is simulated in a forked child that runs the library call and leaves by ``os._exit`` at the
 chosen point: nothing of the run's own clean-up runs, as after a SIGKILL. The test's process then
@@ -19,10 +19,10 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree import dream_state, review
-from memgrove.tree.dream import dream, undo_run
-from memgrove.tree.errors import JournalError, OperationConflict
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene import dream_state, review
+from memgrove.tree.hygiene.dream import dream, undo_run
+from memgrove.tree.base.errors import JournalError, OperationConflict
+from memgrove.tree.hygiene.findings import Candidate
 
 from helpers.dream_scan import add, duplicate, entries, link
 
@@ -68,7 +68,7 @@ def at_point(point: str) -> Callable[[], None]:
     ``pending`` (the run recorded, its write-ahead not yet written), ``files`` (mid-batch: the
     write-ahead written and two files changed, the journal not yet appended), ``derive`` (after
     the commit point), ``queue`` (the batch done, proposals being queued)."""
-    from memgrove.tree import journal, write_path
+    from memgrove.tree.writes import journal, write_path
 
     def patch() -> None:
         if point == "pending":

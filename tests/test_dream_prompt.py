@@ -13,8 +13,8 @@ from helpers.openai_server import serve, status, text
 from helpers.scripted_model import ScriptedChatModel
 from memgrove.graphs.dream import dream_prompt, model_decider, neighbours, parse_decision
 from memgrove.graphs.llm import chat_model
-from memgrove.tree import review
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene import review
+from memgrove.tree.hygiene.findings import Candidate
 
 OLD, NEW = "infra/db/staging_port_2025.md", "infra/db/staging_port_2026.md"
 
@@ -130,7 +130,7 @@ def test_the_real_client_against_a_local_server(mem, monkeypatch):
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         errors: list[str] = []
         decide = model_decider(mem.tree, chat_model("test-model", retries=0), errors=errors)
-        from memgrove.tree.dream import dream
+        from memgrove.tree.hygiene.dream import dream
 
         rep = dream(mem.tree, decide=decide)
         assert [r["status"] for r in rep.candidates] == ["applied", "queued"]
@@ -139,7 +139,7 @@ def test_the_real_client_against_a_local_server(mem, monkeypatch):
 
 
 def _has(op: str) -> bool:
-    from memgrove.tree.operations import OPS
+    from memgrove.tree.writes.operations import OPS
 
     return op in OPS
 

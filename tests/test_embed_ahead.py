@@ -1,6 +1,6 @@
 """Ranking by meaning as the product's default where the model is installed ("auto"), and entries'
 vectors computed ahead of the searches by the background embedder of a long-lived process
-(tree/embedder.py): at opening (the encoder, the vectors the tree lacks) and after each write.
+(tree/meaning/embedder.py): at opening (the encoder, the vectors the tree lacks) and after each write.
 
 The suite ranks without meaning unless a test turns it on (helpers/meaning_choice.py); these tests
 run the product's default with the real all-MiniLM-L6-v2 (the Makefile installs it), and the
@@ -28,9 +28,9 @@ from helpers import meaning_choice
 from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.config import config_template
-from memgrove.tree import embedder as embedder_mod, embedding
+from memgrove.tree.meaning import embedder as embedder_mod, embedding
 from memgrove.tree.settings import SEMANTIC_DEFAULT, SEMANTIC_ENV, TreeSettings, ranking_digest
-from memgrove.tree.vectors import key_of
+from memgrove.tree.meaning.vectors import key_of
 
 WAIT_S = 120.0     # a bound for background work on a loaded machine, never a measurement
 DECISION = "db/choice/postgres.md"

@@ -1,4 +1,4 @@
-"""Every encoding runs on one BLAS thread (tree/embedding.py): a question's matrices are too small to
+"""Every encoding runs on one BLAS thread (tree/meaning/embedding.py): a question's matrices are too small to
 share out, and OpenBLAS's spinning threads made a question 7x and a batch 4x slower on a busy
 machine. The setting is the library's again afterwards."""
 
@@ -8,7 +8,7 @@ import pytest
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
-from memgrove.tree import embedding  # noqa: E402
+from memgrove.tree.meaning import embedding  # noqa: E402
 
 
 def _blas_threads() -> int:

@@ -16,14 +16,15 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFil
 from whoosh.lang.porter2 import stem as porter2
 
 from memgrove import Memory
-from memgrove.tree import analysis, tantivy_engine, whoosh_engine
-from memgrove.tree.engine import FIELDS, IndexBroken, IndexDoc
-from memgrove.tree.engines import open_engine
-from memgrove.tree.index_sync import INDEX_FORMAT
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.text import analysis
+from memgrove.tree.index import tantivy_engine, whoosh_engine
+from memgrove.tree.index.engine import FIELDS, IndexBroken, IndexDoc
+from memgrove.tree.index.engines import open_engine
+from memgrove.tree.index.sync import INDEX_FORMAT
+from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree.settings import TreeSettings
-from memgrove.tree.tantivy_engine import EngineMissing, TantivyEngine
-from memgrove.tree.whoosh_engine import WhooshEngine
+from memgrove.tree.index.tantivy_engine import EngineMissing, TantivyEngine
+from memgrove.tree.index.whoosh_engine import WhooshEngine
 
 ENGINES = {"whoosh": WhooshEngine, "tantivy": TantivyEngine}
 BOOSTS = TreeSettings().boosts()
@@ -76,8 +77,8 @@ def paths(hits) -> list[str]:
 # -- one analyzer -------------------------------------------------------------------------------
 
 def old_whoosh_analyzer():
-    """The Whoosh pipeline memgrove used before tree/analysis.py (whoosh_engine.py at b968f1c)."""
-    from memgrove.tree.word_forms import STEMS
+    """The Whoosh pipeline memgrove used before tree/text/analysis.py (whoosh_engine.py at b968f1c)."""
+    from memgrove.tree.text.word_forms import STEMS
 
     return (RegexTokenizer(r"[^\W_]+(?:\.[^\W_]+)*") | whoosh_engine_dotted() | LowercaseFilter()
             | StopFilter(stoplist=analysis.STOP_WORDS, minsize=1) | base_form_filter()
@@ -103,7 +104,7 @@ def whoosh_engine_dotted():
 def base_form_filter():
     from whoosh.analysis import Filter
 
-    from memgrove.tree.word_forms import BASE_OF
+    from memgrove.tree.text.word_forms import BASE_OF
 
     class Base(Filter):
         def __call__(self, tokens):
@@ -339,8 +340,8 @@ def test_an_index_on_a_read_only_file_system_answers(engine, tmp_path: Path) -> 
 KILLED = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from memgrove.tree.engine import IndexDoc
-    from memgrove.tree.tantivy_engine import TantivyEngine
+    from memgrove.tree.index.engine import IndexDoc
+    from memgrove.tree.index.tantivy_engine import TantivyEngine
     e = TantivyEngine(Path(sys.argv[1]), procs=2)
     docs = lambda n: (IndexDoc(f"k/{i}.md", "entry", f"title {i}", "word " * 50 + f"w{i}", "k", "") for i in range(n))
     if sys.argv[2] == "write":
@@ -411,9 +412,9 @@ def test_without_tantivy_the_module_still_imports(tmp_path: Path) -> None:
     """The import is optional: a Python without tantivy imports the engine module and gets the
     one-line error only when it chooses tantivy."""
     code = ("import sys; sys.modules['tantivy'] = None\n"
-            "from memgrove.tree.tantivy_engine import TantivyEngine, EngineMissing\n"
+            "from memgrove.tree.index.tantivy_engine import TantivyEngine, EngineMissing\n"
             "from memgrove.tree.settings import TreeSettings\n"
-            "from memgrove.tree.engines import open_engine\n"
+            "from memgrove.tree.index.engines import open_engine\n"
             "from pathlib import Path\n"
             "open_engine(Path(sys.argv[1]), TreeSettings(engine='whoosh'))\n"
             "try:\n    open_engine(Path(sys.argv[1]), TreeSettings(engine='tantivy'))\n"

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from memgrove import Entry, InvalidEntry
-from memgrove.tree.entry import FIELD_ORDER, parse, reader_text, sections_from_content, serialize
+from memgrove.tree.entries.entry import FIELD_ORDER, parse, reader_text, sections_from_content, serialize
 
 FULL = """\
 ---

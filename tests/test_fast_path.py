@@ -225,7 +225,7 @@ def test_parse_reads_the_words_as_click_does():
 
 
 def test_find_home_finds_the_folder_locate_home_finds(tmp_path, monkeypatch):
-    from memgrove.tree.home import locate_home
+    from memgrove.tree.base.home import locate_home
 
     monkeypatch.delenv("MEMGROVE_HOME", raising=False)
     b = _seed(tmp_path / "b")

@@ -2,7 +2,7 @@
 forked — gunicorn ``--preload``, Celery's prefork pool, ``multiprocessing`` on Linux — at the worst
 moments: during the model's load, during a write, while the embedder encodes, right after opening.
 Each child must search and write and finish; the parent must never hang in ``fork()``
-(tree/forksafe.py, the gate in tree/embedding.py).
+(tree/base/forksafe.py, the gate in tree/meaning/embedding.py).
 
 A hang is for ever, so every wait is bounded generously (``CHILD_S``) and only a hang exceeds it;
 nothing here compares timings. The tests that hang the parent itself run in a subprocess.
@@ -25,8 +25,8 @@ from typing import Any, Callable
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import embedding
-from memgrove.tree.embedding import model_available
+from memgrove.tree.meaning import embedding
+from memgrove.tree.meaning.embedding import model_available
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not model_available(), reason="the embedding model is not installed")]
@@ -259,7 +259,7 @@ def test_fork_while_the_embedder_encodes(tmp_path: Path) -> None:
 # -- the parts, one at a time ------------------------------------------------------------------
 
 def test_a_lock_held_by_a_thread_is_free_in_the_child() -> None:
-    from memgrove.tree import forksafe
+    from memgrove.tree.base import forksafe
 
     lock, held, release = forksafe.lock(), threading.Event(), threading.Event()
 
@@ -283,7 +283,7 @@ def test_a_lock_held_by_a_thread_is_free_in_the_child() -> None:
 def test_sqlite_connections_are_not_used_nor_closed_in_the_child(tmp_path: Path) -> None:
     """A child opens connections of its own; the parent's (its main thread's and another thread's)
     are kept, never closed there, and the parent goes on using its own."""
-    from memgrove.tree import forksafe
+    from memgrove.tree.base import forksafe
 
     with Memory.open(tmp_path, create=True, embed_ahead=False) as mem:
         mem.curate(_entries(3))
@@ -312,7 +312,7 @@ def test_sqlite_connections_are_not_used_nor_closed_in_the_child(tmp_path: Path)
 
 
 def test_a_finalizer_made_here_only_does_nothing_in_a_child(tmp_path: Path) -> None:
-    from memgrove.tree import forksafe
+    from memgrove.tree.base import forksafe
 
     folder = tmp_path / "mine"
     folder.mkdir()

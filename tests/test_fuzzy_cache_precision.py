@@ -14,7 +14,7 @@ import pytest
 from helpers.benchmarks import load_benchmark
 
 from memgrove import Memory
-from memgrove.tree.cache import QueryCache
+from memgrove.tree.index.cache import QueryCache
 
 bench = load_benchmark("fuzzy_cache")
 NEW = "new rule (QueryCache, default settings)"

@@ -2,7 +2,7 @@
 
 A cloned repository (or any process of the user) can replace a project's tree with a link to
 another folder: every search would then read there and every curation write there. One check
-in the library (``tree/home.py``) refuses it with ``TreeOutside``; the CLI and the server say so.
+in the library (``tree/base/home.py``) refuses it with ``TreeOutside``; the CLI and the server say so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from helpers.memgrove_server import start_server, stop_server
 from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.tree import ContextTree, locate_home
-from memgrove.tree.errors import TreeNotFound, TreeOutside
+from memgrove.tree.base.errors import TreeNotFound, TreeOutside
 
 
 def _outside(tmp_path: Path) -> Path:

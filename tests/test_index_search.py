@@ -15,7 +15,7 @@ import pytest
 
 from helpers.watching import at_once, eventually
 from memgrove import BatchRejected, Hit, Memory, MemgroveError
-from memgrove.tree.catalog import scan
+from memgrove.tree.index.catalog import scan
 from memgrove.tree.search import excerpt, gap_filter, normalize
 
 

@@ -1,4 +1,4 @@
-"""Folders of notes (tree/input_folders.py): `curate -f DIR` and `Memory.ingest(files=[dir])`
+"""Folders of notes (tree/inputs/input_folders.py): `curate -f DIR` and `Memory.ingest(files=[dir])`
 read markdown and text recursively, respect .gitignore and --exclude, and skip and count empty
 and binary files instead of refusing the batch."""
 
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from memgrove import InvalidInput
 from memgrove.cli import cli
-from memgrove.tree import input_folders
+from memgrove.tree.inputs import input_folders
 
 
 @pytest.fixture

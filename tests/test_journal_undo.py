@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memgrove import JournalError, Memory, OperationConflict
-from memgrove.tree.catalog import scan
+from memgrove.tree.index.catalog import scan
 
 
 def op(kind: str, path: str, **fields: Any) -> dict[str, Any]:

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import contexts, fsio, whoosh_merge
-from memgrove.tree.engine import IndexDoc
-from memgrove.tree.whoosh_engine import WhooshEngine
+from memgrove.tree.index import contexts, whoosh_merge
+from memgrove.tree.base import fsio
+from memgrove.tree.index.engine import IndexDoc
+from memgrove.tree.index.whoosh_engine import WhooshEngine
 
 
 def _add(path: str, title: str, summary: str = "") -> dict:

@@ -17,7 +17,7 @@ import pytest
 
 from memgrove import Memory
 from memgrove.mcp.memory_files import MemoryFiles
-from memgrove.tree import entry as entry_mod
+from memgrove.tree.entries import entry as entry_mod
 from memgrove.tree.store import ContextTree
 
 
@@ -89,7 +89,8 @@ def test_links_of_the_batch_are_seen_as_it_changes_them(mem):
 
 
 LINEAR_MERGES = """
-from memgrove.tree import entry as entry_mod, operations as ops
+from memgrove.tree.entries import entry as entry_mod
+from memgrove.tree.writes import operations as ops
 N = 200_000
 facts = lambda k: "\\n".join(f"- fact {k} {i}" for i in range(N))
 old = entry_mod.Entry(title="t", tags=[f"a{i}" for i in range(N)], sections={"Facts": facts(0)})

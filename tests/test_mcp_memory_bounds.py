@@ -16,7 +16,7 @@ import pytest
 
 from memgrove import Memory
 from memgrove.mcp.memory_files import MemoryFiles
-from memgrove.tree.errors import InvalidInput, InvalidPath
+from memgrove.tree.base.errors import InvalidInput, InvalidPath
 
 P = "/memories/notes/general/big.md"
 

@@ -14,7 +14,7 @@ import pytest
 
 from memgrove import Memory
 from memgrove.mcp.memory_files import MemoryFiles, file_text, resolve
-from memgrove.tree.errors import InvalidInput, InvalidPath, MemgroveError
+from memgrove.tree.base.errors import InvalidInput, InvalidPath, MemgroveError
 
 P = "/memories/notes/general/progress.md"
 

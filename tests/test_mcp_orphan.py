@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory
-from memgrove.tree.writer_lock import WriterLock
+from memgrove.tree.writes.writer_lock import WriterLock
 
 from test_mcp_stdio import _env
 

@@ -1,5 +1,5 @@
 """Every script is searchable: CJK words inside sentences, Cyrillic ё, Greek accents, full-width
-forms (tree/analysis.py), the same on both engines (``MEMGROVE_TEST_ENGINE``)."""
+forms (tree/text/analysis.py), the same on both engines (``MEMGROVE_TEST_ENGINE``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree import analysis
+from memgrove.tree.text import analysis
 
 NOTES = {
     "ja": "佐藤さんはデータベースの移行を担当しています。来週の月曜日に完了する予定です。",

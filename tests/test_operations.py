@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memgrove import BatchRejected, Memory
-from memgrove.tree.entry import parse
+from memgrove.tree.entries.entry import parse
 
 
 def op(kind: str, path: str, **fields: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.tools import knowledge_tools
-from memgrove.tree.paths import link_problem
+from memgrove.tree.entries.paths import link_problem
 
 BAD_LINKS = ["/etc/passwd", "../../x", "ops/../../../etc/hosts.md", "~/notes.md", "C:/Windows/win.ini",
              "..\\..\\x.md", "ops/api/\x1b]52;c;aGk=\x07.md", "ops/_hidden/x.md", "ops/api", "a/" + "x" * 300 + "/b.md"]
@@ -134,7 +134,7 @@ def test_search_knowledge_says_what_went_wrong_not_empty_query(tmp_path, monkeyp
     m = seeded(tmp_path, [GOOD])
     try:
         tools = {t.name: t for t in knowledge_tools(m)}
-        from memgrove.tree.errors import LockTimeout
+        from memgrove.tree.base.errors import LockTimeout
 
         def busy(*a, **kw):
             raise LockTimeout("the writer lock is held by pid 1")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memgrove import BatchRejected, InvalidPath
-from memgrove.tree.paths import (
+from memgrove.tree.entries.paths import (
     is_entry_file,
     normalize_any,
     normalize_entry_path,

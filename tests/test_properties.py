@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgrove import BatchRejected, Entry, InvalidPath, JournalError, Memory, OperationConflict
-from memgrove.tree import frontmatter
-from memgrove.tree.catalog import scan
-from memgrove.tree.entry import FIELD_ORDER, parse, serialize
-from memgrove.tree.paths import normalize_entry_path, normalize_folder
+from memgrove.tree.entries import frontmatter
+from memgrove.tree.index.catalog import scan
+from memgrove.tree.entries.entry import FIELD_ORDER, parse, serialize
+from memgrove.tree.entries.paths import normalize_entry_path, normalize_folder
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

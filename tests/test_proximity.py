@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memgrove import Memory, MemgroveError
-from memgrove.tree.analysis import analyze, terms
+from memgrove.tree.text.analysis import analyze, terms
 from memgrove.tree.ranking import with_proximity
 from memgrove.tree.search import proximity
 

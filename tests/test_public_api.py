@@ -110,7 +110,7 @@ def test_every_error_the_tree_raises_is_exported() -> None:
     # a caller catches what the memory raises by name (``except memgrove.PrimaryUnreachable``)
     import inspect
 
-    from memgrove.tree import errors
+    from memgrove.tree.base import errors
 
     defined = {name for name, cls in vars(errors).items()
                if inspect.isclass(cls) and issubclass(cls, MemgroveError) and cls.__module__ == errors.__name__}
@@ -122,7 +122,7 @@ def test_errors_form_one_hierarchy() -> None:
         cls = getattr(memgrove, name)
         assert issubclass(cls, MemgroveError), name
         assert cls.__doc__ and cls.__doc__.strip(), name
-        assert name in memgrove.tree.errors.__doc__
+        assert name in memgrove.tree.base.errors.__doc__
     err = memgrove.BatchRejected(["op 1: a", "op 2: b"])
     assert err.errors == ["op 1: a", "op 2: b"]
     assert str(err) == "batch rejected, nothing written (2 invalid operations): op 1: a; op 2: b"
@@ -162,7 +162,7 @@ def test_the_package_alone_loads_nothing_until_a_name_is_used() -> None:
 
 
 def test_tree_is_a_plain_library() -> None:
-    mods = _imported_after("import memgrove.tree, memgrove.tree.store, memgrove.tree.curator")
+    mods = _imported_after("import memgrove.tree, memgrove.tree.store, memgrove.tree.inputs.curator")
     heavy = [m for m in mods if m.split(".")[0] in ("langchain", "langchain_core", "langchain_openai", "langgraph",
                                                      "click", "rich", "fastapi", "typer")]
     assert heavy == []
@@ -172,7 +172,7 @@ def test_a_cold_query_in_process_loads_only_what_answering_needs(tmp_path) -> No
     # a one-shot `memgrove query` with no server: no asyncio (Whoosh's cached_property
     # dependency pulled it in), no curator, input formats, placement or doctor
     with Memory.open(tmp_path, create=True, durable=False) as mem:
-        searched = {"whoosh": "whoosh.reading", "tantivy": "memgrove.tree.tantivy_engine"}[mem.tree.engine.name]
+        searched = {"whoosh": "whoosh.reading", "tantivy": "memgrove.tree.index.tantivy_engine"}[mem.tree.engine.name]
     code = ("import sys, json; from memgrove.cli import main; sys.argv = ['memgrove', '--root', "
             f"{str(tmp_path)!r}, '--no-server', 'query', 'deploy steps', '--json']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
@@ -180,12 +180,12 @@ def test_a_cold_query_in_process_loads_only_what_answering_needs(tmp_path) -> No
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     mods = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert searched in mods and "memgrove.tree.store" in mods      # it did search
-    assert {"asyncio", "memgrove.tree.curator", "memgrove.tree.doctor",
-            "memgrove.tree.conversation_formats", "memgrove.tree.placement"} & mods == set()
+    assert {"asyncio", "memgrove.tree.inputs.curator", "memgrove.tree.doctor",
+            "memgrove.tree.inputs.conversation_formats", "memgrove.tree.inputs.placement"} & mods == set()
 
 
 def test_whoosh_gets_a_cached_property_and_the_package_stays_whole() -> None:
-    code = ("import sys, memgrove.tree.whoosh_engine, whoosh.reading, functools; "
+    code = ("import sys, memgrove.tree.index.whoosh_engine, whoosh.reading, functools; "
             "assert whoosh.reading.cached_property is functools.cached_property; "
             "assert 'asyncio' not in sys.modules; "
             "import cached_property as cp; print(cp.threaded_cached_property.__module__)")

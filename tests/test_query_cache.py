@@ -1,4 +1,4 @@
-"""Cache correctness: tiers 0 and 1 (tree/cache.py and the pipeline).
+"""Cache correctness: tiers 0 and 1 (tree/index/cache.py and the pipeline).
 
 A cached answer is served only while the tree is unchanged: after any curate
 operation, a hand edit of any file (seen by the inotify watcher or by a scan),
@@ -26,7 +26,7 @@ from helpers.watching import at_once, eventually
 
 from memgrove import Memory
 from memgrove.graphs import tiers
-from memgrove.tree.cache import QueryCache, asks_same, jaccard, normalize_query, question_forms
+from memgrove.tree.index.cache import QueryCache, asks_same, jaccard, normalize_query, question_forms
 
 Q = "How do refresh tokens rotate?"                 # tier 2, cites auth/jwt/rotation.md
 Q_REWORDED = "how do the refresh tokens rotate now"  # the same words as Q once "the" and "now" are dropped
@@ -53,7 +53,7 @@ def warm(mem: Memory) -> tiers.Answer:
     return first
 
 
-# -- tree/cache.py ------------------------------------------------------------------
+# -- tree/index/cache.py ------------------------------------------------------------------
 
 def test_normalize_query():
     assert normalize_query("  How  do\tRefresh\nTOKENS rotate? ") == "how do refresh tokens rotate?"

@@ -123,7 +123,7 @@ def test_no_memory_is_one_line_error(tmp_path, monkeypatch):
 
 
 def test_library_empty_question_raises_memgrove_error(qmem):
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
 
     with pytest.raises(MemgroveError, match="empty"):
         qmem.query("  ")

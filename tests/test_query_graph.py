@@ -79,7 +79,7 @@ def test_graph_over_a_context_tree_and_async(qmem):
 
 
 def test_graph_empty_question_raises_clearly(qmem):
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
 
     with pytest.raises(MemgroveError, match="empty"):
         build_query_graph(qmem).invoke({"question": "   "})

@@ -15,7 +15,7 @@ import pytest
 from memgrove import Memory
 from memgrove.graphs import tiers
 from memgrove.graphs.settings import QuerySettings, load_query_settings
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree.search import Hit
 
 S = QuerySettings()

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from memgrove import Memory, QuestionTooLong
-from memgrove.tree.question_bound import LOGGED_QUESTION_CHARS, MAX_QUESTION_CHARS
+from memgrove.tree.base.question_bound import LOGGED_QUESTION_CHARS, MAX_QUESTION_CHARS
 
 LONG = "how many connections does the pool hold " * (MAX_QUESTION_CHARS // 40 + 1)   # just past the bound
 HUGE = "pool " * 2_000_000                                                           # 10 MB

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.remote import BadReply, ServerTimeout
-from memgrove.tree.errors import InvalidInput, MemgroveError
+from memgrove.tree.base.errors import InvalidInput, MemgroveError
 from reliability.bad_servers import BadServer
 
 TIMEOUT = 1.0

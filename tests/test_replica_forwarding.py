@@ -168,7 +168,7 @@ def test_a_primary_answering_badly_ends_a_forwarded_write_in_time(kind):
     import time
 
     from memgrove.server.replica import ask_primary
-    from memgrove.tree.errors import PrimaryUnreachable
+    from memgrove.tree.base.errors import PrimaryUnreachable
     from reliability.bad_servers import BadServer
 
     with BadServer(kind) as srv:

@@ -1,4 +1,4 @@
-"""Git replication of a primary (tree/replication.py): every batch a commit, pushed within
+"""Git replication of a primary (tree/replication/replicator.py): every batch a commit, pushed within
 ``push_interval``; a failed push reported in /health and doctor and retried, writes unaffected;
 a commit someone else pushed pulled in, searchable and journaled; a conflict refused, reported,
 and nothing lost; kill -9 mid-load loses no acknowledged write.
@@ -400,7 +400,7 @@ def test_a_replica_tree_sends_every_write_to_its_forwarder_and_applies_none(tmp_
     """In-process: ``forward_writes`` takes curate, undo, curate_groups and undo_all; a dead primary
     is ``PrimaryUnreachable`` through ``PrimaryWriter``."""
     from memgrove.server.forward_writes import PrimaryWriter
-    from memgrove.tree.errors import PrimaryUnreachable, ReadOnlyReplica
+    from memgrove.tree.base.errors import PrimaryUnreachable, ReadOnlyReplica
 
     folder = project(tmp_path / "p", bare(tmp_path / "remote.git"))
     (folder / ".memgrove" / "replica.json").write_text('{"primary": "http://127.0.0.1:9", "remote": "x"}')
@@ -477,7 +477,7 @@ def test_what_a_replica_forwards():
 
 def test_promote_names_the_remote_and_keeps_the_other_settings(tmp_path):
     from memgrove.server.replica import set_replication
-    from memgrove.tree.replication_settings import load_replication_settings
+    from memgrove.tree.replication.settings import load_replication_settings
     from memgrove.tree.settings import load_settings
 
     home = tmp_path / ".memgrove"
@@ -493,7 +493,7 @@ def test_promote_names_the_remote_and_keeps_the_other_settings(tmp_path):
 
 
 def test_credentials_in_a_remote_url_are_never_shown():
-    from memgrove.tree.replication_git import redact
+    from memgrove.tree.replication.git import redact
 
     assert redact("git push failed: https://ann:s3cret@example.com/m.git") == "git push failed: https://***@example.com/m.git"
     assert redact("/srv/memory.git") == "/srv/memory.git"

@@ -1,4 +1,4 @@
-"""The review queue (tree/review.py): pending items, approve with re-validation, reject remembered."""
+"""The review queue (tree/hygiene/review.py): pending items, approve with re-validation, reject remembered."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from memgrove.tree import review
-from memgrove.tree.errors import InvalidInput, ItemNotFound, ReviewConflict
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene import review
+from memgrove.tree.base.errors import InvalidInput, ItemNotFound, ReviewConflict
+from memgrove.tree.hygiene.findings import Candidate
 
 
 def add(mem, path: str, content: str) -> None:

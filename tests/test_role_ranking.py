@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import roles
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.text import roles
+from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree.settings import TreeSettings
 
 FOLDER = "conversations/c1/session_2024_03_15"

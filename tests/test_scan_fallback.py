@@ -12,7 +12,7 @@ import time
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import index_sync
+from memgrove.tree.index import sync as index_sync
 
 
 def op(path: str, title: str, content: str) -> dict:
@@ -122,7 +122,7 @@ def test_every_search_scans_when_asked_or_not_yet_long_lived(tmp_path, monkeypat
 
 
 def test_each_search_looks_at_the_files_of_its_share_of_the_folders(tmp_path) -> None:
-    from memgrove.tree.folder_check import FolderCheck
+    from memgrove.tree.index.folder_check import FolderCheck
 
     root = str(tmp_path)
     check = FolderCheck(root, {root: 0, **{f"{root}/f{i}": 0 for i in range(10)}}, now=100.0)

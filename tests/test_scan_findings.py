@@ -1,4 +1,4 @@
-"""The deterministic scan (tree/scan.py): each kind of finding on small hand-made trees, and the
+"""The deterministic scan (tree/hygiene/scan.py): each kind of finding on small hand-made trees, and the
 look-alikes that must not be found."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memgrove import Memory
-from memgrove.tree.findings import Candidate
-from memgrove.tree.scan import scan
+from memgrove.tree.hygiene.findings import Candidate
+from memgrove.tree.hygiene.scan import scan
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 
@@ -333,15 +333,15 @@ def test_an_empty_tree_and_an_unreadable_entry_are_no_error(mem: Memory) -> None
     ("Heads up: FYI the qa proxy is on 2408.", [("2408", "number")], []),
 ])
 def test_what_a_sentence_states(sentence: str, values: list, was: list) -> None:
-    from memgrove.tree.statement_values import proper_words, statement
+    from memgrove.tree.hygiene.statement_values import proper_words, statement
 
     s = statement(sentence, proper_words([sentence, "We met Mark and the Glacier team."]))
     assert list(s.values) == values and list(s.was) == was
 
 
 def test_a_speakers_name_is_no_value_where_written_as_a_name() -> None:
-    from memgrove.tree.analysis import analyze
-    from memgrove.tree.statement_values import statement
+    from memgrove.tree.text.analysis import analyze
+    from memgrove.tree.hygiene.statement_values import statement
 
     s = statement("Dev, the dev database listens on 5432.", frozenset(), frozenset(analyze("Dev")))
     assert list(s.values) == [("5432", "number")] and "dev" in s.subject

@@ -127,7 +127,7 @@ def test_curate_from_stdin_reads_at_most_the_limit(tmp_path):
 ])
 def test_wrong_typed_setting_names_setting_file_and_type(tmp_path, table, line, fragment):
     from memgrove.graphs.settings import load_curate_settings, load_query_settings
-    from memgrove.tree.errors import MemgroveError
+    from memgrove.tree.base.errors import MemgroveError
     from memgrove.tree.settings import load_settings
 
     home = tmp_path / ".memgrove"
@@ -379,7 +379,7 @@ def test_hand_placed_file_can_be_updated_merged_and_deleted_by_its_path(hand_pla
 
 
 def test_exact_paths_stay_inside_the_path_rules(hand_placed, tmp_path):
-    from memgrove.tree.errors import InvalidPath
+    from memgrove.tree.base.errors import InvalidPath
 
     m = hand_placed
     outside = tmp_path / "outside"

@@ -15,12 +15,12 @@ from click.testing import CliRunner
 
 from memgrove import Memory, MemgroveError
 from memgrove.cli import cli
-from memgrove.tree import embedding
-from memgrove.tree import standing
-from memgrove.tree.catalog import Traits
+from memgrove.tree.meaning import embedding
+from memgrove.tree.text import standing
+from memgrove.tree.index.catalog import Traits
 from memgrove.tree.ranking import rules_for
 from memgrove.tree.search import with_meaning
-from memgrove.tree.vectors import Vectors, key_of
+from memgrove.tree.meaning.vectors import Vectors, key_of
 
 QUESTION = "What did we decide about the database?"
 DECISION = "db/choice/postgres.md"

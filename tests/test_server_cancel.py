@@ -24,7 +24,7 @@ from helpers.memgrove_server import Server, start_server, stop_server
 from memgrove import Memory
 from memgrove.server.errors import RequestTimeout
 from memgrove.server.projects import Projects
-from memgrove.tree.writer_lock import WriterLock
+from memgrove.tree.writes.writer_lock import WriterLock
 
 pytestmark = pytest.mark.slow
 

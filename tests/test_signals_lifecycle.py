@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memgrove import Memory
-from memgrove.tree import lifecycle
-from memgrove.tree.lifecycle import (
+from memgrove.tree.entries import lifecycle
+from memgrove.tree.entries.lifecycle import (
     PROFILES,
     clamp_importance,
     decayed_importance,

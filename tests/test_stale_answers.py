@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memgrove import Memory
-from memgrove.tree.writer_lock import WriterLock
+from memgrove.tree.writes.writer_lock import WriterLock
 
 QUESTION = "What is the zeppelin hangar door code?"
 

@@ -25,7 +25,7 @@ from langgraph.store.memory import InMemoryStore
 from helpers.store_server import StoreServer
 
 from memgrove import ContextTreeStore, Memory
-from memgrove.tree.errors import InvalidInput, OperationConflict
+from memgrove.tree.base.errors import InvalidInput, OperationConflict
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from langgraph.store.base import PutOp
 from memgrove import ContextTreeStore, Memory
 from memgrove.langgraph_store import server_store
 from memgrove.store_remote import RemoteContextTreeStore, ServerError, ServerUnreachable, remote_from_env
-from memgrove.tree.errors import BatchRejected, InvalidInput, OperationConflict
+from memgrove.tree.base.errors import BatchRejected, InvalidInput, OperationConflict
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
 
@@ -150,7 +150,7 @@ def test_the_token_of_the_project_served_here_is_found(tmp_path: Path, monkeypat
 
 
 def test_a_write_past_request_timeout_writes_nothing(tmp_path: Path) -> None:
-    from memgrove.tree.writer_lock import WriterLock
+    from memgrove.tree.writes.writer_lock import WriterLock
 
     project = tmp_path / "p"
     Memory.open(project, create=True).close()

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree import validity
-from memgrove.tree.errors import BatchRejected
+from memgrove.tree.entries import validity
+from memgrove.tree.base.errors import BatchRejected
 
 CURRENT_Q = "Which port does the staging database listen on?"
 PAST_Q = "Which port did the staging database use before April?"
@@ -274,7 +274,7 @@ def test_the_llm_curator_closes_the_old_fact_when_it_writes_the_new_one(mem):
 
 def test_a_model_reading_a_closed_entry_is_told_it_was_superseded(mem, chats):
     from memgrove.graphs.llm import prompt
-    from memgrove.tree.entry import reader_text
+    from memgrove.tree.entries.entry import reader_text
 
     _supersede_all(mem, chats)
     view = reader_text(mem.read(chats[0]))

@@ -1,4 +1,4 @@
-"""Searches while entries' vectors are missing (tree/vector_claims.py): a search computes a few of
+"""Searches while entries' vectors are missing (tree/meaning/vector_claims.py): a search computes a few of
 them at most, never one another thread is computing, never waits for one, ranks the rest by their
 words, and hands them to the background embedder; how far the vectors are is visible in
 ``Memory.stats()``, ``doctor`` and the server's ``/health``.
@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.tree import meaning as meaning_mod
+from memgrove.tree.meaning import tree_meaning as meaning_mod
 from memgrove.tree.search import NO_VECTOR, with_meaning
-from memgrove.tree.vector_claims import CLAIMS, SEARCH_EMBEDS, ready_vectors
+from memgrove.tree.meaning.vector_claims import CLAIMS, SEARCH_EMBEDS, ready_vectors
 
 QUESTION = "orders database"
 ENTRIES = 40
@@ -216,7 +216,7 @@ def test_health_says_what_the_embedder_has_pending(home, monkeypatch):
 
 
 def test_the_embedder_lets_a_search_on_its_way_claim_first(monkeypatch):
-    from memgrove.tree import vector_claims
+    from memgrove.tree.meaning import vector_claims
 
     monkeypatch.setattr(vector_claims, "COMING_WAIT_S", BLOCK_S)
     db, keys = "test-lets-searches-first.db", ["k1", "k2", "k3"]
@@ -234,7 +234,7 @@ def test_the_embedder_lets_a_search_on_its_way_claim_first(monkeypatch):
 
 
 def test_while_searches_run_the_embedder_pauses_between_its_batches(monkeypatch):
-    from memgrove.tree import vector_claims
+    from memgrove.tree.meaning import vector_claims
 
     pauses: list[float] = []
     monkeypatch.setattr(vector_claims.time, "sleep", pauses.append)

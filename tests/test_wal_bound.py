@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memgrove import Memory
-from memgrove.tree.cache import QueryCache
+from memgrove.tree.index.cache import QueryCache
 from memgrove.tree.signals import Signals
-from memgrove.tree.sqlite import WAL_LIMIT
+from memgrove.tree.base.sqlite import WAL_LIMIT
 
 
 def wal_size(db: Path) -> int:

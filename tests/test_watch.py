@@ -1,4 +1,4 @@
-"""tree/watch.py: the file watcher (watchdog) behind a long-lived process's freshness checks.
+"""tree/index/watch.py: the file watcher (watchdog) behind a long-lived process's freshness checks.
 
 Events arrive on watchdog's threads a moment after a change, so a test that expects a path to be
 reported waits for it; one that expects a path to be left out first waits for a later change it
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers.watching import eventually, inotify_instances
-from memgrove.tree.watch import TreeWatcher
+from memgrove.tree.index.watch import TreeWatcher
 
 # counts descriptors and threads in /proc; the watcher there is inotify
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc and inotify")
@@ -216,7 +216,7 @@ def test_close_from_another_thread(root) -> None:
 
 def test_a_watcher_closed_right_after_it_started_leaves_no_instance(root) -> None:
     """watchdog's inotify reader, stopped before its thread first read, left its instance open
-    (tree/watch.py ``_close_unread``): about one watcher in ten closed at once leaked."""
+    (tree/index/watch.py ``_close_unread``): about one watcher in ten closed at once leaked."""
     instances = inotify_instances()
     for i in range(100):
         w = TreeWatcher(str(root))

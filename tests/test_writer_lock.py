@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memgrove import LockTimeout, Memory
-from memgrove.tree.writer_lock import WriterLock
+from memgrove.tree.writes.writer_lock import WriterLock
 
 MEMGROVE = [sys.executable, "-m", "memgrove"]
 
@@ -90,7 +90,7 @@ def _is_alive(pid: int) -> bool:
 _FORK_AND_DIE = """
 import os, sys, time
 from pathlib import Path
-from memgrove.tree.writer_lock import WriterLock
+from memgrove.tree.writes.writer_lock import WriterLock
 lock = WriterLock(Path(sys.argv[1]))
 with lock.hold():
     if os.fork() == 0:      # a worker: it would sleep on, holding a copy of the lock's descriptor

@@ -9,7 +9,7 @@
 
 from typing import Any
 
-from memgrove.tree.operations import OPS
+from memgrove.tree.writes.operations import OPS
 
 from .curate import curate_tool
 from .dream import dream_candidates_tool

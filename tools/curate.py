@@ -17,9 +17,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, create_model
 
-from memgrove.tree.errors import BatchRejected, MemgroveError
-from memgrove.tree.nesting import MAX_DEPTH, too_deep
-from memgrove.tree.operations import OPS, OpResult, check_batch_size
+from memgrove.tree.base.errors import BatchRejected, MemgroveError
+from memgrove.tree.base.nesting import MAX_DEPTH, too_deep
+from memgrove.tree.writes.operations import OPS, OpResult, check_batch_size
 
 from .runtime import NO_RUNTIME, MemoryRef
 
@@ -110,7 +110,7 @@ def _queued(mem: Any, held: list[dict[str, Any]]) -> list[OpResult]:
     """Put a model's operations that wait for a person in the review queue, as results saying so."""
     if not held:
         return []
-    from memgrove.tree import review
+    from memgrove.tree.hygiene import review
 
     bad = [d for d in held if not str(d.get("reason") or "").strip()]
     if bad:
@@ -138,7 +138,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
     ``allow``: which operations the model may use. ``default_sources``: provenance
     given to ADD/UPDATE/UPSERT operations that name none (the LLM curator passes
     the chunk's message ids). ``review_ops``: operations that are not applied but put
-    in the review queue (tree/review.py) for a person to approve (the LLM curator
+    in the review queue (tree/hygiene/review.py) for a person to approve (the LLM curator
     passes the ``review_ops`` setting: a model's MERGE and DELETE wait). With no
     ``memory``, it comes from the run's context.
     """

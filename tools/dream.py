@@ -10,7 +10,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base.errors import MemgroveError
 
 from .runtime import NO_RUNTIME, MemoryRef
 
@@ -35,7 +35,7 @@ def dream_candidates_tool(memory: Any = None) -> BaseTool:
         try:
             out = mem.dream(dry_run=True) if hasattr(mem, "dream") else None
             if out is None:
-                from memgrove.tree.dream import dream
+                from memgrove.tree.hygiene.dream import dream
 
                 out = dream(mem, dry_run=True).to_dict()
         except MemgroveError as exc:

@@ -15,9 +15,9 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from memgrove.tree.errors import MemgroveError, QuestionTooLong
-from memgrove.tree.paths import normalize_entry_path
-from memgrove.tree.question_bound import check_length
+from memgrove.tree.base.errors import MemgroveError, QuestionTooLong
+from memgrove.tree.entries.paths import normalize_entry_path
+from memgrove.tree.base.question_bound import check_length
 
 from .runtime import NO_RUNTIME, MemoryRef
 

@@ -23,8 +23,8 @@ from langchain.tools import ToolRuntime
 # is taken for a model-visible argument and the tool's schema fails. So the None is typed here.
 NO_RUNTIME = cast(ToolRuntime, None)
 
-from memgrove.tree import forksafe
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base import forksafe
+from memgrove.tree.base.errors import MemgroveError
 
 _opened: dict[Path, Any] = {}
 _lock = forksafe.lock()

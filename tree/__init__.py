@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .doctor import DoctorReport, diagnose
-    from .entry import Entry, parse, serialize
-    from .errors import (
+    from .entries.entry import Entry, parse, serialize
+    from .base.errors import (
         BatchRejected,
         Cancelled,
         InvalidEntry,
@@ -25,12 +25,12 @@ if TYPE_CHECKING:
         OperationConflict,
         TreeNotFound,
     )
-    from .journal import Change, JournalRecord
-    from .operations import OPS, OpResult
-    from .paths import normalize_entry_path, normalize_folder, snake_case
+    from .writes.journal import Change, JournalRecord
+    from .writes.operations import OPS, OpResult
+    from .entries.paths import normalize_entry_path, normalize_folder, snake_case
     from .search import Hit
     from .settings import TreeSettings
-    from .home import locate_home
+    from .base.home import locate_home
     from .store import ContextTree
 
 # Names are imported on first use: a client that only needs ``errors`` (the CLI talking to a
@@ -38,31 +38,31 @@ if TYPE_CHECKING:
 _WHERE = {
     "DoctorReport": "doctor",
     "diagnose": "doctor",
-    "Entry": "entry",
-    "parse": "entry",
-    "serialize": "entry",
-    "BatchRejected": "errors",
-    "Cancelled": "errors",
-    "InvalidEntry": "errors",
-    "InvalidInput": "errors",
-    "InvalidPath": "errors",
-    "JournalError": "errors",
-    "LockTimeout": "errors",
-    "MemgroveError": "errors",
-    "NotWritable": "errors",
-    "OperationConflict": "errors",
-    "TreeNotFound": "errors",
-    "Change": "journal",
-    "JournalRecord": "journal",
-    "OPS": "operations",
-    "OpResult": "operations",
-    "normalize_entry_path": "paths",
-    "normalize_folder": "paths",
-    "snake_case": "paths",
+    "Entry": "entries.entry",
+    "parse": "entries.entry",
+    "serialize": "entries.entry",
+    "BatchRejected": "base.errors",
+    "Cancelled": "base.errors",
+    "InvalidEntry": "base.errors",
+    "InvalidInput": "base.errors",
+    "InvalidPath": "base.errors",
+    "JournalError": "base.errors",
+    "LockTimeout": "base.errors",
+    "MemgroveError": "base.errors",
+    "NotWritable": "base.errors",
+    "OperationConflict": "base.errors",
+    "TreeNotFound": "base.errors",
+    "Change": "writes.journal",
+    "JournalRecord": "writes.journal",
+    "OPS": "writes.operations",
+    "OpResult": "writes.operations",
+    "normalize_entry_path": "entries.paths",
+    "normalize_folder": "entries.paths",
+    "snake_case": "entries.paths",
     "Hit": "search",
     "TreeSettings": "settings",
     "ContextTree": "store",
-    "locate_home": "home",
+    "locate_home": "base.home",
 }
 
 

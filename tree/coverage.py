@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from .paths import folder_of
+from .entries.paths import folder_of
 
 # the hits re-picked, and how many places the greedy choice fills (the rest of the pool follows in
 # its order): about the 500-word budgets agents give memory, and the best 10

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import entry as entry_mod
-from .archive import archive_root
-from .cache import QueryCache
-from .catalog import digest_of, scan
-from .errors import InvalidEntry, InvalidPath, MemgroveError
-from .fsio import atomic_write
-from .paths import CONTEXT_FILE, folder_of, is_entry_file, link_problem, resolve_inside
-from .writer_lock import LockState
+from .entries import entry as entry_mod
+from .writes.archive import archive_root
+from .index.cache import QueryCache
+from .index.catalog import digest_of, scan
+from .base.errors import InvalidEntry, InvalidPath, MemgroveError
+from .base.fsio import atomic_write
+from .entries.paths import CONTEXT_FILE, folder_of, is_entry_file, link_problem, resolve_inside
+from .writes.writer_lock import LockState
 
 
 @dataclass
@@ -273,7 +273,7 @@ def _query_log(log: Path, rep: DoctorReport, fix: bool) -> None:
 
 def _replication(tree) -> list[str]:
     """What replication reports: a push failing and since when, commits waiting, conflicts kept on branches."""
-    from .replication import problems_of, read_status
+    from .replication.replicator import problems_of, read_status
 
     try:
         status = read_status(tree.home)

@@ -9,14 +9,14 @@ below run in this order, each a plain function of the candidates with the settin
 
 1. ``drop_context_hits``: folder context files out, unless ``include_context_hits``.
 2. ``role_weights``: an AI assistant's entry keeps ``assistant_weight`` of its score, unless
-   the question asks what the assistant said (tree/roles.py); before the gap filter, so a
+   the question asks what the assistant said (tree/text/roles.py); before the gap filter, so a
    user's message close behind the assistant's long reply stays. Every later lift it gets is
    weighed the same, and its matched words cover the query for no other entry (the reply
    repeats the question's words: lifting by them undid the weight).
 3. ``gap_filter`` (search.py): the candidates whose own match is below ``gap_ratio`` of the
    best are dropped at the end of step 5; the lifts only reorder what passed.
 4. ``standing_lift``: an entry stating the user's standing instruction or preference
-   (tree/standing.py) passes the gap filter and gains ``standing_weight`` × its coverage.
+   (tree/text/standing.py) passes the gap filter and gains ``standing_weight`` × its coverage.
 5. ``where_and_when``: lifts by the neighbourhood's coverage of the query (``near_weight``,
    ``near_hops``), closeness to a date the question names (``date_weight``), saying when for
    a question asking when (``when_weight``); an entry that mostly asks keeps
@@ -31,13 +31,13 @@ below run in this order, each a plain function of the candidates with the settin
 8. ``by_signals``: the profile's importance and recency scale each entry's own relevance.
 9. ``with_meaning`` (search.py): the best ``MEANING_POOL`` re-sorted by their score +
    ``semantic_weight`` × the top score × the cosine of the question's and the entry's sentence
-   embeddings (off by default; it needs the embedding model, tree/embedding.py).
+   embeddings (off by default; it needs the embedding model, tree/meaning/embedding.py).
 10. ``one_per_source``: the later entries of one source (the other parts of a long message)
     move after every source's first.
 11. ``with_coverage`` (tree/coverage.py): the best ``COVER_POOL`` re-picked one place at a time for
     their score and what each adds to the question's coverage (its terms, and a session) beyond
     the hits above it (``cover_weight``): a question needing several pieces gets each.
-12. ``with_validity`` (tree/validity.py): an entry a newer one superseded goes right below the
+12. ``with_validity`` (tree/entries/validity.py): an entry a newer one superseded goes right below the
     entry that replaced it, which takes its place if it ranked lower or not at all, unless the
     question asks about the past ("before", "used to", a date before ``validUntil``). A tree
     without superseded entries is ranked as before (no setting: a closed fact is not a knob).
@@ -56,12 +56,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from . import analysis, dates, roles, standing, validity
+from .text import analysis, dates, roles, standing
+from .entries import validity
 from . import coverage as coverage_step
 from .coverage import with_coverage
-from .catalog import Catalog, Traits
-from .lifecycle import RankingProfile as Profile, rank_score
-from .paths import CONTEXT_FILE
+from .index.catalog import Catalog, Traits
+from .entries.lifecycle import RankingProfile as Profile, rank_score
+from .entries.paths import CONTEXT_FILE
 from .search import (MEANING_POOL, coverage, gap_filter, normalize, proximity, with_factor, with_folder_coverage,
                      with_lift, with_meaning, with_neighbourhood_coverage)
 from .settings import TreeSettings
@@ -227,7 +228,7 @@ def by_signals(scored: list[tuple[str, float]], lifted: dict[str, tuple[float, f
 
 def standing_lift(raw: Candidates, traits: dict[str, Traits], idf: dict[str, float], weight: float) -> dict[str, float]:
     """``{path: lift}`` for the candidates that state a standing instruction or preference
-    (tree/standing.py): ``weight`` × the share of the query they match. They are kept past the
+    (tree/text/standing.py): ``weight`` × the share of the query they match. They are kept past the
     gap filter: "which libraries does this project use?" shares one word with "Always include
     version numbers when I ask about libraries"."""
     if weight <= 0:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .paths import folder_of
+from .entries.paths import folder_of
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Hit:
     relevance: float = 0.0               # s/(1+s) of the raw BM25 score, before the ranking profile
     matched: tuple[str, ...] = ()        # analyzed query terms this entry matched
     coverage: float = 0.0                # IDF-weighted share of the query's terms it matched, 0..1
-    label: str = ""                      # a closed entry's "(until 2026-03-02; since then: …)" (tree/validity.py)
+    label: str = ""                      # a closed entry's "(until 2026-03-02; since then: …)" (tree/entries/validity.py)
     superseded_by: str = ""              # a closed entry's replacement (frontmatter supersededBy)
     valid_until: str = ""                # the day it stopped holding (frontmatter validUntil)
     archived: bool = False               # found in .memgrove/archive/ (search with include_archived)
@@ -191,7 +191,7 @@ def _within(xs: list[int], ys: list[int], window: int) -> bool:
 def with_lift(raw: list[tuple[str, float, frozenset]], lift: dict[str, float],
               muted: Mapping[str, float] | None = None) -> list[tuple[str, float, frozenset]]:
     """Each candidate gains ``lift[path]`` × the top score (a share of the best match), best
-    first again; a ``muted`` entry (an AI assistant's, tree/roles.py) gains that times its
+    first again; a ``muted`` entry (an AI assistant's, tree/text/roles.py) gains that times its
     factor, as its own match was. The folder, neighbourhood and time lifts are all of this form."""
     if not raw or not any(lift.values()):
         return raw
@@ -211,7 +211,7 @@ def with_factor(raw: list[tuple[str, float, frozenset]], factor: dict[str, float
 # how many of the best hits ranking by meaning re-sorts: what was measured (benchmarks/HISTORY.md), and a
 # search's cold cost (each entry's vector is computed once, tens of milliseconds)
 MEANING_POOL = 50
-# the cosine of an entry whose vector is not computed yet (tree/vector_claims.py): ``with_meaning``
+# the cosine of an entry whose vector is not computed yet (tree/meaning/vector_claims.py): ``with_meaning``
 # gives it the mean lift of the pool's entries that have one
 NO_VECTOR = float("nan")
 

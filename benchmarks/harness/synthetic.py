@@ -27,7 +27,7 @@ _STOP = None
 def _stop_words() -> frozenset[str]:
     global _STOP
     if _STOP is None:
-        from memgrove.tree.whoosh_engine import STOP_WORDS
+        from memgrove.tree.index.whoosh_engine import STOP_WORDS
         _STOP = STOP_WORDS
     return _STOP
 

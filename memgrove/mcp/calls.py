@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from memgrove.tree.errors import InvalidInput, MemgroveError
-from memgrove.tree.nesting import deep_error, too_deep
-from memgrove.tree.operations import check_batch_size
-from memgrove.tree.paths import existing_literal, normalize_entry_path
+from memgrove.tree.base.errors import InvalidInput, MemgroveError
+from memgrove.tree.base.nesting import deep_error, too_deep
+from memgrove.tree.writes.operations import check_batch_size
+from memgrove.tree.entries.paths import existing_literal, normalize_entry_path
 
 ACTOR = "mcp"
 MAX_LIMIT = 100

@@ -1,6 +1,6 @@
 """The tool calls an MCP server is running, each in a worker thread under a cancel token.
 
-The event loop cannot interrupt a worker thread; the call's token can (``tree/cancel.py``). It is
+The event loop cannot interrupt a worker thread; the call's token can (``tree/writes/cancel.py``). It is
 cancelled when the call is (the client's ``notifications/cancelled``, or the transport closing:
 the MCP library then cancels every call in flight), or by itself when the call runs past its
 time limit. A write then stops at its next checkpoint before its commit point, writes nothing
@@ -14,8 +14,8 @@ from typing import Callable, TypeVar
 
 import anyio
 
-from memgrove.tree import forksafe
-from memgrove.tree.cancel import CancelToken, cancelling
+from memgrove.tree.base import forksafe
+from memgrove.tree.writes.cancel import CancelToken, cancelling
 
 T = TypeVar("T")
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memgrove.tree import entry as entry_mod
-from memgrove.tree.errors import InvalidEntry, InvalidInput, InvalidPath
-from memgrove.tree.operations import text_size
-from memgrove.tree.paths import CONTEXT_FILE, existing_literal, natural_key, normalize_entry_path
+from memgrove.tree.entries import entry as entry_mod
+from memgrove.tree.base.errors import InvalidEntry, InvalidInput, InvalidPath
+from memgrove.tree.writes.operations import text_size
+from memgrove.tree.entries.paths import CONTEXT_FILE, existing_literal, natural_key, normalize_entry_path
 
 from .memory_paths import FORM, ROOT, Target, one_line, resolve
 

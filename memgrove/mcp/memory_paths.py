@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from memgrove.tree.errors import InvalidPath
-from memgrove.tree.paths import MAX_NAME_BYTES, normalize_entry_path, normalize_folder
+from memgrove.tree.base.errors import InvalidPath
+from memgrove.tree.entries.paths import MAX_NAME_BYTES, normalize_entry_path, normalize_folder
 
 ROOT = "/memories"
 FORM = f"{ROOT}/<domain>/<topic>[/<subtopic>]/<name>.md"

@@ -6,7 +6,7 @@ import contextlib
 from pathlib import Path
 from typing import Any, ContextManager
 
-from memgrove.tree import forksafe
+from memgrove.tree.base import forksafe
 
 
 class Projects:

@@ -17,7 +17,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
-from memgrove.tree.errors import MemgroveError, error_body
+from memgrove.tree.base.errors import MemgroveError, error_body
 
 from . import calls
 from .arguments import canonical

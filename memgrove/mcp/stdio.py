@@ -9,7 +9,7 @@ tokens (``inflight.py``): a write before its commit point stops and writes nothi
 exits once they have, or after ``EXIT_GRACE`` seconds whatever a worker is doing: an orphaned
 ``memgrove mcp`` must not keep the CPU or the writer lock. Its ``flock`` dies with it, and a
 batch it left between its write-ahead file and its journal is settled by the next writer
-(rolled forward, see tree/write_path.py).
+(rolled forward, see tree/writes/write_path.py).
 """
 
 from __future__ import annotations

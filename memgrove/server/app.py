@@ -15,7 +15,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from memgrove.tree.home import locate_home
+from memgrove.tree.base.home import locate_home
 
 from . import errors
 from .guard import Guard, GuardPolicy

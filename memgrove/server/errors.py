@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memgrove.tree.errors import (
+from memgrove.tree.base.errors import (
     BatchRejected,
     Cancelled,
     DreamRunning,

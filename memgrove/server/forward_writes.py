@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from memgrove.tree import forksafe
-from memgrove.tree.errors import BatchRejected, PrimaryUnreachable
-from memgrove.tree.operations import OPS
-from memgrove.tree.replication_git import redact
+from memgrove.tree.base import forksafe
+from memgrove.tree.base.errors import BatchRejected, PrimaryUnreachable
+from memgrove.tree.writes.operations import OPS
+from memgrove.tree.replication.git import redact
 
 
 class PrimaryWriter:
@@ -79,7 +79,7 @@ class PrimaryWriter:
     @staticmethod
     def _curate_groups(mem: Any, *, groups: list[list[dict[str, Any]]], actor: str,
                        allowed: tuple[str, ...]) -> list[Any]:
-        from memgrove.tree.group_batch import GroupOutcome
+        from memgrove.tree.writes.group_batch import GroupOutcome
 
         outcomes = []
         for ops in groups:

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from memgrove.tree.errors import MemgroveError, error_body
-from memgrove.tree.question_bound import MAX_QUESTION_CHARS
+from memgrove.tree.base.errors import MemgroveError, error_body
+from memgrove.tree.base.question_bound import MAX_QUESTION_CHARS
 
 from .errors import BodyTimeout, Forbidden, TooLarge, Unauthorized, status_of
 from .served import CALLER, ServedProjects

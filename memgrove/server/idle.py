@@ -14,8 +14,8 @@ import logging
 from datetime import datetime, timezone
 from typing import Any
 
-from memgrove.tree.dream_state import idle_due
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.hygiene.dream_state import idle_due
+from memgrove.tree.base.errors import MemgroveError
 
 from .projects import Projects
 

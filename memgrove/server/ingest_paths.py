@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memgrove.tree.errors import InvalidInput
+from memgrove.tree.base.errors import InvalidInput
 
 
 def inside_project(folder: Path, given: str) -> Path:

@@ -118,7 +118,7 @@ async def check_questions(request: Request) -> None:
     """``QuestionTooLong`` (413) for a ``/query`` run whose question is past the bound, before the
     run starts: the graph refuses it too, but ``/query/stream`` has sent its 200 by then."""
     from memgrove.graphs.query import question_text
-    from memgrove.tree.question_bound import check_length
+    from memgrove.tree.base.question_bound import check_length
 
     body = await _body_of(request)
     if not isinstance(body, dict):

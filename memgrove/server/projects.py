@@ -13,7 +13,7 @@ closes the least recently used that nothing is using, which gives back its watch
 descriptors and its threads. "Using" is a lease: reads, writes (from the moment they queue to
 the moment they finish), MCP calls and graph runs each hold one.
 
-A write runs under a cancel token (tree/cancel.py): at ``request_timeout``, or once its client
+A write runs under a cancel token (tree/writes/cancel.py): at ``request_timeout``, or once its client
 has gone, a write still queued is dropped and one running is cancelled; before its commit point
 it stops and writes nothing, past it it completes and is answered as done.
 """
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, TypeVar
 
 from memgrove.memory import Memory
-from memgrove.tree import forksafe
-from memgrove.tree.cancel import CancelToken, cancelling
-from memgrove.tree.errors import Cancelled
-from memgrove.tree.home import locate_home
+from memgrove.tree.base import forksafe
+from memgrove.tree.writes.cancel import CancelToken, cancelling
+from memgrove.tree.base.errors import Cancelled
+from memgrove.tree.base.home import locate_home
 
 from .errors import RequestTimeout
 from .served import Served, ServedProjects
@@ -94,7 +94,7 @@ class Projects:
                 mem = Memory.open(served.home, model=self.model)
                 self._open[served.home] = mem
                 if mem.tree.replication is not None:
-                    mem.tree.replication.start()     # pulls and pushes from now on (tree/replication.py)
+                    mem.tree.replication.start()     # pulls and pushes from now on (tree/replication/replicator.py)
             self._open.move_to_end(served.home)
             if lease:
                 self._leases[served.home] = self._leases.get(served.home, 0) + 1
@@ -204,7 +204,7 @@ class Projects:
 
     async def write(self, project: Served | None, fn: Callable[[Memory], T],
                     gone: Callable[[], Awaitable[bool]] | None = None) -> T:
-        """``fn(mem)`` in the project's queue, under a cancel token (tree/cancel.py). At
+        """``fn(mem)`` in the project's queue, under a cancel token (tree/writes/cancel.py). At
         ``request_timeout``, or once ``gone()`` says the client left, a write still queued is
         dropped and one running is cancelled: before its commit point it stops and the answer is
         504 "nothing was written"; past it, it completes and is answered as done."""

@@ -35,7 +35,7 @@ def new_token(home: str | os.PathLike, name: str = TOKEN_FILE) -> str:
     """A fresh random token, written to the token file (0600); each server start makes a new one."""
     import secrets
 
-    from memgrove.tree.fsio import atomic_write
+    from memgrove.tree.base.fsio import atomic_write
 
     token = secrets.token_urlsafe(32)
     atomic_write(token_path(home, name), token + "\n")  # a temp file made 0600, renamed
@@ -58,7 +58,7 @@ def client_token(home: str | os.PathLike, info: dict[str, Any] | None = None) ->
 
 
 def register(home: str | os.PathLike, info: dict[str, Any]) -> Path:
-    from memgrove.tree.fsio import atomic_write
+    from memgrove.tree.base.fsio import atomic_write
 
     path = registration_path(home)
     atomic_write(path, json.dumps(info, indent=2) + "\n")
@@ -110,7 +110,7 @@ def _connect_host(host: str) -> str:
 
 def is_live(info: dict[str, Any], timeout: float = PROBE_TIMEOUT) -> bool:
     """The registered process is alive and its port answers /health as that process."""
-    from memgrove.tree.writer_lock import pid_alive
+    from memgrove.tree.writes.writer_lock import pid_alive
 
     if not pid_alive(info["pid"]):
         return False

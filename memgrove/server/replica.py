@@ -2,7 +2,7 @@
 
 In an empty folder, the replica asks the primary for its git remote (``GET /api/replication``,
 with the primary's token: ``MEMGROVE_TOKEN``), clones the tree from it and follows it
-(tree/replication_follow.py): after every push of the primary, which it learns of by waiting on
+(tree/replication/follow.py): after every push of the primary, which it learns of by waiting on
 ``GET /api/replication/wait`` (one held request), or every ``pull_interval`` seconds when the
 primary does not answer. It answers reads itself (search, query tiers 0–2; tiers 3–4 with its
 own model settings) and forwards every write (``ForwardWrites``: any POST, PUT, PATCH or DELETE
@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from memgrove.tree import forksafe
-from memgrove.tree.errors import MemgroveError, PrimaryUnreachable
-from memgrove.tree.fsio import atomic_write
-from memgrove.tree.home import HOME_NAME, locate_home
-from memgrove.tree.replication_follow import Follower, replica_info, write_replica_info
-from memgrove.tree.replication_git import GitFailed, redact
-from memgrove.tree.replication_settings import load_replication_settings
+from memgrove.tree.base import forksafe
+from memgrove.tree.base.errors import MemgroveError, PrimaryUnreachable
+from memgrove.tree.base.fsio import atomic_write
+from memgrove.tree.base.home import HOME_NAME, locate_home
+from memgrove.tree.replication.follow import Follower, replica_info, write_replica_info
+from memgrove.tree.replication.git import GitFailed, redact
+from memgrove.tree.replication.settings import load_replication_settings
 
 log = logging.getLogger("memgrove.replica")
 WAIT_S = 20.0           # how long one wait on the primary's next push is held

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base.errors import MemgroveError
 
 from . import registry
 from .guard import is_loopback
@@ -133,7 +133,7 @@ def serve(project: str | os.PathLike | None, *, host: str | None = None, port: i
 def _replica(project: str | os.PathLike | None, replica_of: str | None, promote: bool, no_auth: bool) -> Any:
     """The read replica this start serves (``--replica-of``, or a folder that is one), or None; with
     ``promote``, the replica in ``project`` becomes a primary first (replica.py)."""
-    from memgrove.tree.home import HOME_NAME
+    from memgrove.tree.base.home import HOME_NAME
 
     from .replica import Replica, promote as promote_replica
 
@@ -166,7 +166,7 @@ def add_to_running(project: str | os.PathLike | None, folders: Sequence[str]) ->
     with its owner token (only its owner can read that file)."""
     import http.client
 
-    from memgrove.tree.home import locate_home
+    from memgrove.tree.base.home import locate_home
 
     home = locate_home(project)
     info = registry.find_server(home)

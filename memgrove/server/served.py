@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from memgrove.tree import forksafe
-from memgrove.tree.errors import TreeNotFound
-from memgrove.tree.home import HOME_NAME, locate_home
+from memgrove.tree.base import forksafe
+from memgrove.tree.base.errors import TreeNotFound
+from memgrove.tree.base.home import HOME_NAME, locate_home
 
 from . import registry
 from .errors import AlreadyServed, Forbidden, Unauthorized

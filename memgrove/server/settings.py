@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from memgrove.tree.errors import MemgroveError
+from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree.settings import load_table
 
 
@@ -27,7 +27,7 @@ class ServerSettings:
     # connections without a valid token yet (connections.py): past these, those that stalled are cut
     max_unauthenticated: int = 64            # waiting for their headers, in all
     max_unauthenticated_per_peer: int = 16   # ... from one address (an IPv6 /64)
-    dream_when_idle: bool = False            # run `memgrove dream` when the tree's idle gates open (tree/dream_state.py)
+    dream_when_idle: bool = False            # run `memgrove dream` when the tree's idle gates open (tree/hygiene/dream_state.py)
     dream_check_s: float = 300.0             # seconds between two looks at those gates
 
 

@@ -34,7 +34,7 @@ class QueueBody(BaseModel):
 
 
 def _queue(m: Any, body: QueueBody) -> dict[str, Any]:
-    from memgrove.tree import review
+    from memgrove.tree.hygiene import review
 
     item = review.queue(m.tree, review.proposal(body.operations), proposed_by=body.proposed_by)
     return {"item": item.to_dict() if item is not None else None}

@@ -198,8 +198,9 @@ def churn(args: dict) -> None:
 
 def batch(args: dict) -> None:
     from memgrove import Memory
-    from memgrove.tree import fsio, write_path
-    from memgrove.tree.journal import Journal
+    from memgrove.tree.base import fsio
+    from memgrove.tree.writes import write_path
+    from memgrove.tree.writes.journal import Journal
 
     pause = args.get("pause")  # where to stop and wait for SIGKILL; None = run freely
     if pause == "before_pending":
@@ -258,8 +259,8 @@ def batch(args: dict) -> None:
 
 def reindex(args: dict) -> None:
     from memgrove import Memory
-    from memgrove.tree.tantivy_engine import TantivyEngine
-    from memgrove.tree.whoosh_engine import WhooshEngine
+    from memgrove.tree.index.tantivy_engine import TantivyEngine
+    from memgrove.tree.index.whoosh_engine import WhooshEngine
 
     if args.get("pause"):  # stop while the new index is being built, on either engine
         for engine in (WhooshEngine, TantivyEngine):

@@ -1,4 +1,4 @@
-"""A stand-in for ``memgrove.tree.scan`` in tests: ``memgrove dream`` finds the candidates given.
+"""A stand-in for ``memgrove.tree.hygiene.scan`` in tests: ``memgrove dream`` finds the candidates given.
 
 >>> fake_scan(monkeypatch, [candidate, ...])                       # doctest: +SKIP
 """
@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from memgrove.tree.findings import Candidate
+from memgrove.tree.hygiene.findings import Candidate
 
 
 def fake_scan(monkeypatch: Any, candidates: list[Candidate]) -> list[Any]:
@@ -22,9 +22,9 @@ def fake_scan(monkeypatch: Any, candidates: list[Candidate]) -> list[Any]:
         calls.append(now)
         return [c for c in candidates if all(tree.exists(p) for p in c.paths)]
 
-    mod = types.ModuleType("memgrove.tree.scan")
+    mod = types.ModuleType("memgrove.tree.hygiene.scan")
     mod.scan = scan  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "memgrove.tree.scan", mod)
+    monkeypatch.setitem(sys.modules, "memgrove.tree.hygiene.scan", mod)
     return calls
 
 
@@ -33,13 +33,13 @@ SITE = __import__("pathlib").Path(__file__).parent / "dream_site"
 
 
 def install(candidates: list[Candidate]) -> None:
-    """Make ``memgrove.tree.scan`` in this process the stand-in (a started process: see ``site_env``)."""
+    """Make ``memgrove.tree.hygiene.scan`` in this process the stand-in (a started process: see ``site_env``)."""
     def scan(tree: Any, settings: Any = None, *, kinds: Any = None, now: Any = None) -> list[Candidate]:
         return [c for c in candidates if all(tree.exists(p) for p in c.paths)]
 
-    mod = types.ModuleType("memgrove.tree.scan")
+    mod = types.ModuleType("memgrove.tree.hygiene.scan")
     mod.scan = scan  # type: ignore[attr-defined]
-    sys.modules["memgrove.tree.scan"] = mod
+    sys.modules["memgrove.tree.hygiene.scan"] = mod
 
 
 def site_env(tmp: Any, candidates: list[Candidate]) -> dict[str, str]:

@@ -52,7 +52,7 @@ def export() -> None:
 def index_engine(home: Path) -> str:
     """The engine that last built the index of the memory at ``home`` (its ``.memgrove``), from
     the format the catalog records ("tantivy-14"): which engine a started process really ran."""
-    from memgrove.tree.catalog import Catalog
+    from memgrove.tree.index.catalog import Catalog
 
     cat = Catalog(home / "index" / "catalog.db")
     try:

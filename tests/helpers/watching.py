@@ -1,5 +1,5 @@
 """Waiting for a file watcher: watchdog reports a change on its own threads, a moment (~1 ms)
-after it happened, so a search right after a hand edit may not see it yet (tree/watch.py)."""
+after it happened, so a search right after a hand edit may not see it yet (tree/index/watch.py)."""
 
 from __future__ import annotations
 

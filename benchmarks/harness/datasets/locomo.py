@@ -80,7 +80,7 @@ def turns_of(sample: dict[str, Any]) -> list[Turn]:
 
 
 def to_conversation(sample: dict[str, Any]) -> dict[str, Any]:
-    """A LoCoMo sample in memgrove's conversation format (tree/curator.py ``check_conversation``)."""
+    """A LoCoMo sample in memgrove's conversation format (tree/inputs/curator.py ``check_conversation``)."""
     return {"id": sample["sample_id"],
             "messages": [{"id": t.id, "speaker": t.speaker, "text": t.text, "time": t.time, "session": t.session}
                          for t in turns_of(sample)]}

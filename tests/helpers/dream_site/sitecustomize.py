@@ -17,7 +17,7 @@ meaning_choice.apply()
 if os.environ.get("MEMGROVE_TEST_ENGINE"):
     engine_choice.apply()
 if os.environ.get("MEMGROVE_TEST_SCAN"):
-    from memgrove.tree.findings import Candidate
+    from memgrove.tree.hygiene.findings import Candidate
 
     spec = json.loads(Path(os.environ["MEMGROVE_TEST_SCAN"]).read_text(encoding="utf-8"))
     dream_scan.install([Candidate.from_dict(d) for d in spec])

@@ -1,0 +1,174 @@
+"""Superseded facts: a later entry gives the same subject a different value.
+
+"The staging database listens on 5432" (March) then "the staging database now listens on 6543"
+(May): the statements share their subject words (two at least, a value both give counting as one:
+"the Onyx launch"; their overlap weighed by rarity at least ``dream_supersede_overlap``), and one
+value of one kind (a number counting the same thing, a version, a date, a name, a place) is
+replaced by another. Not superseded:
+
+- two subjects: each statement has a word of its own rarer than the commonest word they share
+  ("the production auth proxy ..." / "the preview auth proxy ..."), or one has a word of its own
+  wedged between two subject words the other says side by side ("the support *east* team
+  office" / "the support team office");
+- two values changed at once ("Alice's phone is 555-1234" / "Bob's phone is 555-9876"): two
+  facts sharing a template, not one fact changed;
+- a first-person statement by another speaker ("my desk is on floor 3" / "my desk is on floor
+  5"): each speaker's own fact;
+- an episode ("I walked 142 steps today"), a question ("is staging still on 5432?"), and
+  statements without a time to order them by.
+
+"We moved staging from 5432 to 6543" replaces the value it names beside the new one. Each older
+entry is proposed once, superseded by the earliest later entry that changes it (a value changed
+twice is two candidates, old -> middle -> new); an entry already closed (``supersededBy``) is not
+proposed again. ``paths`` are (newer, older); the op closes the older from the newer's day.
+Known limit: a name is a value wherever it stands, so "the Comet launch" and "the Kestrel launch"
+planned for the same day differ only by a name, as an owner changed would.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+
+from .findings import Candidate
+from ..entries.paths import natural_key
+from .scan_corpus import Corpus, ScanItem, each_has_its_own
+from ..settings import TreeSettings
+from ..text.analysis import analyze
+from .statement_values import CHANGE_VERBS, CHANGE_WORDS, Statement, proper_words, replaced_values, statements
+
+KEYS = 4        # rarest subject words a statement is filed under
+MOST = 80       # a subject word more statements share than this files nothing
+MIN_SHARED = 2
+
+
+def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[str]) -> list[Statement]:
+    return [s for s in statements(it.text, proper, names)
+            if s.values and s.subject and not s.sentence.rstrip().endswith("?")]
+
+
+_EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|"
+                      r"this (?:morning|afternoon|evening)|last (?:night|weekend)|"
+                      r"(?:this|last) (?:week|month)(?:end)?)\b", re.I)
+_CHANGE_SINCE = re.compile(r"\b(?:from|since|as of|starting(?: from)?)\s+(?:today|tonight|yesterday|this|last)\b", re.I)
+
+
+def episodic(s: Statement) -> bool:
+    """The sentence tells what happened at a time ("I ran 5 km this morning"), not what holds:
+    a later count is another event, not a new value. "From today the port is 6543" and "the office
+    moved this week" are changes."""
+    return bool(_EPISODE.search(s.sentence)) and not _CHANGE_SINCE.search(s.sentence) and not _changes(s)
+
+
+def _changes(s: Statement) -> bool:
+    """The statement says its value changed ("now", "moved", "from ... to")."""
+    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_VERBS) or bool(s.was)
+
+
+def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
+    got = replaced_values(old.values, new.values)
+    if got or not new.was:
+        return got
+    # "moved from 5432 to 6543" beside "listens on 5432": the new statement names the old value it replaces
+    was = {v for v, _ in new.was}
+    return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
+
+
+def _terms_in_order(sentence: str) -> list[str]:
+    """The sentence's words as terms, in order ("" for a stop word: it keeps its place)."""
+    return [(analyze(w) or [""])[0] for w in re.findall(r"[^\W_]+", sentence)]
+
+
+def _wedged(a: Statement, b: Statement, shared: frozenset[str]) -> bool:
+    """A word of one statement's own wedged between two shared words the other says side by side:
+    "the support *east* team office" against "the support team office" is another office (where "you
+    can find the office", a word said before the subject, is not)."""
+    def pairs(seq: list[str]) -> set[tuple[str, str]]:
+        return {(x, y) for x, y in zip(seq, seq[1:]) if x in shared and y in shared}
+
+    ta, tb = _terms_in_order(a.sentence), _terms_in_order(b.sentence)
+    for one, other in ((ta, tb), (tb, ta)):
+        side_by_side = pairs(other)
+        for x, w, y in zip(one, one[1:], one[2:]):
+            if (x, y) in side_by_side and w and w not in shared and w not in CHANGE_WORDS:
+                return True
+    return False
+
+
+def find_superseded(corpus: Corpus, settings: TreeSettings, skip: frozenset[str] = frozenset()) -> list[Candidate]:
+    """``skip``: entries to leave out (exact duplicates merged into their group's kept entry)."""
+    items = [it for it in corpus.items if it.moment and it.path not in skip]
+    proper = proper_words(it.text for it in corpus.items)
+    said: list[tuple[ScanItem, Statement]] = []
+    for it in items:
+        said += [(it, s) for s in _subject_statements(it, proper, corpus.names)]
+    sdf: Counter = Counter(t for _, s in said for t in s.subject)
+    weight = {t: math.log(1 + len(said) / d) for t, d in sdf.items()}
+    # filed under their rarest subject words, and under the values they give or say were replaced: "the
+    # Onyx launch" is found by "Onyx", "moved from 5432 to 6543" by "5432"
+    keys = [s.subject | {"=" + v for v, _ in s.values + s.was} for _, s in said]
+    kdf: Counter = Counter(k for ks in keys for k in ks)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, ks in enumerate(keys):
+        for _, k in sorted((kdf[k], k) for k in ks if 2 <= kdf[k] <= MOST)[:KEYS]:
+            postings[k].append(i)
+    pairs = {(x, y) for ids in postings.values() for n, x in enumerate(ids) for y in ids[n + 1:]}
+    best: dict[str, tuple] = {}   # older path -> (sort key, candidate)
+    for x, y in sorted(pairs):
+        (a, sa), (b, sb) = said[x], said[y]
+        if a.path == b.path or a.moment == b.moment or (a.messages & b.messages):
+            continue
+        if a.moment > b.moment:
+            (a, sa), (b, sb) = (b, sb), (a, sa)
+        if a.closed or a.path in b.supersedes:
+            continue
+        # a value both give ("the Onyx launch") names what they are about
+        named = frozenset(sa.value_set() & sb.value_set())
+        shared = sa.subject & sb.subject
+        if len(shared) + len(named) < MIN_SHARED or episodic(sa):
+            continue
+        # weighed by rarity: "the loyalty backend runs release 2.1" and "the fraud backend runs release 3.0"
+        # share four words of six, but not the one that names what runs
+        top = max(weight.values())
+        overlap = (sum(weight[t] for t in shared) + top * len(named)) / \
+            (sum(weight[t] for t in sa.subject | sb.subject) + top * len(named))
+        if overlap < settings.dream_supersede_overlap or each_has_its_own(sa.subject, sb.subject, weight) \
+                or _wedged(sa, sb, shared):
+            continue
+        if (a.first_person or b.first_person) and a.speakers != b.speakers:
+            continue
+        replaced = _replaced(sa, sb)
+        if len(replaced) != 1:
+            continue
+        kind, old_value, new_value = replaced[0]
+        key = (b.moment, -overlap, natural_key(b.path))
+        if a.path in best and best[a.path][0] <= key:
+            continue
+        best[a.path] = (key, _candidate(a, b, sa, sb, shared, overlap, kind, old_value, new_value))
+    return [c for _, c in best.values()]
+
+
+def subject_words(sentence: str, terms: frozenset[str]) -> list[str]:
+    """The words of ``sentence`` whose terms are in ``terms``, as written ("staging database", not "stage databas")."""
+    out = [w for w in re.findall(r"[^\W_]+", sentence) if set(analyze(w)) & terms]
+    return list(dict.fromkeys(w.lower() for w in out))
+
+
+def _candidate(a: ScanItem, b: ScanItem, sa: Statement, sb: Statement, shared: frozenset[str], overlap: float,
+               kind: str, old_value: str, new_value: str) -> Candidate:
+    words = subject_words(sb.sentence, shared)
+    subject = " ".join(words)
+    reason = (f"{b.path} ({b.day}) gives {subject} the {kind.split(':')[0]} {new_value!r} where {a.path} ({a.day}) "
+              f"said {old_value!r}")
+    op = {"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}
+    if b.day:
+        op["since"] = b.day
+    # a statement saying its value changed ("now", "moved to", "from ... to") is the surer sign; without
+    # one, two statements with a name each may just tell two stories ("Laura wrote us" / "Cindy wrote it")
+    confidence = min(1.0, (0.7 if _changes(sb) else 0.4) + 0.3 * overlap)
+    return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=(op,), reason=reason,
+                     confidence=round(confidence, 3),
+                     evidence={"subject": words, "value_kind": kind.split(":")[0], "old_value": old_value,
+                               "new_value": new_value, "old_date": a.moment, "new_date": b.moment,
+                               "old_statement": sa.sentence[:300], "new_statement": sb.sentence[:300]})

@@ -1,0 +1,197 @@
+"""The verbatim curator's free text and files (``curator``): input bytes read and decoded,
+notes in the day's folder, a file's markdown sections or ~220-word parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..text import dates
+from ..base.errors import InvalidInput
+from ..entries.paths import snake_case
+from .placement import Owner, Placer, digest as _digest
+from ..text.searchable import searchable
+from .verbatim_parts import _FENCE, PART_CHARS, _chunks, _first_sentence, _iso, _words, paragraphs
+
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+
+
+def _too_large(name: str, size: int, max_bytes: int) -> InvalidInput:
+    return InvalidInput(f"{name} is {size:,} bytes; the curator takes at most {max_bytes:,} bytes "
+                        "(setting max_input_bytes)")
+
+
+def read_input(path: Path, max_bytes: int) -> bytes:
+    """The bytes of an input file; an enormous one is refused before it is read into memory."""
+    with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise _too_large(str(path), size, max_bytes)
+        return fh.read(max_bytes + 1)  # +1: a file that grew meanwhile is still caught below
+
+
+def decode_input(raw: bytes, name: str, max_bytes: int) -> str:
+    """Bytes of an input to text, or a clear InvalidInput (binary, too large, not UTF-8)."""
+    if len(raw) > max_bytes:
+        raise _too_large(name, len(raw), max_bytes)
+    if b"\x00" in raw[:8192]:
+        raise InvalidInput(f"{name} looks binary (contains NUL bytes); give text or markdown")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name} is not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+    return text.lstrip("\ufeff").replace("\r\n", "\n")
+
+
+def read_json_input(path: Path, max_bytes: int) -> Any:
+    """A JSON input file (a conversation, an export) read, decoded and parsed, or a clear InvalidInput."""
+    from ..base.nesting import parse_json
+
+    try:
+        raw = read_input(path, max_bytes)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    return parse_json(decode_input(raw, str(path), max_bytes), str(path))
+
+
+def ops_from_text(text: str, *, now: datetime, source: str | None = None,
+                  placer: Placer | None = None) -> list[dict[str, Any]]:
+    """Free text -> entries of about 220 words in the day's notes folder, ``notes/<yyyy_mm_dd>/``.
+
+    One folder per day, not one per note: five notes curated today share one folder, the way a
+    notebook has pages per day, so the tree stays browsable by time; what a note is about is in
+    its entry name, title and words, which search reads. The same text curated again, on any
+    day, finds the entries it was given before and changes nothing.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("the text to curate is empty")
+    placer = placer or Placer()
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    ref = source or "text:" + digest
+    owner = Owner("text", (ref,))
+    name = snake_case(_words(text, 5))[:40].strip("_") or f"note_{digest[:6]}"
+    day = now.astimezone(timezone.utc)
+    folder = placer.find("notes", name, owner) or f"notes/{day:%Y_%m_%d}"
+    chunks = _chunks(paragraphs(text))
+    ops = []
+    for i, chunk in enumerate(chunks, 1):
+        ops.append({
+            "op": "UPSERT",
+            "path": placer.entry(folder, name if i == 1 else f"{name}_part_{i}", owner),
+            "title": _first_sentence(chunk, 90),
+            "summary": _first_sentence(chunk),
+            "content": {"narrative": chunk},
+            "sources": [{"kind": "text", "ref": f"{ref}#p{i}", "at": _iso(now)}],
+            "reason": f"verbatim curator: part {i} of {source or 'the given text'}",
+        })
+    ops[0]["context"] = {"domain": "Notes curated verbatim, one folder per day.",
+                         "topic": f"Notes curated on {dates.day_label(day.date())}." if folder.endswith(
+                             f"{day:%Y_%m_%d}") else ""}
+    return ops
+
+
+def _markdown_sections(text: str) -> list[tuple[str, str]]:
+    """``[(heading, body)]``, split on #..### headings outside code fences."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(line)
+        if m:
+            sections.append((m.group(2).strip(), []))
+        else:
+            sections[-1][1].append(line)
+    return [(h, "\n".join(b).strip("\n")) for h, b in sections if h or "\n".join(b).strip()]
+
+
+def file_ref(path: Path, root: Path | None = None) -> str:
+    """How sources name a file: its path from ``root`` (the project) when inside it, else its
+    absolute path; two files of one name in different folders are two inputs."""
+    full = path.resolve()
+    if root is not None:
+        try:
+            return full.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return full.as_posix()
+
+
+def ops_from_file(path: Path, *, max_bytes: int, now: datetime, root: Path | None = None,
+                  placer: Placer | None = None) -> list[dict[str, Any]]:
+    """A markdown file -> one entry per section; other text files -> ~220-word parts.
+
+    ``root``: the project folder; sources name the file relative to it (see ``file_ref``).
+    """
+    try:
+        raw = read_input(path, max_bytes)
+    except IsADirectoryError:
+        raise InvalidInput(f"{path} is a folder; give files") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    text = decode_input(raw, str(path), max_bytes)
+    if not text.strip():
+        raise InvalidInput(f"{path} is empty")
+    mtime = _iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+    return ops_from_document(path.name, text, ref=file_ref(path, root), at=mtime, placer=placer)
+
+
+def ops_from_document(name: str, text: str, *, ref: str, at: str,
+                      placer: Placer | None = None) -> list[dict[str, Any]]:
+    """A document's text (a file's content sent without the file, e.g. to the server) -> the
+    entries ``ops_from_file`` makes of such a file; ``name`` is its file name (``.md`` decides
+    sections or parts), ``ref`` what its sources name, ``at`` when it was written."""
+    path = Path(name)
+    if not text.strip():
+        raise InvalidInput(f"{name} is empty")
+    placer = placer or Placer()
+    owner = Owner("file", (ref,))
+    # a name without Latin letters or digits still gets a folder of its own, the same each time
+    folder = placer.folder("files", snake_case(path.stem) or f"file_{_digest(path.stem)}", owner)
+    mtime = at
+    ops = []
+    if path.suffix.lower() in (".md", ".markdown"):
+        sections = _markdown_sections(text)
+        doc_title = next((h for h, _ in sections if h), path.stem)
+        used: set[str] = set()
+        next_n: dict[str, int] = {}   # per base name, so thousands of equal headings stay linear
+        for heading, body in sections:
+            if not body.strip():
+                continue
+            if heading and heading != doc_title:
+                title = f"{doc_title}: {heading}"
+            else:
+                title = doc_title if heading else f"{doc_title}: overview"
+            parts = _chunks(paragraphs(body), words=len(body.split()) + 1) if len(searchable(body)) > PART_CHARS \
+                else [body]
+            for j, part in enumerate(parts, 1):
+                name = base = (snake_case(heading) or "overview") + (f"_part_{j}" if j > 1 else "")
+                n = next_n.get(base, 2)
+                while name in used:
+                    name, n = f"{base}_{n}", n + 1
+                next_n[base] = n
+                used.add(name)
+                ops.append(_file_op(placer.entry(folder, name, owner), name, title if j == 1 else f"{title} ({j})",
+                                    part, f"{ref}#{name}", mtime))
+    else:
+        for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
+            ops.append(_file_op(placer.entry(folder, f"part_{i}", owner), f"part_{i}",
+                                f"{path.stem}: {_first_sentence(chunk, 70)}", chunk, f"{ref}#p{i}", mtime))
+    return ops
+
+
+def _file_op(path: str, name: str, title: str, body: str, ref: str, at: str) -> dict[str, Any]:
+    return {
+        "op": "UPSERT",
+        "path": path,
+        "title": title,
+        "summary": _first_sentence(re.sub(r"```.*?```", " ", body, flags=re.S)) or title,
+        "content": {"narrative": body},
+        "sources": [{"kind": "file", "ref": ref, "at": at}],
+        "reason": f"verbatim curator: section {name} of {ref.rsplit('#', 1)[0]}",
+    }

