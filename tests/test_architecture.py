@@ -163,6 +163,6 @@ def test_small_files_and_folders():
 @pytest.mark.parametrize("package", sorted(n for n, p in MODULES.items() if p.name == "__init__.py"
                                             and n.startswith("memgrove.tree.")))
 def test_each_tree_package_says_what_it_owns_and_may_use(package: str):
-    doc = ast.get_docstring(ast.parse(MODULES[package].read_text())) or ""
+    doc = " ".join((ast.get_docstring(ast.parse(MODULES[package].read_text())) or "").split())
     assert len(doc.split()) >= 40, f"{package}: a paragraph on what it owns and what it may use"
     assert "may use" in doc or "uses" in doc or "imports" in doc, package

@@ -179,3 +179,30 @@ def test_processes_recreating_a_catalog_deleted_under_them(tmp_path: Path):
     assert catalog.exists() and rows_on_disk(catalog, "files") >= len(SEED)
     with Memory.open(tmp_path, durable=False, embed_ahead=False) as mem:
         assert mem.doctor().ok
+
+
+def test_an_owner_collected_while_its_thread_holds_the_connections_lock_does_not_deadlock(tmp_path: Path):
+    """A full-suite run hung for good in a fork: ``ThreadConnections._before_fork`` held its lock
+    while copying the set of connections, a garbage collection in that copy freed an unreachable
+    owner, and the owner's finalizer (``close``) waited for the same lock in the same thread. The
+    finalizer is made to run at that moment here (the last reference dropped under the lock)."""
+    import weakref
+
+    conns = mg_sqlite.ThreadConnections()
+    conns.keep(mg_sqlite.connect(tmp_path / "x.db", "CREATE TABLE IF NOT EXISTS t(a);", timeout=5))
+
+    class Owner:
+        pass
+
+    owners = [Owner()]
+    weakref.finalize(owners[0], conns.close)
+
+    def collect_under_the_lock() -> None:
+        with conns._mutex:   # as _before_fork holds it
+            owners.clear()   # the owner goes: its finalizer closes every connection
+
+    t = threading.Thread(target=collect_under_the_lock, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "the finalizer waited for a lock its own thread holds"
+    assert conns.mine() is None

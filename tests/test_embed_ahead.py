@@ -28,6 +28,7 @@ from helpers import meaning_choice
 from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.config import config_template
+from memgrove.tree.base import model_files
 from memgrove.tree.meaning import embedder as embedder_mod, embedding
 from memgrove.tree.settings import SEMANTIC_DEFAULT, SEMANTIC_ENV, TreeSettings, ranking_digest
 from memgrove.tree.meaning.vectors import key_of
@@ -87,7 +88,7 @@ def test_the_default_is_on_where_the_model_is_installed_and_off_where_not(tmp_pa
         on = m.fingerprint()
     # what the cache keys see is the value in effect: the same as naming it
     assert ranking_digest(TreeSettings()) == ranking_digest(TreeSettings(semantic_weight=SEMANTIC_DEFAULT))
-    monkeypatch.setattr(embedding, "model_available", lambda given="": False)
+    monkeypatch.setattr(model_files, "model_available", lambda given="": False)
     with Memory.open(tmp_path, durable=False) as m:
         assert m.tree.settings.semantic_weight == 0.0 and m.tree.embedder is None
         assert [h.path for h in m.search("database")]                # no error: ranked by words
@@ -118,7 +119,7 @@ def test_auto_can_be_written_and_the_template_says_it(tmp_path, monkeypatch):
     (home / "config.toml").write_text('[tree]\nsemantic_weight = "auto"\n', encoding="utf-8")
     with Memory.open(tmp_path, durable=False, embed_ahead=False) as m:          # the suite's default is 0
         assert m.tree.settings.semantic_weight == SEMANTIC_DEFAULT
-    monkeypatch.setattr(embedding, "model_available", lambda given="": False)
+    monkeypatch.setattr(model_files, "model_available", lambda given="": False)
     with Memory.open(tmp_path, durable=False, embed_ahead=False) as m:
         assert m.tree.settings.semantic_weight == 0.0
     (home / "config.toml").write_text('[tree]\nsemantic_weight = "on"\n', encoding="utf-8")

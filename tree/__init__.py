@@ -12,19 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .doctor import DoctorReport, diagnose
     from .entries.entry import Entry, parse, serialize
-    from .base.errors import (
-        BatchRejected,
-        Cancelled,
-        InvalidEntry,
-        InvalidInput,
-        InvalidPath,
-        JournalError,
-        LockTimeout,
-        MemgroveError,
-        NotWritable,
-        OperationConflict,
-        TreeNotFound,
-    )
+    from .base.errors import (BatchRejected, Cancelled, InvalidEntry, InvalidInput, InvalidPath,
+        JournalError, LockTimeout, MemgroveError, NotWritable, OperationConflict, TreeNotFound)
     from .writes.journal import Change, JournalRecord
     from .writes.operations import OPS, OpResult
     from .entries.paths import normalize_entry_path, normalize_folder, snake_case

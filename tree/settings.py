@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .meaning import embedding
+from .base import model_files
 from .base.errors import MemgroveError
 from .entries.lifecycle import PROFILES
 
 
 ENGINES = ("whoosh", "tantivy")
-# semantic_weight's default, "auto": this where the model is installed (embedding.model_available), else
+# semantic_weight's default, "auto": this where the model is installed (tree/base/model_files.py), else
 # 0. The one line that turns ranking by meaning on or off by default (0.0: off everywhere).
 SEMANTIC_DEFAULT = 0.5
 AUTO = -1.0      # the field's value before it is resolved (config.toml and the arguments say "auto")
@@ -87,7 +87,7 @@ class TreeSettings:
         # "auto" resolves once, here: the fingerprint, the listings and every check see the value in effect
         if self.semantic_weight == AUTO or self.semantic_weight == "auto":
             off = os.environ.get(SEMANTIC_ENV, "").strip().lower() in ("off", "0", "false", "no")
-            auto = SEMANTIC_DEFAULT if not off and embedding.model_available(self.semantic_model) else 0.0
+            auto = SEMANTIC_DEFAULT if not off and model_files.model_available(self.semantic_model) else 0.0
             object.__setattr__(self, "semantic_weight", auto)
 
     def boosts(self) -> dict[str, float]:

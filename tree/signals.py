@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from .entries import lifecycle
-from .base.sqlite import DerivedDb
+from .base.derived_db import DerivedDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (

@@ -40,17 +40,8 @@ from .entries.lifecycle import PROFILES
 from .meaning.tree_meaning import Meaning
 from .writes.operations import OPS, OpResult, Overlay, plan_batch
 from .base.question_bound import check_length
-from .entries.paths import (
-    CONTEXT_FILE,
-    existing_literal,
-    folder_of,
-    is_entry_file,
-    natural_key,
-    normalize_any,
-    normalize_entry_path,
-    normalize_folder,
-    resolve_inside,
-)
+from .entries.paths import (CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key,
+    normalize_any, normalize_entry_path, normalize_folder, resolve_inside)
 from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
 from .search import Hit, coverage, excerpt, normalize
 from .settings import TreeSettings, load_settings

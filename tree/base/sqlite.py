@@ -1,5 +1,6 @@
 """Opening the tree's SQLite files (signals, vectors, catalog, the query cache's) safely from many
-processes, telling damage from a busy database, and a derived file that resets itself when damaged.
+processes, and telling damage from a busy database (a derived file that resets itself when damaged:
+``derived_db``).
 
 Reading never needs free space: a WAL database needs a 32 KB shared-memory file (``-shm``) that
 SQLite creates at the first open, which a full disk refuses ("disk I/O error"). Such an open falls
@@ -23,7 +24,6 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Callable
 
 from . import forksafe
 
@@ -279,7 +279,9 @@ class ThreadConnections:
     def __init__(self):
         self._local = threading.local()
         self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()   # a dead thread's go with it
-        self._mutex = forksafe.lock()
+        # reentrant: a collection may run an owner's finalizer (``close``) in a thread that holds it
+        # (e.g. amid the copy of ``_all`` before a fork), which a plain lock would deadlock
+        self._mutex = forksafe.rlock()
         self._forking: list[sqlite3.Connection] = []
         forksafe.around_fork(before=self._before_fork, in_parent=self._after_fork, in_child=self._forked)
 
@@ -321,7 +323,8 @@ class ThreadConnections:
     def close(self) -> None:
         with self._mutex:
             conns = list(self._all)
-            self._all.clear()
+            # a new set, not ``clear()``: this may run amid an iteration of the old one (above)
+            self._all = weakref.WeakSet()
             self._local = threading.local()   # every thread opens afresh at its next use
         for db in conns:
             try:
@@ -350,116 +353,3 @@ def remove_files(file: Path) -> None:
             os.unlink(str(file) + suffix)
         except FileNotFoundError:
             pass
-
-
-def damage_of(open_db: Callable[[], sqlite3.Connection], close: Callable[[], None],
-              probe: Callable[[sqlite3.Connection], str | None]) -> str | None:
-    """Why a database is damaged, or None (``doctor``): what ``probe`` finds wrong with the schema,
-    else SQLite's quick check; a connection that damage broke is closed."""
-    try:
-        db = open_db()
-        problem = probe(db)
-        if problem:
-            return problem
-        bad = db.execute("PRAGMA quick_check").fetchone()[0]
-        return None if bad == "ok" else f"integrity check: {bad}"
-    except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
-            raise
-        close()
-        return str(exc)
-
-
-def file_gone(owner, conns: ThreadConnections) -> bool:
-    """``gone`` of a database owner holding ``file``, ``_opened`` (the identity of the file its
-    last connection opened) and ``conns``: this thread's connection is dropped if it is stale."""
-    mine = conns.mine()
-    if mine is not None and replaced(mine, owner.file, now=True):
-        conns.drop_mine()
-    known = getattr(owner, "_opened", None)
-    if known is None or file_identity(owner.file) == known:
-        return False
-    owner._opened = None   # reported once; the next connection records the new file
-    return True
-
-
-class DerivedDb:
-    """A SQLite file of derived data (WAL, a connection per thread): ``SCHEMA`` applied at open,
-    ``PROBE`` (a query reading every table) checks it, and a damaged file is removed and started
-    again, with a notice saying so and ``AFTER_RESET`` (what that means for the user)."""
-
-    SCHEMA = ""
-    PROBE = ""
-    AFTER_RESET = ""
-
-    def __init__(self, file: Path, notices: list[str] | None = None):
-        self.file = file
-        self.notices = notices if notices is not None else []
-        self._conns = ThreadConnections()
-        self._opened: tuple[int, int] | None = None   # the file the last connection opened (``gone``)
-        weakref.finalize(self, self._conns.close)
-
-    def _db(self, write: bool = False) -> sqlite3.Connection:
-        """This thread's connection; ``write``: not a ``ReadOnlyView`` if the file can be opened
-        for writing again (space may be back since the view was opened)."""
-        db = self._conns.mine()
-        if db is not None and (not current(db, write) or replaced(db, self.file)):
-            self._conns.drop_mine()
-            db = None
-        if db is None:
-            db = self._conns.keep(connect(self.file, self.SCHEMA, timeout=5.0))
-            self._opened = getattr(db, "mg_identity", None)
-        return db
-
-    def gone(self) -> bool:
-        """The file this process last opened is no longer at ``file`` (deleted or replaced under
-        it): its connections read and write the deleted file until they reopen (each thread's
-        within ``CHECK_SECONDS`` of its next use; this thread's now). For ``doctor``."""
-        return file_gone(self, self._conns)
-
-    def viewing(self) -> bool:
-        """This thread reads the file through a ``ReadOnlyView`` (nothing may be written or reset)."""
-        return isinstance(self._conns.mine(), ReadOnlyView)
-
-    def checkpoint(self) -> None:
-        """Bound the WAL after a batch of writes (``checkpoint``)."""
-        db = self._conns.mine()
-        if db is not None:
-            checkpoint(db, self.file)
-
-    def close(self) -> None:
-        """Close every thread's connection (they reopen at their next use)."""
-        self._conns.close()
-
-    def check(self) -> str | None:
-        """Why the file is damaged, or None (``doctor``)."""
-        return damage_of(self._db, self.close, self._probe)
-
-    def _probe(self, db: sqlite3.Connection) -> None:
-        """Read every table (a schema that is not ``SCHEMA`` raises)."""
-        db.execute(self.PROBE).fetchall()
-
-    def reset(self, why: str, *, notice: bool = True) -> None:
-        """Start again from nothing (a damaged file cannot be repaired in place)."""
-        self.close()
-        self._opened = None   # removed on purpose: not "gone"
-        remove_files(self.file)
-        note = f"reset the damaged {self.file.name} ({why}); {self.AFTER_RESET}"
-        if notice and note not in self.notices:
-            self.notices.append(note)
-
-    def _repairing(self, fn):
-        """``fn()``; if damage stops it, again on a fresh file."""
-        try:
-            return fn()
-        except sqlite3.DatabaseError as exc:
-            if moved(exc):   # deleted under this connection: reopen (a fresh file) and go on
-                self._conns.drop_mine()
-                return fn()
-            if unwritable(exc) and (db := self._conns.mine()) is not None:
-                give_back(db, self.file)
-            # a view may read a page a writer is checkpointing: garbage then is not damage
-            if not is_damage(exc) or self.viewing():
-                raise
-            self.reset(str(exc))
-            return fn()

@@ -30,22 +30,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..base.fsio import TEMP_PREFIX
-from ..base.sqlite import (
-    NO_WRITES,
-    ReadOnlyView,
-    ThreadConnections,
-    checkpoint,
-    connect,
-    current,
-    damage_of,
-    give_back,
-    file_gone,
-    is_damage,
-    moved,
-    no_writes,
-    replaced,
-    unwritable,
-)
+from ..base.derived_db import damage_of, file_gone
+from ..base.sqlite import (NO_WRITES, ReadOnlyView, ThreadConnections, checkpoint, connect, current,
+                           give_back, is_damage, moved, no_writes, replaced, unwritable)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, kind TEXT, mtime_ns INTEGER, size INTEGER, title TEXT,

@@ -26,16 +26,8 @@ from whoosh.filedb.compound import CompoundStorage
 from whoosh.filedb.structfile import StructFile
 from whoosh.scoring import BM25F
 
-from ..text.analysis import (
-    MAX_EXPAND_CHARS,
-    MAX_EXPANDED_TERMS,
-    MAX_QUERY_CHARS,
-    MAX_QUERY_TERMS,
-    SHORT_FIELDS,
-    STOP_WORDS,
-    analyze,
-    terms as query_terms,
-)
+from ..text.analysis import (MAX_EXPAND_CHARS, MAX_EXPANDED_TERMS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
+    SHORT_FIELDS, STOP_WORDS, analyze, terms as query_terms)
 from ..base import forksafe
 from . import folders as index_folders
 from .engine import FIELDS, IndexBroken, IndexDoc, no_room  # noqa: F401 - IndexBroken is imported from here too

@@ -34,14 +34,12 @@ import itertools
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..base import forksafe
-from .embedding import FEW
+from .embedding import FEW, Encoder
 from .vector_claims import SEARCH_EMBEDS, ready_vectors
-
-if TYPE_CHECKING:
-    from ..store import ContextTree
+from .vectors import Vectors
 
 BATCH = FEW            # texts per encode: MiniLM.encode runs as few as this on one BLAS thread
 CATCH_UP = 16          # entries of the catch-up read and looked up at a time, between two writes' batches
@@ -51,6 +49,18 @@ CLOSE_TIMEOUT_S = 30.0  # what closing waits for the batch (or the model's loadi
 # that reads back what it wrote at once computes those vectors in its search, as many as a search
 # may (SEARCH_EMBEDS), instead of finding them under way here and ranking them by their words
 SETTLE_S = 0.5
+
+
+class EmbeddingTree(Protocol):
+    """What the embedder uses of the tree it works for (``ContextTree`` hands itself in): the
+    encoder, the texts entries are embedded from, where vectors are kept, the paths of the
+    catalog, and a notice for what went wrong."""
+    vectors: Vectors
+    catalog: Any   # index.catalog.Catalog: ``files()``
+
+    def meaning_encoder(self) -> Encoder: ...
+    def _meaning_texts(self, paths: list[str]) -> dict[str, str]: ...
+    def notice(self, text: str) -> None: ...
 
 
 class _Work:
@@ -80,7 +90,7 @@ class _Work:
 class Embedder:
     """The background embedder of one tree (``ContextTree.embedder``); started at once."""
 
-    def __init__(self, tree: "ContextTree"):
+    def __init__(self, tree: "EmbeddingTree"):
         self._work = _Work()
         self._tree = weakref.ref(tree)
         self._thread: threading.Thread | None = None
@@ -146,7 +156,7 @@ class Embedder:
             thread.join(timeout)
 
 
-def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
+def _run(ref: "weakref.ref[EmbeddingTree]", work: _Work) -> None:
     tree = ref()
     if tree is None:
         return
@@ -192,7 +202,7 @@ def _run(ref: "weakref.ref[ContextTree]", work: _Work) -> None:
         del tree
 
 
-def _embed(tree: "ContextTree", paths: list[str], work: _Work) -> None:
+def _embed(tree: "EmbeddingTree", paths: list[str], work: _Work) -> None:
     """The vectors of those of ``paths`` that lack one, ``BATCH`` texts at a time (``ready_vectors``
     skips the stored ones, and those a search is computing); stops between two batches when closing."""
     with forksafe.no_fork():        # a fork waits for each step (tree/base/forksafe.py)

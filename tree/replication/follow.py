@@ -14,16 +14,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..writes.archive import is_archived
 from ..base.fsio import atomic_write
 from .replicator import GIT_DIR
 from .git import Git
+from .replicated_tree import ReplicatedTree
 from .pull import ZERO, journal_path, refusal
-
-if TYPE_CHECKING:
-    from ..store import ContextTree
 
 REPLICA_FILE = "replica.json"
 REBUILD_ABOVE = 2000      # more changed files than this: rebuild the index rather than update it
@@ -49,7 +47,7 @@ def write_replica_info(home: Path, primary: str, remote: str, branch: str, proje
 
 
 class Follower:
-    def __init__(self, tree: "ContextTree", remote: str, branch: str, timeout: float = 60.0):
+    def __init__(self, tree: "ReplicatedTree", remote: str, branch: str, timeout: float = 60.0):
         self.tree = tree
         self.branch = branch
         self.git = Git(tree.home / GIT_DIR, tree.home, timeout)

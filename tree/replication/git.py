@@ -13,10 +13,11 @@ replication reports it and retries; it never reaches a writer.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..base.credentials import redact  # noqa: F401 - imported from here by replication and the server
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 IDENTITY = ("memgrove", "memgrove@localhost")
@@ -32,12 +33,6 @@ class GitFailed(Exception):
 
 class PushRejected(GitFailed):
     """The remote refused a push that is not a fast-forward: someone else pushed first."""
-
-
-def redact(text: str) -> str:
-    """``https://user:secret@host/x`` -> ``https://***@host/x``: a remote's credentials never reach a log
-    or ``/health``."""
-    return re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)
 
 
 def quote(path: str) -> str:

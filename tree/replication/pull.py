@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..writes.archive import PREFIX
 from ..base.errors import InvalidPath
@@ -23,14 +23,25 @@ from ..writes.op_shapes import OpResult, Planned
 from ..entries.paths import is_entry_file, resolve_inside
 from .git import REMOTE, Change, redact
 
-if TYPE_CHECKING:
-    from .replicator import Replicator
+from .git import Git
+from .replicated_tree import ReplicatedTree
+from .settings import ReplicationSettings
+
+
+class Puller(Protocol):
+    """What a pull uses of the replicator that runs it (``Replicator``, which imports this module)."""
+    git: Git
+    settings: ReplicationSettings
+    tree: ReplicatedTree
+    _seen_gen: int
+
+    def catch_up_locked(self) -> Any: ...
 
 ZERO = "0" * 40
 CONFLICT_BRANCH = "memgrove/conflict-"
 
 
-def pull(rep: "Replicator") -> dict[str, Any] | None:
+def pull(rep: "Puller") -> dict[str, Any] | None:
     """Merge the remote's new commits, if any; a conflict report, or None."""
     git, branch = rep.git, rep.settings.branch
     remote = git.remote_head(branch)
@@ -52,7 +63,7 @@ def pull(rep: "Replicator") -> dict[str, Any] | None:
         return _merge_locked(rep, head, remote)
 
 
-def _merge_locked(rep: "Replicator", head: str | None, remote: str) -> dict[str, Any] | None:
+def _merge_locked(rep: "Puller", head: str | None, remote: str) -> dict[str, Any] | None:
     git, tree, branch = rep.git, rep.tree, rep.settings.branch
     merged, conflicted = git.merge(head, remote)
     ours_tree = git.tree_of(head)

@@ -35,11 +35,11 @@ from ..writes.archive import in_tree, is_archived
 from ..base.fsio import atomic_write
 from ..entries.paths import CONTEXT_FILE, parent_folders
 from .git import REMOTE, Git, GitFailed, PushRejected, redact
+from .replicated_tree import ReplicatedTree
 from .settings import ReplicationSettings, load_replication_settings, remote_location
 
 if TYPE_CHECKING:
     from ..writes.journal import JournalRecord
-    from ..store import ContextTree
 
 log = logging.getLogger("memgrove.replication")
 GIT_DIR = "git"
@@ -55,14 +55,14 @@ def git_path(rel: str) -> str:
     return f"archive/{in_tree(rel)}" if is_archived(rel) else f"tree/{rel}"
 
 
-def replication_for(tree: "ContextTree") -> "Replicator | None":
+def replication_for(tree: "ReplicatedTree") -> "Replicator | None":
     """The tree's replication, when ``[replication] remote`` is set (nothing runs until a write)."""
     settings = load_replication_settings(tree.home)
     return Replicator(tree, settings) if settings.remote else None
 
 
 class Replicator:
-    def __init__(self, tree: "ContextTree", settings: ReplicationSettings):
+    def __init__(self, tree: "ReplicatedTree", settings: ReplicationSettings):
         self.tree = tree
         self.settings = settings
         self.git = Git(tree.home / GIT_DIR, tree.home, settings.git_timeout)

@@ -4,5 +4,5 @@ UPDATE, UPSERT, MERGE, DELETE, SUPERSEDE and ARCHIVE planned against an overlay 
 it will be (``operations``, ``op_entries``, ``op_shapes``, ``overlay``, ``group_batch``), the
 archive, validity operations, undo, the writer lock shared by every process and the path that
 applies a batch durably and brings index, catalog and contexts along (``write_path``). It may
-use ``base``, ``text``, ``entries``, ``settings``, ``index`` and ``meaning``.
+use ``base``, ``text``, ``entries``, ``settings`` and ``index``.
 """

@@ -91,7 +91,7 @@ class WritePath:
         it, tree/writes/cancel.py): the caller sees a failure, and the batch never appears later. After it, what is derived (signals, context files, the
         index) catches up later if it cannot now."""
         if self.replica_of is not None:
-            from ..replication.git import redact
+            from ..base.credentials import redact
 
             raise ReadOnlyReplica(f"this memory is a read replica of {redact(self.replica_of)}: its writes go to the "
                                   "primary -- through the replica's server with the primary's token in MEMGROVE_TOKEN, "
