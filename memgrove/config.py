@@ -10,9 +10,10 @@ The settings are the fields of five dataclasses, one per table:
 
 ``config_template()`` renders them as a TOML file with every setting commented
 out at its default and its sentence (``setting``, tree/base/setting_field.py),
-generated from the dataclasses so it cannot drift from them; ``memgrove init``
-writes it (``write_config``). A file left as written loads as all defaults, so a default changed in a later release still applies;
-uncomment a line to pin a value.
+generated from the dataclasses so it cannot drift from them (docs/settings.md is
+generated from them too: memgrove/settings_docs.py); ``memgrove init`` writes it
+(``write_config``). A file left as written loads as all defaults, so a default
+changed in a later release still applies; uncomment a line to pin a value.
 """
 
 from __future__ import annotations

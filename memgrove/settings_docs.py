@@ -2,7 +2,7 @@
 
 Every ``config.toml`` setting is a field made by ``setting(default, "sentence", section=...)``
 (tree/base/setting_field.py) in the dataclass of its table (memgrove/config.py's ``TABLES``); the
-environment variables memgrove reads are listed here, in ``ENVIRONMENT``. This module renders both,
+environment variables memgrove and its Docker image read are listed here, in ``ENVIRONMENT``. This module renders both,
 grouped by section, with each one's type, default and sentence:
 
     python -m memgrove.settings_docs > docs/settings.md        # or: make docs
@@ -59,6 +59,11 @@ ENVIRONMENT = (
     EnvVar("OPENAI_BASE_URL", "URL", "OpenAI's",
            "Any OpenAI-compatible server for `MEMGROVE_MODEL` (vLLM, Ollama, llama.cpp: [models.md](models.md)).",
            "query"),
+    EnvVar("MEMGROVE_REMOTE", "URL", "unset: no replication",
+           "The Docker image's primary: the git remote its tree is pushed to, a URL or the path of a bare "
+           "repository, made when missing (deploy/entrypoint.sh; [deploy.md](deploy.md)).", "replication"),
+    EnvVar("MEMGROVE_PRIMARY", "URL", "unset", "The Docker image's replica: the primary's URL "
+           "(`http://primary:7437`).", "replication"),
     EnvVar("MEMGROVE_SEMANTIC", "flag", "unset",
            "`off`: `semantic_weight = \"auto\"` is 0 in this process and those it starts, model or not (a short "
            "job, a worker short of memory); a weight set by name still counts.", "meaning"),

@@ -66,12 +66,14 @@ def test_the_ranking_weights_are_marked_tuned_with_their_measurements():
 
 
 def test_every_environment_variable_the_code_reads_is_listed():
-    """A ``MEMGROVE_*`` or ``OPENAI_*`` name in the package's code is one a user may set (the tests' own,
-    ``MEMGROVE_TEST_*``, live in tests/)."""
+    """A ``MEMGROVE_*`` or ``OPENAI_*`` name in the package's code, or read by the Docker image's entry
+    point, is one a user may set (the tests' own, ``MEMGROVE_TEST_*``, live in tests/)."""
     read = set()
     for folder in ("tree", "tools", "graphs", "memgrove"):
         for src in (ROOT / folder).rglob("*.py"):
             read |= set(re.findall(r"""["']((?:MEMGROVE|OPENAI)_[A-Z_]+)["']""", src.read_text(encoding="utf-8")))
+    entrypoint = (ROOT / "deploy" / "entrypoint.sh").read_text(encoding="utf-8")
+    read |= set(re.findall(r"\$\{(MEMGROVE_[A-Z_]+)", entrypoint))
     assert {"MEMGROVE_HOME", "MEMGROVE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"} <= read
     listed = {v.name for v in ENVIRONMENT}
     assert sorted(read - listed) == [], "read by the code, missing from memgrove/settings_docs.py's ENVIRONMENT"

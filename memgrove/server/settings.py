@@ -43,7 +43,8 @@ class ServerSettings:
     max_unauthenticated: int = setting(64, "Connections without a valid token waiting for their headers; past it, "
                                            "stalled ones are cut.", section="server")
     max_unauthenticated_per_peer: int = setting(16, "Connections without a valid token from one address (an "
-                                                    "IPv6 /64) waiting for their headers; past it, stalled ones are cut.", section="server")
+                                                    "IPv6 /64) waiting for their headers; past it, stalled ones "
+                                                    "are cut.", section="server")
     dream_when_idle: bool = setting(False, "Run memgrove dream when the tree's idle gates open (dream_idle_hours, "
                                            "dream_min_curations in [tree]; tree/hygiene/dream_state.py).",
                                     section="hygiene")
