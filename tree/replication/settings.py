@@ -12,16 +12,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import MemgroveError
+from ..base.setting_field import setting
 from ..settings import load_table
 
 
 @dataclass(frozen=True)
 class ReplicationSettings:
-    remote: str = ""                 # git URL or path of the remote; "" = no replication
-    branch: str = "main"             # the remote's branch the tree is kept on
-    push_interval: float = 5.0       # seconds within which a committed batch is pushed
-    pull_interval: float = 5.0       # seconds between two looks at the remote for others' commits
-    git_timeout: float = 60.0        # seconds a git command may take before it is given up (and retried)
+    """The ``[replication]`` table (docs/settings.md)."""
+
+    remote: str = setting("", "Git URL or path of a bare repository the tree is pushed to (\"\" = no replication); "
+                              "read replicas clone and follow it.", section="replication")
+    branch: str = setting("main", "The remote's branch the tree is kept on.", section="replication")
+    push_interval: float = setting(5.0, "Seconds within which a committed batch is pushed; a failed push is retried "
+                                        "with backoff (up to 300 s) and reported in /health and doctor.",
+                                   section="replication")
+    pull_interval: float = setting(5.0, "Seconds between two looks at the remote for commits pushed by others "
+                                        "(merged in as journaled PULL operations); a replica follows this often.",
+                                   section="replication")
+    git_timeout: float = setting(60.0, "Seconds a git command may take before it is given up (and retried).",
+                                 section="replication")
 
 
 def remote_location(remote: str, project: Path) -> str:
