@@ -68,12 +68,12 @@ if TYPE_CHECKING:
 _WHERE = {
     "Answer": "memgrove.graphs.tiers",
     "chat_model": "memgrove.graphs.llm",             # imports LangChain's OpenAI client: only when asked for
-    "ContextTreeStore": "memgrove.store.tree_store",   # imports LangGraph: only when asked for
+    "ContextTreeStore": "memgrove.store.tree_store",  # imports LangGraph: only when asked for
     "Memory": "memgrove.memory",
-    "RemoteMemory": "memgrove.remote.memory",               # Memory.connect's: the standard library only
+    "RemoteMemory": "memgrove.remote.memory",        # Memory.connect's: the standard library only
     "ServerError": "memgrove.remote.memory",
-    "ServerTimeout": "memgrove.remote.memory",                # a call past its timeout
-    "BadReply": "memgrove.remote.memory",                     # a reply not JSON, of another shape, or too large
+    "ServerTimeout": "memgrove.remote.memory",       # a call past its timeout
+    "BadReply": "memgrove.remote.memory",            # a reply not JSON, of another shape, or too large
     "ServerUnreachable": "memgrove.remote.memory",
     "DoctorReport": "memgrove.tree.doctor",
     "Entry": "memgrove.tree.entries.entry",
