@@ -85,6 +85,13 @@ def test_graph_empty_question_raises_clearly(qmem):
         build_query_graph(qmem).invoke({"question": "   "})
 
 
+# -- the graph and Memory.query agree -------------------------------------------------------
+
+SEQUENCE = [QUESTIONS["direct"], "how do REFRESH tokens   rotate?", "how do the refresh tokens rotate now",
+            QUESTIONS["llm"], QUESTIONS["agent"], QUESTIONS["llm"], "Ben leads the payments team?",
+            "quantum chromodynamics lattice"]
+
+
 def _script():
     return [tool_call("read_entry", path="team/people/ana.md"), "## Summary\nAna (team/people/ana.md)"]
 
