@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from memgrove.cli.common import emit_json, progress, State, json_option
+from memgrove.cli.common import State, emit_json, json_option, progress
 from memgrove.terminal import echo
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memgrove.cli.common import emit_json, State, with_global_options, wrap, json_option
+from memgrove.cli.common import State, emit_json, json_option, with_global_options, wrap
 from memgrove.terminal import echo, safe
 
 _KIND_ORDER = ("duplicate", "near_duplicate", "superseded", "link", "archive", "curate")

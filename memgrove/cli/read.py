@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgrove.cli.common import console, emit_json, State, wrap, json_option
+from memgrove.cli.common import State, console, emit_json, json_option, wrap
 from memgrove.cli.render import answer_lines, hits_lines
 from memgrove.cli.given_paths import tree_path
 from memgrove.graphs.llm import model_configured

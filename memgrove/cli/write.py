@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgrove.cli.common import emit_json, Failure, progress, State, json_option
+from memgrove.cli.common import Failure, State, emit_json, json_option, progress
 from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe
 from memgrove.tree.base.errors import InvalidInput
