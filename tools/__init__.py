@@ -8,7 +8,7 @@
 
 The package owns the tools (``knowledge``: search, read, list; ``curate``; ``dream``), the
 set of them (``toolset``) and how a tool finds its memory (``runtime``: the one given, or the run's
-context's). Its modules use the tree and LangChain's tool types only; they never import
+context's). Its modules may use the tree and LangChain's tool types only; they never import
 ``Memory``, which sits above them and builds them. This ``__init__`` is the public face a user
 calls: its builders hand in ``Memory`` (imported when a project folder named by a run's context
 is first opened), so that a tool built here can open that folder. ``Memory``, the graphs and the
