@@ -14,7 +14,7 @@ with the load average, and writes ``--out`` JSON when given.
 ``--server`` compares the three ways a cold command reaches the same tree, in one run with one
 interpreter (the first ``--python``): in-process (``--no-server``), the click CLI through a
 running ``memgrove serve`` (``python -m memgrove.cli``), and the console script's fast path
-(``memgrove``, memgrove/fastpath.py), beside ``python -c pass``; for each ``--command`` (query,
+(``memgrove``, memgrove/cli/fastpath.py), beside ``python -c pass``; for each ``--command`` (query,
 search), with each path's imports measured once with ``-X importtime``. Each run's wall time
 and the client process's own CPU time (user + system: what the command costs whatever else the
 machine runs; the server's share is not in it). ``--semantic W`` sets

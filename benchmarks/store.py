@@ -47,7 +47,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
-from memgrove.langgraph_store import ContextTreeStore
+from memgrove.store.tree_store import ContextTreeStore
 
 from harness.machine import commit  # noqa: E402
 from harness.report import RESULTS, publish, table  # noqa: E402

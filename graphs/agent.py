@@ -25,8 +25,8 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import ChatResult
 
-from memgrove.tools import memory_tools
-from memgrove.tools.runtime import MemoryContext
+from memgrove.tools.runtime import MemoryClass, MemoryContext
+from memgrove.tools.toolset import memory_tools
 from memgrove.tree.writes.operations import OPS
 
 from .llm import prompt, resolve_model
@@ -72,9 +72,10 @@ class ConfiguredModel(AgentMiddleware):
 def build_memory_agent(memory: Any = None, *, model: Any = None, tools: Sequence[Any] = (),
                        system_prompt: str | None = None, allow: tuple[str, ...] = OPS,
                        checkpointer: Any = None, store: Any = None, middleware: Sequence[Any] = (),
-                       name: str = "memgrove-agent"):
-    """A ``create_agent`` agent whose tools are ``tools`` plus the memory tools."""
-    all_tools = list(tools) + memory_tools(memory, allow=allow, actor="memory-agent")
+                       name: str = "memgrove-agent", memory_class: MemoryClass | None = None):
+    """A ``create_agent`` agent whose tools are ``tools`` plus the memory tools (a project folder a run's
+    context names opened with ``memory_class``, ``Memory``, handed in)."""
+    all_tools = list(tools) + memory_tools(memory, allow=allow, actor="memory-agent", memory_class=memory_class)
     mw = list(middleware)
     if model is None:
         model, mw = UnconfiguredModel(), [ConfiguredModel(), *mw]

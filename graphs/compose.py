@@ -17,15 +17,16 @@ from typing import Any, Callable
 
 from langgraph.runtime import Runtime
 
-from memgrove.tools.runtime import MemoryRef
+from memgrove.tools.runtime import MemoryClass, MemoryRef
 from memgrove.tree.base.errors import InvalidInput
 
 from .query import build_query_graph, question_text
 
 
-def recall_node(memory: Any = None, *, model: Any = None, settings: Any = None):
+def recall_node(memory: Any = None, *, model: Any = None, settings: Any = None,
+                memory_class: MemoryClass | None = None):
     """The query graph, ready to ``add_node``: ``question``/``messages`` in, ``answer``/one AIMessage out."""
-    return build_query_graph(memory, model=model, settings=settings)
+    return build_query_graph(memory, model=model, settings=settings, memory_class=memory_class)
 
 
 def remember_text(state: dict, text_key: str | None) -> str:
@@ -37,20 +38,24 @@ def remember_text(state: dict, text_key: str | None) -> str:
     return text
 
 
-def remember_node(memory: Any = None, *, text_key: str | None = None) -> Callable[..., dict]:
+def remember_node(memory: Any = None, *, text_key: str | None = None,
+                  memory_class: MemoryClass | None = None) -> Callable[..., dict]:
     """A node that curates one text into memory and changes no state.
 
     ``text_key``: the state key holding the text; default: the last human message of ``messages``.
+    ``memory_class`` (``Memory``, handed in) opens a project folder the run's context names, and
+    wraps a bare ``ContextTree`` to ingest into it.
     """
-    ref = MemoryRef(memory)
+    ref = MemoryRef(memory, memory_class)
 
     def remember(state: dict, runtime: Runtime | None = None) -> dict:
         text = remember_text(state, text_key)
         mem = ref.get(runtime)
         if not hasattr(mem, "ingest"):            # a bare ContextTree
-            from memgrove.memory import Memory
-
-            mem = Memory(mem)
+            if memory_class is None:
+                raise TypeError("remember_node over a bare ContextTree needs memory_class=Memory to ingest with "
+                                "(memgrove.graphs.remember_node hands it in)")
+            mem = memory_class(mem)
         mem.ingest(text=text)
         return {}
 

@@ -27,7 +27,7 @@ from typing_extensions import TypedDict
 
 from memgrove.tools.curate import curate_tool
 from memgrove.tools.knowledge import knowledge_tools
-from memgrove.tools.runtime import MemoryContext, MemoryRef
+from memgrove.tools.runtime import MemoryClass, MemoryContext, MemoryRef
 from memgrove.tree.inputs import curator
 from memgrove.tree.inputs.chunks import Chunk, conversation_chunks, text_chunks
 from memgrove.tree.base.errors import InvalidInput
@@ -193,9 +193,10 @@ def more_chunks(state: CurateState) -> str:
 
 
 def build_curate_graph(memory: Any = None, *, model: Any = None, settings: CurateSettings | None = None,
-                       clock: Callable[[], str] = _utc_now):
-    """Compile the LLM curator. ``memory``/``model`` default to the run's context and ``MEMGROVE_MODEL``."""
-    ref = MemoryRef(memory)
+                       clock: Callable[[], str] = _utc_now, memory_class: MemoryClass | None = None):
+    """Compile the LLM curator. ``memory``/``model`` default to the run's context and ``MEMGROVE_MODEL``;
+    a project folder the context names is opened with ``memory_class`` (``Memory``, handed in)."""
+    ref = MemoryRef(memory, memory_class)
     resolved: dict[str, Any] = {}
 
     def settings_of(mem) -> CurateSettings:

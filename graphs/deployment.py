@@ -32,6 +32,7 @@ else:
 
     memory = Memory.open(studio_home())
 
-query = build_query_graph(memory)
-curate = build_curate_graph(memory)
-agent = build_memory_agent(memory)
+# a run's context naming another project's folder: opened with Memory
+query = build_query_graph(memory, memory_class=Memory)
+curate = build_curate_graph(memory, memory_class=Memory)
+agent = build_memory_agent(memory, memory_class=Memory)

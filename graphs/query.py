@@ -16,7 +16,6 @@ loop (``langgraph dev`` refuses blocking calls in ``async`` nodes).
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 import uuid
 from typing import Annotated, Any
@@ -27,7 +26,7 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from memgrove.tools.runtime import MemoryContext, NoMemory, memory_from_context
+from memgrove.tools.runtime import MemoryClass, MemoryContext, NoMemory, memory_from_context
 from memgrove.tree.base import forksafe
 from memgrove.tree.base.errors import InvalidInput
 from memgrove.tree.search import hit_from_dict
@@ -138,12 +137,14 @@ def after_agent_prompt(state: QueryState) -> str:
 
 # -- the graph -------------------------------------------------------------------
 
-def build_query_graph(memory: Any = None, *, model: Any = None, settings: QuerySettings | None = None):
+def build_query_graph(memory: Any = None, *, model: Any = None, settings: QuerySettings | None = None,
+                      memory_class: MemoryClass | None = None):
     """Compile the query graph over ``memory`` (a ``Memory`` or ``ContextTree``).
 
     A run's context may name another project (``{"memgrove_home": ...}`` or ``{"memory": Memory}``);
     ``memory`` may then be left out. ``model``: any LangChain chat model; default:
-    ``MEMGROVE_MODEL`` via ``ChatOpenAI``, or none.
+    ``MEMGROVE_MODEL`` via ``ChatOpenAI``, or none. ``memory_class`` (``Memory``, handed in) opens a
+    project folder a run's context names.
     """
     default_tree = getattr(memory, "tree", memory) if memory is not None else None
     pipes: dict[Any, QueryPipeline] = {}
@@ -158,7 +159,7 @@ def build_query_graph(memory: Any = None, *, model: Any = None, settings: QueryS
             return pipe
 
     def pipe_of(runtime: Runtime | None) -> QueryPipeline:
-        mem = memory_from_context(getattr(runtime, "context", None))
+        mem = memory_from_context(getattr(runtime, "context", None), memory_class)
         tree = getattr(mem, "tree", mem) if mem is not None else default_tree
         if tree is None:
             raise NoMemory("this query graph was built without a memory: run it with "
@@ -285,14 +286,3 @@ def build_query_graph(memory: Any = None, *, model: Any = None, settings: QueryS
     g.add_edge("finish", END)
     return g.compile(name="memgrove-query").with_config(recursion_limit=llm_tiers.recursion_limit(loop_settings) + 20)
 
-
-def __getattr__(name: str):
-    # `graph` for langgraph.json: built on first access, over MEMGROVE_HOME or the
-    # project found from the working directory (created if missing).
-    if name == "graph":
-        from memgrove.memory import Memory
-
-        g = build_query_graph(Memory.open(os.environ.get("MEMGROVE_HOME") or os.getcwd(), create=True))
-        globals()["graph"] = g
-        return g
-    raise AttributeError(name)

@@ -7,7 +7,7 @@
     mem.search("refresh token rotation")
 
 Importing memgrove is cheap: no LangChain, no LangGraph, not even ``typing`` (the console script's
-fast path, memgrove/fastpath.py, counts milliseconds).
+fast path, memgrove/cli/fastpath.py, counts milliseconds).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
     from memgrove.graphs.llm import chat_model
     from memgrove.graphs.tiers import Answer
-    from memgrove.langgraph_store import ContextTreeStore
+    from memgrove.store.tree_store import ContextTreeStore
     from memgrove.memory import Memory
-    from memgrove.remote import BadReply, RemoteMemory, ServerError, ServerTimeout, ServerUnreachable
+    from memgrove.remote.memory import BadReply, RemoteMemory, ServerError, ServerTimeout, ServerUnreachable
     from memgrove.tree.doctor import DoctorReport
     from memgrove.tree.entries.entry import Entry
     from memgrove.tree.base.errors import (
@@ -68,13 +68,13 @@ if TYPE_CHECKING:
 _WHERE = {
     "Answer": "memgrove.graphs.tiers",
     "chat_model": "memgrove.graphs.llm",             # imports LangChain's OpenAI client: only when asked for
-    "ContextTreeStore": "memgrove.langgraph_store",   # imports LangGraph: only when asked for
+    "ContextTreeStore": "memgrove.store.tree_store",  # imports LangGraph: only when asked for
     "Memory": "memgrove.memory",
-    "RemoteMemory": "memgrove.remote",               # Memory.connect's: the standard library only
-    "ServerError": "memgrove.remote",
-    "ServerTimeout": "memgrove.remote",                # a call past its timeout
-    "BadReply": "memgrove.remote",                     # a reply not JSON, of another shape, or too large
-    "ServerUnreachable": "memgrove.remote",
+    "RemoteMemory": "memgrove.remote.memory",        # Memory.connect's: the standard library only
+    "ServerError": "memgrove.remote.memory",
+    "ServerTimeout": "memgrove.remote.memory",       # a call past its timeout
+    "BadReply": "memgrove.remote.memory",            # a reply not JSON, of another shape, or too large
+    "ServerUnreachable": "memgrove.remote.memory",
     "DoctorReport": "memgrove.tree.doctor",
     "Entry": "memgrove.tree.entries.entry",
     "JournalRecord": "memgrove.tree.writes.journal",

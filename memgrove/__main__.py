@@ -1,3 +1,3 @@
-from memgrove.fastpath import main
+from memgrove.cli.fastpath import main
 
 main()

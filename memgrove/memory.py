@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memgrove.graphs.tiers import Answer
+from memgrove.ingest import IngestResult, load_conversation, load_conversations, skipped_of  # noqa: F401 - IngestResult: a name of this module
 from memgrove.memory_hygiene import MemoryHygiene
 from memgrove.tree.entries.entry import Entry
 from memgrove.tree.writes import cancel
 from memgrove.tree.base.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.writes.journal import JournalRecord
-from memgrove.tree.base.nesting import deep_error, too_deep
 from memgrove.tree.writes.operations import OPS, OpResult, check_batch_size
 from memgrove.tree.search import Hit
 from memgrove.tree.store import ContextTree
@@ -23,41 +23,13 @@ from memgrove.tree.base.text_checks import text_problem
 
 if TYPE_CHECKING:
     from memgrove.graphs.curate_report import CurateReport
-    from memgrove.remote import RemoteMemory
-    from memgrove.tree.inputs.conversation_formats import Conversation
+    from memgrove.remote.memory import RemoteMemory
     from memgrove.tree.doctor import DoctorReport
 
 # Writing, ingesting and checking load their modules (the curator, input formats, placement,
 # doctor) when first used: a one-shot `memgrove query` needs none of them.
 
 Progress = Callable[[int, int], None]
-
-
-class IngestResult(list):
-    """``Memory.ingest``'s results (a list of ``OpResult``, in order) and what it left out.
-
-    ``skipped``: counts of what was read but not curated, by kind -- ``"empty messages"``
-    (no text: empty, whitespace, a tool call without words), ``"system prompts"``, ``"repeated
-    sessions"`` and ``"repeated messages"`` (the same id and words again, curated once), ``"empty
-    conversations"`` (in an export), and files (``tree/inputs/input_folders.py``: ``"empty files"``,
-    ``"binary files"``, ...); only kinds that occurred.
-    """
-
-    def __init__(self, results: Iterable[OpResult] = (), skipped: dict[str, int] | None = None):
-        super().__init__(results)
-        self.skipped: dict[str, int] = dict(skipped or {})
-
-    def skipped_line(self) -> str:
-        """``"skipped 2 empty messages, 1 repeated session"``, or "" when nothing was."""
-        parts = [f"{n} {kind[:-1] if n == 1 else kind}" for kind, n in self.skipped.items() if n]
-        return "skipped " + ", ".join(parts) if parts else ""
-
-
-def skipped_of(conv: Conversation) -> dict[str, int]:
-    counts = {"empty messages": len(conv.skipped_empty), "system prompts": len(conv.skipped_system),
-              "repeated sessions": len(conv.repeated_sessions),
-              "repeated messages": len(conv.repeated_messages)}
-    return {k: n for k, n in counts.items() if n}
 
 
 # dream, the review queue and restore: MemoryHygiene (memory_hygiene.py)
@@ -99,7 +71,7 @@ class Memory(MemoryHygiene):
                 model: Any = None, home: str | os.PathLike | None = None, timeout: float | None = None,
                 max_reply: int | None = None) -> "RemoteMemory":
         """The memory ``memgrove serve`` holds at ``url`` (default: ``MEMGROVE_URL``), with this class's
-        methods, results and exceptions (``memgrove/remote.py``).
+        methods, results and exceptions (``memgrove/remote/memory.py``).
 
         ``token``: the project's bearer token (default: ``MEMGROVE_TOKEN``; for a server on this
         machine, its project's ``.memgrove/server.token``). ``project``: one of the server's projects
@@ -113,7 +85,7 @@ class Memory(MemoryHygiene):
         >>> mem.search("refresh token")[0].path                      # doctest: +SKIP
         'auth/jwt/refresh_rotation.md'
         """
-        from memgrove.remote import MAX_REPLY, RemoteMemory
+        from memgrove.remote.memory import MAX_REPLY, RemoteMemory
 
         return RemoteMemory(url, token, project=project, model=model, home=home, timeout=timeout,
                             max_reply=MAX_REPLY if max_reply is None else max_reply)
@@ -199,7 +171,7 @@ class Memory(MemoryHygiene):
             ops += curator.ops_from_document(name, content, ref=name, at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                                              placer=placer)
         if conversation is not None:
-            for conv in self._load_conversations(conversation, limit, system=system, skipped=skipped):
+            for conv in load_conversations(conversation, limit, system=system, skipped=skipped):
                 for kind, n in skipped_of(conv).items():
                     skipped[kind] = skipped.get(kind, 0) + n
                 ops += curator.ops_from_conversation(conv, window=window, placer=placer, now=now,
@@ -261,39 +233,6 @@ class Memory(MemoryHygiene):
                 return found
         return found
 
-    @classmethod
-    def _load_conversations(cls, conv: Any, limit: int, *, system: bool = False,
-                            skipped: dict[str, int] | None = None) -> builtins.list[Conversation]:
-        """Every conversation a file or value holds (an export holds many): each read into
-        memgrove's shape. In an export of several, one without any text is skipped and counted
-        (``"empty conversations"`` in ``skipped``)."""
-        from memgrove.tree.inputs import chat_exports
-
-        found, empty = chat_exports.read(cls._conversation_value(conv, limit), system=system)
-        if empty and skipped is not None:
-            skipped["empty conversations"] = skipped.get("empty conversations", 0) + empty
-        return found
-
-    @classmethod
-    def _load_conversation(cls, conv: Any, limit: int, *, system: bool = False) -> Conversation:
-        """One conversation (the LLM curator reads one at a time), or a clear InvalidInput."""
-        found = cls._load_conversations(conv, limit, system=system, skipped={})
-        if len(found) > 1:
-            raise InvalidInput(f"this input holds {len(found)} conversations; the LLM curator reads one at a "
-                               "time: curate it with the verbatim curator (--verbatim), or one conversation at a time")
-        return found[0]
-
-    @staticmethod
-    def _conversation_value(conv: Any, limit: int) -> Any:
-        """A conversation file (JSON) read, or the value as given (a clear InvalidInput otherwise)."""
-        from memgrove.tree.inputs import curator
-
-        if isinstance(conv, (str, os.PathLike)):
-            return curator.read_json_input(Path(conv), limit)
-        if too_deep(conv):
-            raise deep_error("the conversation")
-        return conv
-
     def learn(self, text: str | None = None, files: Iterable[str | os.PathLike] = (),
               conversation: Any = None, *, model: Any = None,
               verbatim: bool = False, settings: Any = None) -> "CurateReport":
@@ -330,10 +269,11 @@ class Memory(MemoryHygiene):
             data["text"] = text
         skipped: dict[str, int] = dict(skipped_files)
         if conversation is not None:
-            conv = self._load_conversation(conversation, self.tree.settings.max_input_bytes)
+            conv = load_conversation(conversation, self.tree.settings.max_input_bytes)
             data["conversation"] = conv.as_dict()
             skipped.update(skipped_of(conv))
-        report = report_from_state(build_curate_graph(self, model=model, settings=settings).invoke(data))
+        report = report_from_state(build_curate_graph(self, model=model, settings=settings,
+                                                        memory_class=Memory).invoke(data))
         return dataclasses.replace(report, skipped=skipped) if skipped else report
 
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> OpResult:
@@ -365,6 +305,8 @@ class Memory(MemoryHygiene):
         ``options`` go to the builder (``model=``, ``settings=``; ``tools=``, ``checkpointer=`` for the agent).
         """
         options.setdefault("model", self._model)
+        # a run's context may name another project's folder: opened with this class
+        options.setdefault("memory_class", Memory)
         if name == "query":
             from memgrove.graphs.query import build_query_graph
 
@@ -392,8 +334,9 @@ class Memory(MemoryHygiene):
 
         ``options`` go to ``memory_tools`` (``allow=("UPSERT",)``, ``read_only=True``, ...).
         """
-        from memgrove.tools import memory_tools
+        from memgrove.tools.toolset import memory_tools
 
+        options.setdefault("memory_class", Memory)
         return memory_tools(self, **options)
 
     def stats(self) -> dict[str, Any]:

@@ -49,6 +49,6 @@ def dumps(data: Any) -> str:
 
 
 def echo(text: Any = "", *, err: bool = False) -> None:
-    import click   # here: the console script's fast path (memgrove/fastpath.py) prints without click
+    import click   # here: the console script's fast path (memgrove/cli/fastpath.py) prints without click
 
     click.echo(safe(text), err=err)

@@ -106,7 +106,7 @@ def _check(res: SectionResult, kind: str, timeout: float, child: dict[str, Any],
 
 def _child(url: str, kind: str, timeout: float, calls: list[str]) -> None:
     from memgrove import Memory
-    from memgrove.store_remote import RemoteContextTreeStore
+    from memgrove.store.remote import RemoteContextTreeStore
 
     mem = Memory.connect(url, "t", timeout=timeout)
     store = RemoteContextTreeStore(url, token="t", timeout=timeout)

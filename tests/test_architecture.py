@@ -1,5 +1,7 @@
 """The shape of the code, checked: no import cycle anywhere in the package, the tree's layers import
-downward only, the tree is a plain library, and its folders stay small (docs/architecture.md).
+downward only, the tree is a plain library, its folders stay small, and each part of ``memgrove/``
+keeps to its place -- the CLI's commands apart from the group, the remote client apart from
+``Memory``, the graphs and tools below ``Memory`` (docs/architecture.md).
 
 Every import counts, wherever it stands: at the top, inside a function, or under
 ``TYPE_CHECKING`` (a cycle of type-only imports is still two modules that must know each other)."""
@@ -166,3 +168,79 @@ def test_each_tree_package_says_what_it_owns_and_may_use(package: str):
     doc = " ".join((ast.get_docstring(ast.parse(MODULES[package].read_text())) or "").split())
     assert len(doc.split()) >= 40, f"{package}: a paragraph on what it owns and what it may use"
     assert "may use" in doc or "uses" in doc or "imports" in doc, package
+
+
+# -- memgrove/ around the tree ------------------------------------------------------------------
+# Packages whose ``__init__`` is a public face above their own modules (it may import what imports
+# those modules): a module of the package never imports its face.
+FACES = ("memgrove.cli", "memgrove.remote", "memgrove.store", "memgrove.tools", "memgrove.graphs")
+# what sits above the graphs' and tools' modules (it builds them and hands Memory in), so they never
+# import it: these packages, and the public faces (memgrove, memgrove.tools, memgrove.graphs)
+ABOVE_GRAPHS = ("memgrove.memory", "memgrove.remote", "memgrove.cli", "memgrove.server", "memgrove.mcp",
+                "memgrove.store")
+FACES_ABOVE_GRAPHS = ("memgrove", "memgrove.tools", "memgrove.graphs")
+# langgraph.json's graphs, over a Memory they open: an entry point, not a part
+ENTRY_POINTS = {"memgrove.graphs.deployment"}
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_no_module_imports_its_own_package_face():
+    wrong = [f"{name} imports {face}" for face in FACES for name, deps in GRAPH.items()
+             if name.startswith(face + ".") and face in deps]
+    assert wrong == []
+
+
+def test_cli_commands_never_import_the_group():
+    # the group (cli/app.py) builds itself from each command module's COMMANDS: a registry, not
+    # commands importing the CLI they register into. Left out: the group, and what starts it (the
+    # console script, fastpath.py, and `python -m memgrove.cli`)
+    starters = ("memgrove.cli.app", "memgrove.cli.fastpath", "memgrove.cli.__main__")
+    commands = [n for n in MODULES if n.startswith("memgrove.cli.") and n not in starters]
+    wrong = [f"{n} imports memgrove.cli.app" for n in commands if "memgrove.cli.app" in GRAPH[n]]
+    assert wrong == []
+    assert {"memgrove.cli.read", "memgrove.cli.write", "memgrove.cli.admin", "memgrove.cli.dream"} <= \
+        GRAPH["memgrove.cli.app"]
+
+
+def test_nothing_below_the_cli_imports_it():
+    # `python -m memgrove` starts it, and is started by nothing
+    wrong = [f"{n} imports {d}" for n, deps in GRAPH.items() if not _under(n, "memgrove.cli")
+             and n != "memgrove.__main__" for d in deps if _under(d, "memgrove.cli")]
+    assert wrong == []
+
+
+def test_the_remote_client_stands_apart_from_memory():
+    # Memory.connect constructs RemoteMemory and hands Memory in; the client never imports it back,
+    # nor the CLI, the server, MCP or the store adapter built over it
+    banned = ("memgrove.memory", "memgrove.cli", "memgrove.server", "memgrove.mcp", "memgrove.store")
+    wrong = [f"{n} imports {d}" for n, deps in GRAPH.items() if _under(n, "memgrove.remote")
+             for d in deps if any(_under(d, b) for b in banned) or d == "memgrove"]
+    assert wrong == []
+
+
+def test_graphs_and_tools_stay_below_memory():
+    wrong = []
+    for name, deps in GRAPH.items():
+        if not (name.startswith("memgrove.graphs.") or name.startswith("memgrove.tools.")) or name in ENTRY_POINTS:
+            continue
+        wrong += [f"{name} imports {d}" for d in deps
+                  if d in FACES_ABOVE_GRAPHS or any(_under(d, above) for above in ABOVE_GRAPHS)]
+    assert wrong == []
+
+
+def test_the_tree_imports_nothing_of_memgrove_outside_it():
+    wrong = [f"{n} imports {d}" for n, deps in GRAPH.items() if _under(n, "memgrove.tree")
+             for d in deps if not _under(d, "memgrove.tree")]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("package", sorted(n for n, p in MODULES.items() if p.name == "__init__.py"
+                                            and n.count(".") == 1 and not n.startswith("memgrove.tree")
+                                            and n not in ("memgrove.data",)))
+def test_each_memgrove_package_says_what_it_owns_and_may_use(package: str):
+    doc = ast.get_docstring(ast.parse(MODULES[package].read_text())) or ""
+    assert len(doc.split()) >= 40, f"{package}: a paragraph on what it owns and what it may use"
+    assert "may use" in doc, package

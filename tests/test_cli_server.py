@@ -26,7 +26,7 @@ from helpers.memgrove_server import free_port, server_env, start_server, stop_se
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.client import ServerMemory
+from memgrove.cli.which_memory import ServerMemory
 from memgrove.server import registry
 
 FACTS = [

@@ -1,4 +1,4 @@
-"""The console script's fast path (memgrove/fastpath.py): ``memgrove query`` and ``search``
+"""The console script's fast path (memgrove/cli/fastpath.py): ``memgrove query`` and ``search``
 through a running ``memgrove serve`` print what the click CLI prints through the same server
 (text, ``--verbose``, ``--json``, errors and exit codes), import neither click nor
 ``http.client``, and hand every other command line to the click CLI unchanged.
@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from helpers.memgrove_server import free_port, inherited_env, start_server, stop_server
 
-from memgrove import Memory, fastpath
+from memgrove import Memory
+from memgrove.cli import fastpath
 from memgrove.server import registry
 
 SCRIPT = Path(sys.executable).parent / "memgrove"

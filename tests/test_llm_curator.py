@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.graphs.curate import build_curate_graph
+from memgrove.graphs import build_curate_graph
 from memgrove.graphs.settings import CurateSettings
 
 SAMPLE = Path(__file__).parents[1] / "memgrove" / "data" / "sample" / "conversation.json"

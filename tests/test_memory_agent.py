@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
 from memgrove import Memory
-from memgrove.graphs.agent import build_memory_agent
+from memgrove.graphs import build_memory_agent
 
 PORT = {"op": "UPSERT", "path": "infra/db/staging_port.md", "title": "Staging database port",
         "content": "The staging database listens on port 6543 (changed from 5432 on 2026-03-02).",

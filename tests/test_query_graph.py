@@ -85,19 +85,6 @@ def test_graph_empty_question_raises_clearly(qmem):
         build_query_graph(qmem).invoke({"question": "   "})
 
 
-def test_module_level_graph_for_langgraph_json(tmp_path, monkeypatch):
-    import memgrove.graphs.query as query_module
-
-    seeded(tmp_path).close()
-    monkeypatch.setenv("MEMGROVE_HOME", str(tmp_path))
-    try:
-        g = query_module.graph
-        assert g.name == "memgrove-query"
-        assert run(g, QUESTIONS["direct"]).sources[0] == "auth/jwt/rotation.md"
-    finally:
-        query_module.__dict__.pop("graph", None)
-
-
 # -- the graph and Memory.query agree -------------------------------------------------------
 
 SEQUENCE = [QUESTIONS["direct"], "how do REFRESH tokens   rotate?", "how do the refresh tokens rotate now",

@@ -138,6 +138,6 @@ def test_mcp_tools_answer_an_error_the_model_can_act_on(seeded: Memory):
 
 
 def test_the_remote_client_raises_the_same_error():
-    from memgrove.remote_wire import error_classes
+    from memgrove.remote.wire import error_classes
 
     assert error_classes()["question_too_long"] is QuestionTooLong

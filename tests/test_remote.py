@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 import memgrove
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.remote import RemoteMemory, ServerError, ServerUnreachable, error_classes
+from memgrove.remote.memory import RemoteMemory, ServerError, ServerUnreachable, error_classes
 
 FACTS = [
     ("auth/jwt/refresh_rotation.md", "Refresh token rotation", "Refresh tokens rotate on every use; reuse revokes the family."),

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from memgrove import Memory
 from memgrove.cli import cli
-from memgrove.remote import BadReply, ServerTimeout
+from memgrove.remote.memory import BadReply, ServerTimeout
 from memgrove.tree.base.errors import InvalidInput, MemgroveError
 from reliability.bad_servers import BadServer
 
@@ -91,7 +91,7 @@ def test_a_reply_not_json_or_of_another_shape_is_bad_reply(kind):
 
 @pytest.mark.parametrize("kind", ["silent", "endless", "list", "missing", "wrong"])
 def test_the_store_over_http_ends_with_the_library_errors(kind):
-    from memgrove.store_remote import RemoteContextTreeStore
+    from memgrove.store.remote import RemoteContextTreeStore
 
     error = {"silent": ServerTimeout}.get(kind, BadReply)
     with BadServer(kind) as srv, RemoteContextTreeStore(srv.url, token="t", timeout=TIMEOUT) as store:
@@ -137,9 +137,9 @@ def test_settings_of_the_client_are_checked():
 
 @pytest.mark.parametrize("kind", ["silent", "slow", "huge", "endless", "deep", "list", "missing"])
 def test_the_fast_path_of_the_cli_says_one_line(kind, tmp_path, monkeypatch, capsys):
-    """``memgrove search`` beside a registered server (memgrove/fastpath.py): /health answers as
+    """``memgrove search`` beside a registered server (memgrove/cli/fastpath.py): /health answers as
     the server, then the search is answered badly."""
-    from memgrove import fastpath
+    from memgrove.cli import fastpath
     from memgrove.server import registry
 
     Memory.open(tmp_path / "b", create=True).close()
@@ -159,7 +159,7 @@ def test_the_fast_path_of_the_cli_says_one_line(kind, tmp_path, monkeypatch, cap
 
 
 def test_the_fast_path_leaves_a_replica_it_has_no_token_for_to_the_click_cli(tmp_path, monkeypatch):
-    from memgrove import fastpath
+    from memgrove.cli import fastpath
     from memgrove.server import registry
 
     Memory.open(tmp_path / "r", create=True).close()

@@ -21,8 +21,8 @@ from helpers.store_server import StoreServer
 from langgraph.store.base import PutOp
 
 from memgrove import ContextTreeStore, Memory
-from memgrove.langgraph_store import server_store
-from memgrove.store_remote import RemoteContextTreeStore, ServerError, ServerUnreachable, remote_from_env
+from memgrove.store.tree_store import server_store
+from memgrove.store.remote import RemoteContextTreeStore, ServerError, ServerUnreachable, remote_from_env
 from memgrove.tree.base.errors import BatchRejected, InvalidInput, OperationConflict
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
@@ -82,8 +82,8 @@ def test_errors_are_the_in_process_exceptions(srv: StoreServer, tmp_path: Path) 
 
 
 def test_the_wire_error_codes_come_back_as_classes() -> None:
-    from memgrove.store_errors import InvalidNamespace, NotSupported
-    from memgrove.store_remote import error_of
+    from memgrove.store.errors import InvalidNamespace, NotSupported
+    from memgrove.store.remote import error_of
 
     def back(code: str, **extra):
         return error_of({"error": {"code": code, "message": "m", **extra}}, 400, "http://x")

@@ -21,7 +21,7 @@ from memgrove.tree.base.errors import BatchRejected, MemgroveError
 from memgrove.tree.base.nesting import MAX_DEPTH, too_deep
 from memgrove.tree.writes.operations import OPS, OpResult, check_batch_size
 
-from .runtime import NO_RUNTIME, MemoryRef
+from .runtime import NO_RUNTIME, MemoryClass, MemoryRef
 
 
 class Source(BaseModel):
@@ -132,7 +132,8 @@ def _queued(mem: Any, held: list[dict[str, Any]]) -> list[OpResult]:
 
 def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS, actor: str = "agent",
                 max_ops: int = 50, default_sources: list[dict[str, str]] | None = None,
-                name: str = "curate", review_ops: tuple[str, ...] | list[str] | set[str] = ()) -> BaseTool:
+                name: str = "curate", review_ops: tuple[str, ...] | list[str] | set[str] = (),
+                memory_class: MemoryClass | None = None) -> BaseTool:
     """A tool that applies a batch of curate operations to ``memory``.
 
     ``allow``: which operations the model may use. ``default_sources``: provenance
@@ -140,7 +141,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
     the chunk's message ids). ``review_ops``: operations that are not applied but put
     in the review queue (tree/hygiene/review.py) for a person to approve (the LLM curator
     passes the ``review_ops`` setting: a model's MERGE and DELETE wait). With no
-    ``memory``, it comes from the run's context.
+    ``memory``, it comes from the run's context (a folder there opened with ``memory_class``).
     """
     waiting = {str(o).upper() for o in review_ops}
     allow = tuple(str(a).upper() for a in allow)
@@ -149,7 +150,7 @@ def curate_tool(memory: Any = None, *, allow: tuple[str, ...] | list[str] = OPS,
         raise ValueError(f"allow must name some of {', '.join(OPS)}; got {list(allow)!r}")
     if max_ops < 1:
         raise ValueError("max_ops must be at least 1")
-    ref = MemoryRef(memory)
+    ref = MemoryRef(memory, memory_class)
 
     def curate(operations: list[Any], runtime: ToolRuntime = NO_RUNTIME) -> tuple[str, list[dict[str, Any]]]:
         mem = ref.get(runtime)

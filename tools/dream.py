@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from memgrove.tree.base.errors import MemgroveError
 
-from .runtime import NO_RUNTIME, MemoryRef
+from .runtime import NO_RUNTIME, MemoryClass, MemoryRef
 
 KINDS = ("duplicate", "near_duplicate", "superseded", "link", "archive")
 
@@ -23,9 +23,10 @@ class DreamArgs(BaseModel):
     limit: int = Field(default=20, ge=1, le=200, description="Most candidates to return.")
 
 
-def dream_candidates_tool(memory: Any = None) -> BaseTool:
-    """The ``dream_candidates`` tool over ``memory`` (or the run's context's)."""
-    ref = MemoryRef(memory)
+def dream_candidates_tool(memory: Any = None, *, memory_class: MemoryClass | None = None) -> BaseTool:
+    """The ``dream_candidates`` tool over ``memory`` (or the run's context's, a folder opened with
+    ``memory_class``)."""
+    ref = MemoryRef(memory, memory_class)
 
     def dream_candidates(kinds: list[str] | None = None, limit: int = 20, runtime: ToolRuntime = NO_RUNTIME) -> str:
         bad = [k for k in kinds or () if k not in KINDS]

@@ -19,7 +19,7 @@ from memgrove.tree.base.errors import MemgroveError, QuestionTooLong
 from memgrove.tree.entries.paths import normalize_entry_path
 from memgrove.tree.base.question_bound import check_length
 
-from .runtime import NO_RUNTIME, MemoryRef
+from .runtime import NO_RUNTIME, MemoryClass, MemoryRef
 
 
 class SearchArgs(BaseModel):
@@ -52,13 +52,14 @@ def cached_answer(memory: Any, query: str) -> dict[str, Any] | None:
 
 
 def knowledge_tools(memory: Any = None, *, search_limit: int = 20, max_chars: int = 8000,
-                    use_cache: bool = True) -> list[BaseTool]:
+                    use_cache: bool = True, memory_class: MemoryClass | None = None) -> list[BaseTool]:
     """The read-only memory tools for ``memory`` (a ``Memory`` or ``ContextTree``).
 
-    With no ``memory``, each call finds it in the run's context (see ``tools.runtime``).
+    With no ``memory``, each call finds it in the run's context (see ``tools.runtime``; a folder
+    there is opened with ``memory_class``).
     ``use_cache``: let ``search_knowledge`` return an answer cached by the query pipeline.
     """
-    ref = MemoryRef(memory)
+    ref = MemoryRef(memory, memory_class)
 
     def search_knowledge(query: str, limit: int = 5, runtime: ToolRuntime = NO_RUNTIME) -> str:
         mem = ref.get(runtime)

@@ -22,7 +22,7 @@ UNREACHABLE = -32000     # JSON-RPC: a server error (the implementation-defined 
 
 def bridge_headers(url: str) -> dict[str, str]:
     """The bearer token (``MEMGROVE_TOKEN``, or a server on this machine's own) as the REST client sends it."""
-    from memgrove.remote import TOKEN_ENV, Wire
+    from memgrove.remote.memory import TOKEN_ENV, Wire
 
     import os
 

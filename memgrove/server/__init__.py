@@ -14,5 +14,8 @@
     app.py        the app factory, and ``langgraph_app`` for ``langgraph.json``'s ``http.app``
     run.py        uvicorn, registration, signals
 
-This package imports nothing itself: ``memgrove.server.registry`` must stay cheap for clients.
+It may use ``Memory``, the graphs it serves, MCP, the store adapter, the remote client's wire
+(a replica forwards its writes to its primary) and the tree, with FastAPI, uvicorn and LangServe;
+the CLI starts it, and below it only clients import ``registry`` (to find a running server). This
+package imports nothing itself: ``memgrove.server.registry`` must stay cheap for clients.
 """

@@ -5,7 +5,7 @@ writes made inside the replica's process -- its MCP tools (``memgrove_curate``, 
 tool, undo), its LangServe graphs (``/curate``, ``/agent``), ingest -- all enter the tree
 through ``curate``, ``undo``, ``curate_groups`` or ``undo_all``. ``Replica.start``
 sets ``PrimaryWriter`` on the served tree, and those calls become requests to the primary
-(``memgrove.remote.RemoteMemory``, with the replica's token for the primary): the primary's
+(``memgrove.remote.memory.RemoteMemory``, with the replica's token for the primary): the primary's
 results are returned (``OpResult``, ``GroupOutcome``), its refusals raised as the same
 exceptions, and ``PrimaryUnreachable`` raised when it cannot be asked -- nothing is applied on
 the replica, whose copy catches up through its follower once the primary has pushed.
@@ -44,7 +44,7 @@ class PrimaryWriter:
     def _memory(self) -> Any:
         with self._lock:
             if self._remote is None:
-                from memgrove.remote import RemoteMemory
+                from memgrove.remote.memory import RemoteMemory
 
                 self._remote = RemoteMemory(self.url, self.token, timeout=self.timeout, project=self.project)
             return self._remote
@@ -56,7 +56,7 @@ class PrimaryWriter:
                 self._remote = None
 
     def __call__(self, kind: str, **args: Any) -> Any:
-        from memgrove.remote import ServerUnreachable
+        from memgrove.remote.memory import ServerUnreachable
 
         step = getattr(self, "_" + kind, None)
         if step is None:

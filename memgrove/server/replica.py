@@ -89,10 +89,10 @@ def ask_primary(primary: str, path: str, token: str | None, *, method: str = "GE
                 headers: dict[str, str] | None = None, timeout: float = 30.0,
                 params: dict[str, str] | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
     """One request to the primary: (status, headers, body), within ``timeout`` seconds in all however
-    slowly it answers, a body of at most 64 MB (remote_deadline.py). ``PrimaryUnreachable`` when it
+    slowly it answers, a body of at most 64 MB (memgrove/remote/deadline.py). ``PrimaryUnreachable`` when it
     cannot be asked, or does not answer in time."""
-    from memgrove.remote_deadline import Late, TooLarge, connection, read_body
-    from memgrove.remote_wire import MAX_REPLY
+    from memgrove.remote.deadline import Late, TooLarge, connection, read_body
+    from memgrove.remote.wire import MAX_REPLY
 
     u = urlsplit(primary)
     host = u.hostname or "127.0.0.1"

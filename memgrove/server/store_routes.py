@@ -1,5 +1,5 @@
 """LangGraph's ``BaseStore`` over HTTP: ``POST /api/store/batch``, what ``ContextTreeStore(url=...)``
-(``memgrove/store_remote.py``) sends.
+(``memgrove/store/remote.py``) sends.
 
 One route, as ``BaseStore`` has one seam (``batch``): a list of get / put / search /
 list_namespaces operations in, their results out in the same order. The batch runs as
@@ -25,7 +25,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from memgrove.store_errors import InvalidNamespace, NotSupported
+from memgrove.store.errors import InvalidNamespace, NotSupported
 
 from .routes import P, Proj
 
@@ -107,7 +107,7 @@ def run_batch(mem: Any, ops: list[Any], index: list[str] | None) -> list[Any]:
     """``ContextTreeStore.batch`` over the served memory, LangGraph's refusals made ``MemgroveError``s."""
     from langgraph.store.base import InvalidNamespaceError
 
-    from memgrove.langgraph_store import ContextTreeStore
+    from memgrove.store.tree_store import ContextTreeStore
 
     try:
         return [result_json(r) for r in ContextTreeStore(mem, index=index).batch(ops)]

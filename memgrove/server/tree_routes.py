@@ -1,4 +1,4 @@
-"""What a graph or tool running on another machine reads of the tree (``memgrove/remote.py``'s
+"""What a graph or tool running on another machine reads of the tree (``memgrove/remote/memory.py``'s
 ``RemoteTree``): the settings it decides with, the fingerprint answers are cached under, the
 engine's analysis of a question, and the entries an answer delivered. No logic of their own.
 """

@@ -1,6 +1,6 @@
 """A socket whose every send and receive ends by a deadline: one bound for a whole exchange, however
 slowly the peer answers (a socket's own timeout bounds each receive alone, and a byte a second
-never trips it). Used by ``remote_deadline.py`` (under ``http.client``) and by ``fastpath.py``,
+never trips it). Used by ``deadline.py`` (under ``http.client``) and by ``memgrove/cli/fastpath.py``,
 which reads its answer itself: ``socket``, ``io`` and ``time`` only.
 
     holder.deadline = time.monotonic() + 5

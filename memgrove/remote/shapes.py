@@ -1,5 +1,5 @@
 """The shapes of the server's replies that ``RemoteMemory`` reads (``remote.py``): each helper
-raises ``TypeError`` or ``KeyError`` on JSON of another shape, which ``remote_wire.shaped`` turns
+raises ``TypeError`` or ``KeyError`` on JSON of another shape, which ``wire.shaped`` turns
 into ``BadReply``. Standard library only.
 """
 

@@ -5,8 +5,8 @@ entry. Writes are curate operations (the writer lock, the journal, undo); search
 BM25 index. The mapping and how it differs from ``InMemoryStore`` are in docs/store.md.
 
 How namespaces, keys and values map to entry files (untrusted names hashed, nothing outside the
-tree) is in ``memgrove.store_items``; filters and namespace match conditions are in
-``memgrove.store_filters``. Their names stay importable from here.
+tree) is in ``memgrove.store.items``; filters and namespace match conditions are in
+``memgrove.store.filters``. Their names stay importable from here.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from langgraph.store.base import (
 )
 
 from memgrove.memory import Memory
-from memgrove.store_checks import check_op
-from memgrove.store_filters import (  # noqa: F401 - re-exported: memgrove.langgraph_store names them
+from memgrove.store.checks import check_op
+from memgrove.store.filters import (  # noqa: F401 - re-exported: memgrove.store.tree_store names them
     _FILTER_OPS,
     _check_filter,
     _condition,
@@ -39,7 +39,7 @@ from memgrove.store_filters import (  # noqa: F401 - re-exported: memgrove.langg
     _operator,
     matches,
 )
-from memgrove.store_items import (  # noqa: F401 - re-exported: memgrove.langgraph_store names them
+from memgrove.store.items import (  # noqa: F401 - re-exported: memgrove.store.tree_store names them
     _CLEAN,
     _CONTROL,
     _HASHED,
@@ -84,7 +84,7 @@ class ContextTreeStore(BaseStore):
 
     ``source``: a project folder (its ``.memgrove/`` is found upwards, or created) or an open
     ``Memory``, which the store then does not close. ``url`` (or, with neither, ``MEMGROVE_URL``):
-    the memory a ``memgrove serve`` serves, over HTTP (``memgrove.store_remote``; ``token``, else
+    the memory a ``memgrove serve`` serves, over HTTP (``memgrove.store.remote``; ``token``, else
     ``MEMGROVE_TOKEN``); without any of them, the memory of the current folder. ``index``: the
     value fields searched when a ``put`` does not say (default: every top-level text field);
     ``put(index=False)`` keeps an item out of query search, ``put(index=["a", "b.c"])`` chooses fields.
@@ -95,14 +95,14 @@ class ContextTreeStore(BaseStore):
     def __new__(cls, source: str | os.PathLike | Memory | None = None, *, url: str | None = None,
                 token: str | None = None, index: list[str] | None = None, create: bool = True) -> Any:
         if url is None and source is None:
-            from memgrove.store_remote import remote_from_env
+            from memgrove.store.remote import remote_from_env
 
             url, token = remote_from_env() or (None, token)
         if url is None:
             return super().__new__(cls)
         if source is not None:
             raise TypeError("ContextTreeStore takes a project (source) or a server (url), not both")
-        from memgrove.store_remote import RemoteContextTreeStore
+        from memgrove.store.remote import RemoteContextTreeStore
 
         return RemoteContextTreeStore(url, token=token, index=index)   # not a ContextTreeStore: no __init__
 
@@ -309,7 +309,7 @@ def server_store() -> Iterator[BaseStore]:
     (a ``memgrove serve`` every worker shares), else the memory of ``MEMGROVE_HOME`` (default: the
     folder the server starts in; see ``memgrove.sample.studio_home``); closed when the server stops."""
     from memgrove.sample import studio_home
-    from memgrove.store_remote import remote_from_env
+    from memgrove.store.remote import remote_from_env
 
     remote = remote_from_env()
     store = ContextTreeStore(url=remote[0], token=remote[1]) if remote else ContextTreeStore(studio_home())

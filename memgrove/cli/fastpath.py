@@ -6,7 +6,7 @@ CLI's modules, ``http.client`` (which imports ``ssl`` and ``email``), ``pathlib`
 ``typing`` cost more than the answer. This module reads the words itself, finds the project's
 ``.memgrove/server.json`` as ``memgrove.server.registry.find_server`` does (the process alive,
 ``/health`` answering as that process), asks over a plain socket on the same connection, and
-prints what ``memgrove.cli_read`` prints, with the same renderers (``memgrove/render.py``).
+prints what ``memgrove.cli.read`` prints, with the same renderers (``memgrove/cli/render.py``).
 
 It hands the whole command line to the click CLI (``memgrove.cli.main``), unchanged, whenever it
 is not sure to do the same: another command, a word or flag it does not know (``--help``,
@@ -17,9 +17,9 @@ read: asking again is harmless). Its own imports: ``os``, ``sys``, ``json``, ``r
 ``socket`` (``textwrap`` and ``shutil`` for search's text).
 
 As ``Memory.connect``'s client, the answer comes within ``MEMGROVE_TIMEOUT`` seconds (600) in all,
-however slowly it drips (``deadline_socket.py``), and is at most 64 MB: past either, one line says
+however slowly it drips (``memgrove/remote/deadline_socket.py``), and is at most 64 MB: past either, one line says
 so (``server_timeout``, ``bad_reply``). A read replica's server this process has no token for is
-left to the click CLI, which reads the replica's tree itself (``memgrove/client.py``).
+left to the click CLI, which reads the replica's tree itself (``memgrove/cli/which_memory.py``).
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ if TYPE_CHECKING:
 
 COMMANDS = ("query", "search")
 PROBE_TIMEOUT = 0.5       # seconds for /health, as memgrove.server.registry.PROBE_TIMEOUT
-TIMEOUT = 600.0           # seconds for the answer, as memgrove.remote_wire.TIMEOUT (MEMGROVE_TIMEOUT)
-MAX_REPLY = 64 * 2**20    # bytes, as memgrove.remote_wire.MAX_REPLY
-SEARCH_LIMIT = 200        # the most results /api/search gives (memgrove.client.SEARCH_LIMIT)
+TIMEOUT = 600.0           # seconds for the answer, as memgrove.remote.wire.TIMEOUT (MEMGROVE_TIMEOUT)
+MAX_REPLY = 64 * 2**20    # bytes, as memgrove.remote.wire.MAX_REPLY
+SEARCH_LIMIT = 200        # the most results /api/search gives (memgrove.cli.which_memory.SEARCH_LIMIT)
 _OFF = ("", "0", "false", "no")
-NO_SERVER_ENV = "MEMGROVE_NO_SERVER"     # as memgrove.client: work in-process
+NO_SERVER_ENV = "MEMGROVE_NO_SERVER"     # as memgrove.cli.which_memory: work in-process
 URL_ENV = "MEMGROVE_URL"                 # a remote server named: the click CLI's to reach
 TOKEN_ENV = "MEMGROVE_TOKEN"
 
@@ -50,7 +50,7 @@ def main() -> None:
     """The console script: the fast path when it applies, else the click CLI."""
     code = run(sys.argv[1:])
     if code is None:
-        from memgrove.cli import main as full
+        from memgrove.cli.app import main as full
 
         full()
         return
@@ -259,10 +259,10 @@ def _ask(server: dict[str, Any], home: str, method: str, path: str, params: dict
     start = time.perf_counter()
     params = dict(params or {})
     if not server["token"] and (server.get("served_by") or server.get("project") != os.path.dirname(home)):
-        params["project"] = os.path.dirname(home)   # as memgrove.client.ServerMemory names it
+        params["project"] = os.path.dirname(home)   # as memgrove.cli.which_memory.ServerMemory names it
     if params:
         path += "?" + "&".join(f"{_quoted(str(k))}={_quoted(str(v))}" for k, v in params.items())
-    from memgrove.deadline_socket import Late, TooLarge, deadline_reader
+    from memgrove.remote.deadline_socket import Late, TooLarge, deadline_reader
 
     holder = _Holder()
     holder.deadline = time.monotonic() + PROBE_TIMEOUT * 4       # /health: as quick as a probe
@@ -350,7 +350,7 @@ def _response(reader: Any) -> tuple[int, Any, bool]:
             chunked = b"chunked" in value.lower()
         elif name == b"connection":
             kept = kept and b"close" not in value.lower()
-    from memgrove.deadline_socket import TooLarge
+    from memgrove.remote.deadline_socket import TooLarge
 
     if chunked:
         raw = bytearray()
@@ -384,7 +384,7 @@ def _exactly(reader: Any, n: int) -> bytes:
 
 
 def _error_message(status: int, data: Any, url: str) -> tuple[str, str]:
-    """The code and message memgrove.client turns an error answer into."""
+    """The code and message memgrove.cli.which_memory turns an error answer into."""
     if data is _NOT_JSON:
         return "server_error", f"memgrove serve at {url} answered {status} with something not JSON"
     err = data.get("error") if isinstance(data, dict) else None
@@ -407,7 +407,7 @@ def _fail(code: str, message: str, *, as_json: bool) -> int:
 # -- the output ------------------------------------------------------------------------------
 def _print_answer(data: Any, cmd: dict[str, Any]) -> None:
     from memgrove.graphs.answer import Answer
-    from memgrove.render import answer_lines
+    from memgrove.cli.render import answer_lines
 
     answer = Answer.from_dict(data)
     if cmd["json"]:
@@ -423,7 +423,7 @@ def _print_hits(data: Any, cmd: dict[str, Any], ms: float) -> None:
     if cmd["json"]:
         _out(dumps({"query": cmd["text"], "latency_ms": round(ms, 2), "hits": hits, "more": more}))
     else:
-        from memgrove.render import hits_lines
+        from memgrove.cli.render import hits_lines
 
         _out("\n".join(hits_lines(cmd["text"], hits, ms, cmd["limit"], more, sys.stdout.isatty())))
 

@@ -9,13 +9,13 @@ in-process store runs them, so both pass the same conformance suite
     >>> store = ContextTreeStore(url="http://127.0.0.1:8765", token="...")   # doctest: +SKIP
     >>> store = ContextTreeStore()      # MEMGROVE_URL and MEMGROVE_TOKEN set  # doctest: +SKIP
 
-Errors: operations are checked here before anything is sent (``memgrove/store_checks.py``), so
+Errors: operations are checked here before anything is sent (``memgrove/store/checks.py``), so
 LangGraph's refusals are raised as in-process; the server's ``{"error": {"code", "message"}}``
 becomes the ``MemgroveError`` subclass with that code (``OperationConflict``, ``InvalidInput``...).
 A write is never sent twice: when the server stops answering after a write was sent,
 ``ServerUnreachable`` says it may have been applied. A batch of reads is tried once more on a
 connection that broke, which is harmless. The requests go through ``Memory.connect``'s wire
-(``remote_wire.py``): a batch ends within ``timeout`` seconds in all (``ServerTimeout``), a reply
+(``memgrove/remote/wire.py``): a batch ends within ``timeout`` seconds in all (``ServerTimeout``), a reply
 past 64 MB, not JSON or of another shape is ``BadReply``.
 """
 
@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem, SearchOp
 
-from memgrove import store_errors
-from memgrove.remote_wire import (  # noqa: F401 - ServerError, ServerUnreachable: this module's names
+from memgrove.store import errors as store_errors
+from memgrove.remote.wire import (  # noqa: F401 - ServerError, ServerUnreachable: this module's names
     TIMEOUT,
     BadReply,
     ServerError,
@@ -45,9 +45,9 @@ from memgrove.remote_wire import (  # noqa: F401 - ServerError, ServerUnreachabl
     shaped,
     shown_url,
 )
-from memgrove.store_checks import check_op
-from memgrove.store_filters import _check_filter
-from memgrove.store_items import _as_json
+from memgrove.store.checks import check_op
+from memgrove.store.filters import _check_filter
+from memgrove.store.items import _as_json
 from memgrove.tree.base import errors as tree_errors
 from memgrove.tree.base.errors import BatchRejected, MemgroveError
 

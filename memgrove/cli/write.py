@@ -1,6 +1,7 @@
 """``memgrove curate``, ``undo`` and ``restore``: the commands that write the tree, thin
 layers over ``Memory.curate``/``ingest``/``learn``, ``Memory.undo`` and ``Memory.restore``.
-Registered on the main group by ``memgrove/cli.py``."""
+Listed in ``COMMANDS`` for the group
+(``memgrove/cli/app.py``) to add."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgrove.cli import _emit_json, _Failure, _progress, _State, cli, json_option
+from memgrove.cli.common import Failure, State, emit_json, json_option, progress
 from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe
 from memgrove.tree.base.errors import InvalidInput
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from memgrove.tree.writes.operations import OpResult
 
 
-@cli.command()
+@click.command()
 @click.argument("text", required=False)
 @click.option("-f", "--file", "files", multiple=True, type=click.Path(),
               help="Text or markdown file, or a folder of them, read recursively (repeatable).")
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 @click.option("--window", default=1, show_default=True, help="Conversation messages per entry (verbatim curator).")
 @json_option
 @click.pass_obj
-def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tuple[str, ...],
+def curate(state: State, text: str | None, files: tuple[str, ...], exclude: tuple[str, ...],
            conversation: str | None, system: bool, ops_file: str | None, verbatim: bool, window: int,
            as_json: bool) -> None:
     """Curate TEXT, files, a conversation, or explicit operations into the tree.
@@ -66,7 +67,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tup
     if verbatim or not model_configured():
         if not verbatim and not as_json:
             echo("no model configured (set MEMGROVE_MODEL): using the verbatim curator", err=True)
-        bar, update = _progress("curating")
+        bar, update = progress("curating")
         with bar:
             results = mem.ingest(text=text, files=files, conversation=conversation, window=window, progress=update,
                                  exclude=exclude, system=system)
@@ -75,7 +76,7 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tup
     report = mem.learn(text=text, files=files, conversation=conversation)
     if not report.stopped:
         if as_json:
-            _emit_json(report.to_dict())
+            emit_json(report.to_dict())
         else:
             echo(report.summary)
             if report.skipped and report.curator == "llm":
@@ -85,10 +86,10 @@ def curate(state: _State, text: str | None, files: tuple[str, ...], exclude: tup
     message = safe(f"the LLM curator stopped early: {report.stopped}. What it wrote before that is kept; "
                    "to curate without a model, run the same command with --verbatim")
     if as_json:
-        _emit_json(report.to_dict() | {"error": {"code": "model_failed", "message": message}})
+        emit_json(report.to_dict() | {"error": {"code": "model_failed", "message": message}})
         raise click.exceptions.Exit(1)
     echo(report.account(stopped=False))
-    raise _Failure(message, {"error": {"code": "model_failed", "message": message}})
+    raise Failure(message, {"error": {"code": "model_failed", "message": message}})
 
 
 def _read_ops(ops_file: str, limit: int) -> Any:
@@ -112,7 +113,7 @@ def _report_ops(results: list[OpResult], curator_name: str, as_json: bool,
     if as_json:
         from memgrove.graphs.curate_report import CurateReport
 
-        _emit_json(CurateReport(curator=curator_name, applied=results, skipped=dict(skipped or {})).to_dict())
+        emit_json(CurateReport(curator=curator_name, applied=results, skipped=dict(skipped or {})).to_dict())
         return
     counts: dict[str, int] = {}
     for r in results:
@@ -128,29 +129,33 @@ def _report_ops(results: list[OpResult], curator_name: str, as_json: bool,
              + " (read, not curated)")
 
 
-@cli.command()
+@click.command()
 @click.argument("op_id")
 @click.option("--force", is_flag=True,
               help="Undo even if the files changed after the operation (what it overwrites stays in the journal).")
 @json_option
 @click.pass_obj
-def undo(state: _State, op_id: str, force: bool, as_json: bool) -> None:
+def undo(state: State, op_id: str, force: bool, as_json: bool) -> None:
     """Restore what operation OP_ID changed (ids from `memgrove history`)."""
     result = state.memory().undo(op_id, force=force)
     if as_json:
-        _emit_json(result.to_dict())
+        emit_json(result.to_dict())
         return
     echo(f"{result.message} [{result.id}]" if result.id else result.message)
 
 
-@cli.command()
+@click.command()
 @click.argument("path")
 @json_option
 @click.pass_obj
-def restore(state: _State, path: str, as_json: bool) -> None:
+def restore(state: State, path: str, as_json: bool) -> None:
     """Bring the archived entry PATH back into the tree (undo its id to archive it again)."""
     result = state.memory().restore(path)
     if as_json:
-        _emit_json(result.to_dict())
+        emit_json(result.to_dict())
         return
     echo(f"{result.message} [{result.id}]")
+
+
+# what the group (memgrove/cli/app.py) adds
+COMMANDS = [curate, undo, restore]

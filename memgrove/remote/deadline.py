@@ -1,5 +1,5 @@
 """One deadline for a whole call of the remote client, and a bound on the size of its reply
-(used by ``remote_wire.Wire``).
+(used by ``wire.Wire``).
 
 ``http.client`` gives each socket operation its own timeout: a server that answers a byte a
 second never lets it fire, and a call could last for ever. ``connection(https, host, port)`` is an
@@ -20,7 +20,7 @@ import http.client
 import socket
 import time
 
-from memgrove.deadline_socket import DeadlineSocket, Late, TooLarge  # noqa: F401 - Late, TooLarge: names of this module
+from memgrove.remote.deadline_socket import DeadlineSocket, Late, TooLarge  # noqa: F401 - Late, TooLarge: names of this module
 
 READ_PIECE = 65536
 

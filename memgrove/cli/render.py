@@ -1,5 +1,5 @@
-"""What ``memgrove query`` and ``memgrove search`` print, for the click commands (``memgrove.cli_read``)
-and the console script's fast path (``memgrove/fastpath.py``) alike: one renderer, so both print
+"""What ``memgrove query`` and ``memgrove search`` print, for the click commands (``memgrove.cli.read``)
+and the console script's fast path (``memgrove/cli/fastpath.py``) alike: one renderer, so both print
 the same. Standard library only (and ``memgrove.terminal``'s escaping); no click: ``color`` adds
 the exact codes ``click.style`` would, and the click CLI's ``click.echo`` drops them off a terminal.
 """

@@ -5,7 +5,7 @@ and its error answers turned back into the library's exceptions.
     wire.send("GET", "/api/search", {"q": "jwt"}, retry=True)     # the JSON, or the exception
 
 Every call ends within ``timeout`` seconds, counted from its start -- connecting, sending and
-every byte of the reply (``remote_deadline.py``) -- or raises ``ServerTimeout``; a reply longer
+every byte of the reply (``deadline.py``) -- or raises ``ServerTimeout``; a reply longer
 than ``max_reply`` bytes, or not JSON, is ``BadReply`` (``shaped`` says the same of JSON of
 another shape than the caller reads).
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 from urllib.parse import urlencode, urlsplit
 
-from memgrove.remote_deadline import Late, TooLarge, connection, read_body
+from memgrove.remote.deadline import Late, TooLarge, connection, read_body
 from memgrove.tree.base import forksafe
 from memgrove.tree.base.errors import BatchRejected, Cancelled, InvalidInput, MemgroveError
 

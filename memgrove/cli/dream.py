@@ -1,6 +1,6 @@
 """``memgrove dream`` and ``memgrove review``: thin commands over ``Memory.dream`` and the
-``Memory.review*`` methods (tree/hygiene/dream.py, tree/hygiene/review.py). Registered on the main group by
-``memgrove/cli.py``."""
+``Memory.review*`` methods (tree/hygiene/dream.py, tree/hygiene/review.py). Listed in ``COMMANDS`` for the group
+(``memgrove/cli/app.py``) to add."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from memgrove.cli import _emit_json, _State, _with_global_options, _wrap, cli, json_option
+from memgrove.cli.common import State, emit_json, json_option, with_global_options, wrap
 from memgrove.terminal import echo, safe
 
 _KIND_ORDER = ("duplicate", "near_duplicate", "superseded", "link", "archive", "curate")
 
 
-@cli.command()
+@click.command()
 @click.option("--dry-run", is_flag=True, help="Only scan: list the candidates, change nothing.")
 @click.option("--undo", "undo", is_flag=False, flag_value="", default=None, metavar="[RUN]",
               help="Revert a run instead (default: the newest run).")
@@ -24,7 +24,7 @@ _KIND_ORDER = ("duplicate", "near_duplicate", "superseded", "link", "archive", "
 @click.option("--no-model", is_flag=True, help="Do not ask the model even when one is configured: queue instead.")
 @json_option
 @click.pass_obj
-def dream(state: _State, dry_run: bool, undo: str | None, force: bool, with_approved: bool, no_model: bool,
+def dream(state: State, dry_run: bool, undo: str | None, force: bool, with_approved: bool, no_model: bool,
           as_json: bool) -> None:
     """Clean the memory: merge exact duplicates, add missing links, ask the model (if configured)
     about near duplicates and superseded facts, queue the rest for `memgrove review`."""
@@ -32,7 +32,7 @@ def dream(state: _State, dry_run: bool, undo: str | None, force: bool, with_appr
     if undo is not None:
         out = mem.dream(undo=undo or True, force=force, with_approved=with_approved)
         if as_json:
-            _emit_json(out)
+            emit_json(out)
         else:
             echo(_undo_text(out))
         return
@@ -40,7 +40,7 @@ def dream(state: _State, dry_run: bool, undo: str | None, force: bool, with_appr
         raise click.UsageError("--with-approved goes with --undo")
     out = mem.dream(dry_run=dry_run) if not no_model else mem.dream(dry_run=dry_run, use_model=False)
     if as_json:
-        _emit_json(out)
+        emit_json(out)
         return
     echo(_dream_text(out))
 
@@ -85,11 +85,11 @@ def _dream_text(out: dict[str, Any]) -> str:
 
 class _ReviewGroup(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        _with_global_options(cmd)
+        with_global_options(cmd)
         super().add_command(cmd, name)
 
 
-@cli.group(cls=_ReviewGroup, invoke_without_command=True)
+@click.group(cls=_ReviewGroup, invoke_without_command=True)
 @json_option
 @click.pass_context
 def review(ctx: click.Context, as_json: bool) -> None:
@@ -99,14 +99,14 @@ def review(ctx: click.Context, as_json: bool) -> None:
         return
     items = ctx.obj.memory().review()
     if as_json:
-        _emit_json(items)
+        emit_json(items)
         return
     if not items:
         echo("nothing waits for review")
         return
     for item in items:
         echo(_item_line(item))
-        click.echo(click.style(_wrap(item["candidate"].get("reason", ""), 4), dim=True))
+        click.echo(click.style(wrap(item["candidate"].get("reason", ""), 4), dim=True))
     echo(f"{len(items)} pending: memgrove review show ID, approve ID|--all, reject ID|--all")
 
 
@@ -122,11 +122,11 @@ def _item_line(item: dict[str, Any]) -> str:
 @click.argument("item_id", metavar="ID")
 @json_option
 @click.pass_obj
-def review_show(state: _State, item_id: str, as_json: bool) -> None:
+def review_show(state: State, item_id: str, as_json: bool) -> None:
     """Show one pending change: what it would do and why."""
     item = state.memory().review_show(item_id)
     if as_json:
-        _emit_json(item)
+        emit_json(item)
         return
     echo(_item_line(item))
     c = item["candidate"]
@@ -139,7 +139,7 @@ def review_show(state: _State, item_id: str, as_json: bool) -> None:
         echo(f"evidence: {c['evidence']}")
 
 
-def _decide(state: _State, verb: str, item_id: str | None, all_items: bool) -> dict[str, Any]:
+def _decide(state: State, verb: str, item_id: str | None, all_items: bool) -> dict[str, Any]:
     if bool(item_id) == all_items:
         raise click.UsageError(f"give one ID to {verb}, or --all")
     mem = state.memory()
@@ -152,11 +152,11 @@ def _decide(state: _State, verb: str, item_id: str | None, all_items: bool) -> d
 @click.option("--all", "all_items", is_flag=True, help="Approve every pending change.")
 @json_option
 @click.pass_obj
-def review_approve(state: _State, item_id: str | None, all_items: bool, as_json: bool) -> None:
+def review_approve(state: State, item_id: str | None, all_items: bool, as_json: bool) -> None:
     """Apply a pending change (or --all) as one journaled batch; refused if its files changed since."""
     out = _decide(state, "approve", item_id, all_items)
     if as_json:
-        _emit_json(out)
+        emit_json(out)
         return
     for a in out["applied"]:
         echo(f"approved {a['id']}: " + ", ".join(f"{r['op']} {r['path']} {r['status']}" for r in a["results"]))
@@ -175,11 +175,15 @@ def review_approve(state: _State, item_id: str | None, all_items: bool, as_json:
 @click.option("--all", "all_items", is_flag=True, help="Reject every pending change.")
 @json_option
 @click.pass_obj
-def review_reject(state: _State, item_id: str | None, all_items: bool, as_json: bool) -> None:
+def review_reject(state: State, item_id: str | None, all_items: bool, as_json: bool) -> None:
     """Drop a pending change (or --all); dream does not propose it again."""
     out = _decide(state, "reject", item_id, all_items)
     if as_json:
-        _emit_json(out)
+        emit_json(out)
         return
     echo(f"rejected {len(out['rejected'])} change(s); dream will not propose them again"
          if out["rejected"] else "nothing waits for review")
+
+
+# what the group (memgrove/cli/app.py) adds
+COMMANDS = [dream, review]

@@ -3,29 +3,48 @@
 The query graph, the LLM curator and the memory tools take a ``Memory`` and work on its
 ``tree`` (search, read, links, the engine's terms, the fingerprint answers are cached under...).
 For ``Memory.connect``'s memory each of those is a request to the server, through the
-``RemoteMemory`` that owns this view (``remote.py``), so the graphs run in the calling process
-while the memory stays one, on the server.
+``RemoteMemory`` that owns this view (``memory.py``), so the graphs run in the calling process
+while the memory stays one, on the server. The owner is handed in: this module knows it only by
+the methods it calls (``Owner``), so ``memory.py`` imports this one and not the other way round.
 """
 
 from __future__ import annotations
 
 import builtins
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from memgrove import remote_shapes as shapes
+from memgrove.remote import shapes
 
 if TYPE_CHECKING:
-    from memgrove.remote import RemoteMemory
     from memgrove.tree.entries.entry import Entry
     from memgrove.tree.writes.journal import JournalRecord
     from memgrove.tree.search import Hit
 
 
+class Owner(Protocol):
+    """What a ``RemoteTree`` asks of the ``RemoteMemory`` that owns it."""
+
+    project: str
+
+    def _get(self, path: str, *, body: Any = None, method: str = "GET",
+             build: Callable[[dict[str, Any]], Any] | None = None) -> Any: ...
+    def _settings_json(self) -> dict[str, Any]: ...
+    def _client_home(self) -> Path: ...
+    def _tree_settings(self) -> Any: ...
+    def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list["Hit"]: ...
+    def read(self, path: str) -> "Entry": ...
+    def show(self, path: str) -> dict[str, Any]: ...
+    def list(self, folder: str = "") -> dict[str, Any]: ...
+    def fingerprint(self) -> str: ...
+    def count(self) -> int: ...
+    def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list["JournalRecord"]: ...
+
+
 class RemoteEngine:
     """The search engine's analysis, asked of the server's engine (the words it indexes by)."""
 
-    def __init__(self, owner: "RemoteMemory"):
+    def __init__(self, owner: Owner):
         self._owner = owner
         self._terms: dict[str, list[str]] = {}
 
@@ -55,7 +74,7 @@ class RemoteTree:
     folder removed by ``close``). ``root`` is the tree's folder on the server's machine.
     """
 
-    def __init__(self, owner: "RemoteMemory"):
+    def __init__(self, owner: Owner):
         self._owner = owner
         self.engine = RemoteEngine(owner)
         self.notices: list[str] = []

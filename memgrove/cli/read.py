@@ -1,6 +1,6 @@
 """``memgrove search``, ``query``, ``stats``, ``tree``, ``show`` and ``history``: the commands
-that read the memory and render it (text, or JSON with ``--json``). Registered on the main
-group by ``memgrove/cli.py``."""
+that read the memory and render it (text, or JSON with ``--json``). Listed in ``COMMANDS`` for the group
+(``memgrove/cli/app.py``) to add."""
 
 from __future__ import annotations
 
@@ -10,24 +10,24 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgrove.cli import _console, _emit_json, _State, _wrap, cli, json_option
-from memgrove.render import answer_lines, hits_lines
-from memgrove.given_paths import tree_path
+from memgrove.cli.common import State, console, emit_json, json_option, wrap
+from memgrove.cli.render import answer_lines, hits_lines
+from memgrove.cli.given_paths import tree_path
 from memgrove.graphs.llm import model_configured
 from memgrove.terminal import echo, safe
 
 if TYPE_CHECKING:
-    from memgrove.remote import RemoteMemory
+    from memgrove.remote.memory import RemoteMemory
     from memgrove.memory import Memory
 
 
-@cli.command()
+@click.command()
 @click.argument("query")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
 @click.option("--include-archived", is_flag=True, help="Search the archived entries too (marked [archived]).")
 @json_option
 @click.pass_obj
-def search(state: _State, query: str, limit: int, include_archived: bool, as_json: bool) -> None:
+def search(state: State, query: str, limit: int, include_archived: bool, as_json: bool) -> None:
     """Full-text search of the tree (BM25F, no LLM)."""
     start = time.perf_counter()
     hits = state.memory().search(query, limit=limit + 1,    # one more: is anything left out?
@@ -36,18 +36,18 @@ def search(state: _State, query: str, limit: int, include_archived: bool, as_jso
     more = len(hits) > limit
     hits = hits[:limit]
     if as_json:
-        _emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits], "more": more})
+        emit_json({"query": query, "latency_ms": round(ms, 2), "hits": [h.to_dict() for h in hits], "more": more})
         return
     # click.echo drops the styles when stdout is not a terminal
     click.echo("\n".join(hits_lines(query, hits, ms, limit, more, color=True)))
 
 
-@cli.command()
+@click.command()
 @click.argument("question")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the evidence: every entry quoted, and the gaps.")
 @json_option
 @click.pass_obj
-def query(state: _State, question: str, verbose: bool, as_json: bool) -> None:
+def query(state: State, question: str, verbose: bool, as_json: bool) -> None:
     """Answer QUESTION from memory: caches and BM25 first, an LLM only if needed.
 
     Prints the answer first, then how it was answered and the entries it came from
@@ -55,19 +55,19 @@ def query(state: _State, question: str, verbose: bool, as_json: bool) -> None:
     """
     answer = state.memory().query(question)
     if as_json:
-        _emit_json(answer.to_dict())
+        emit_json(answer.to_dict())
         return
     click.echo("\n".join(answer_lines(answer, verbose)))
 
 
-@cli.command()
+@click.command()
 @json_option
 @click.pass_obj
-def stats(state: _State, as_json: bool) -> None:
+def stats(state: State, as_json: bool) -> None:
     """Tier distribution and latency percentiles of the queries asked so far."""
     data = state.memory().stats()
     if as_json:
-        _emit_json(data)
+        emit_json(data)
         return
     if data["damaged_lines"]:
         click.echo(f"skipped {data['damaged_lines']} damaged line(s) of the query log", err=True)
@@ -87,9 +87,9 @@ def stats(state: _State, as_json: bool) -> None:
     for t in data["tiers"]:
         table.add_row(_tier_label(t), str(t["count"]), f"{t['share']:.0%}",
                       f"{t['p50_ms']:.2f}", f"{t['p95_ms']:.2f}", f"{t['p99_ms']:.2f}")
-    _console().print(table)
+    console().print(table)
     if not configured:
-        click.echo(_wrap("no model configured (set MEMGROVE_MODEL): questions past BM25 are answered from the "
+        click.echo(wrap("no model configured (set MEMGROVE_MODEL): questions past BM25 are answered from the "
                          "best entries, without an LLM", 0))
 
 
@@ -108,19 +108,19 @@ def _tier_label(row: dict[str, Any]) -> str:
     return _TIER_NAMES[tier]
 
 
-@cli.command()
+@click.command()
 @click.argument("folder", required=False, default="")
 @click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=0),
               help="Most entries shown per folder (0: all).")
 @click.option("--all", "show_all", is_flag=True, help="Show every entry (same as --limit 0).")
 @json_option
 @click.pass_obj
-def tree(state: _State, folder: str, limit: int, show_all: bool, as_json: bool) -> None:
+def tree(state: State, folder: str, limit: int, show_all: bool, as_json: bool) -> None:
     """Show the tree (or one FOLDER of it) with entry titles. JSON lists every entry."""
     mem = state.memory()
     folder = tree_path(folder, mem.tree.root) if folder else folder
     if as_json:
-        _emit_json(_walk(mem, folder))
+        emit_json(_walk(mem, folder))
         return
     top = mem.list(folder)
     click.echo(click.style(safe(top["title"]), bold=True) + " " + safe(top["path"] or mem.home / "tree"))
@@ -161,11 +161,11 @@ def _entry_line(e: dict[str, Any]) -> str:
     return name + "  " + click.style(safe(e.get("error", "unreadable")), fg="red")
 
 
-@cli.command()
+@click.command()
 @click.argument("path")
 @json_option
 @click.pass_obj
-def show(state: _State, path: str, as_json: bool) -> None:
+def show(state: State, path: str, as_json: bool) -> None:
     """Print one entry with its links and backlinks.
 
     PATH is the entry's path in the tree (auth/jwt/rotation.md) or the file's path as tab
@@ -174,7 +174,7 @@ def show(state: _State, path: str, as_json: bool) -> None:
     mem = state.memory()
     data = mem.show(tree_path(path, mem.tree.root))
     if as_json:
-        _emit_json(data)
+        emit_json(data)
         return
     echo(data["text"].rstrip("\n"))
     if data["links"] or data["backlinks"]:
@@ -185,20 +185,20 @@ def show(state: _State, path: str, as_json: bool) -> None:
             echo(f"← {p}")
 
 
-@cli.command()
+@click.command()
 @click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=0),
               help="Most operations shown (0: all).")
 @click.option("--all", "show_all", is_flag=True, help="Show every operation (same as --limit 0).")
 @click.option("--path", default=None, help="Only operations touching this entry or folder.")
 @json_option
 @click.pass_obj
-def history(state: _State, limit: int, show_all: bool, path: str | None, as_json: bool) -> None:
+def history(state: State, limit: int, show_all: bool, path: str | None, as_json: bool) -> None:
     """List curate operations, newest first."""
     mem = state.memory()
     records = mem.history(limit=None, path=tree_path(path, mem.tree.root) or None if path else None)
     shown = records if show_all or not limit else records[:limit]
     if as_json:
-        _emit_json({"operations": [r.to_listing() for r in shown]})     # GET /api/history's shape
+        emit_json({"operations": [r.to_listing() for r in shown]})     # GET /api/history's shape
         return
     if not records:
         echo("no operations yet" + (f" touching {path}" if path else ""))
@@ -207,6 +207,10 @@ def history(state: _State, limit: int, show_all: bool, path: str | None, as_json
         # the path whole on the id's line: it is what `show` and `undo` users copy
         click.echo(click.style(safe(r.id), fg="yellow") + f"  {safe(r.op):<9} " + safe(r.path))   # SUPERSEDE is the longest
         if r.reason:
-            click.echo(click.style(_wrap(r.reason, 4), dim=True))
+            click.echo(click.style(wrap(r.reason, 4), dim=True))
     if len(records) > len(shown):
         click.echo(f"… {len(records) - len(shown)} more: use --limit 0 or --all to see every one")
+
+
+# what the group (memgrove/cli/app.py) adds
+COMMANDS = [search, query, stats, tree, show, history]

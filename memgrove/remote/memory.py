@@ -23,7 +23,7 @@ from its start however slowly the server answers: ``ServerTimeout``. A reply tha
 a memgrove server sends -- not JSON, another shape, past ``max_reply`` bytes -- is ``BadReply``.
 
 This module imports the standard library and light memgrove modules only: the CLI's client
-(``memgrove/client.py``) is built on it and a cold ``memgrove query`` through a server loads no
+(``memgrove/cli/which_memory.py``) is built on it and a cold ``memgrove query`` through a server loads no
 Whoosh, LangChain or FastAPI. The result types are imported where they are built.
 """
 
@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import quote
 
-from memgrove.remote_inputs import _conversation_json, _documents, _results
-from memgrove import remote_shapes as shapes
-from memgrove.remote_tree import RemoteEngine, RemoteTree  # noqa: F401 - RemoteEngine: a name of this module
-from memgrove.remote_wire import (  # noqa: F401 - the errors and the wire, names of this module
+from memgrove.remote.inputs import _conversation_json, _documents, _results
+from memgrove.remote import shapes
+from memgrove.remote.tree import RemoteEngine, RemoteTree  # noqa: F401 - RemoteEngine: a name of this module
+from memgrove.remote.wire import (  # noqa: F401 - the errors and the wire, names of this module
     MAX_REPLY,
     TIMEOUT,
     BadReply,
@@ -64,7 +64,7 @@ from memgrove.tree.base.forksafe import here_only
 
 if TYPE_CHECKING:
     from memgrove.graphs.tiers import Answer
-    from memgrove.memory import IngestResult
+    from memgrove.ingest import IngestResult
     from memgrove.tree.doctor import DoctorReport
     from memgrove.tree.entries.entry import Entry
     from memgrove.tree.writes.journal import JournalRecord
@@ -84,12 +84,13 @@ class RemoteMemory:
     ``home``: a local folder for the graphs' answer cache and the agent's threads (``tree.home``;
     default: a temporary one, removed by ``close``). ``model``: the chat model of the graphs run here.
     ``timeout``: seconds each call may take in all (default ``MEMGROVE_TIMEOUT``, else 600);
-    ``max_reply``: the most bytes of a reply read (64 MB).
+    ``max_reply``: the most bytes of a reply read (64 MB). ``memory_class``: ``Memory``, for a graph
+    or tool run here whose run context names a project folder (``Memory.connect`` hands it in).
     """
 
     def __init__(self, url: str | None = None, token: str | None = None, *, project: str | os.PathLike | None = None,
                  model: Any = None, home: str | os.PathLike | None = None, timeout: float | None = None,
-                 headers: dict[str, str] | None = None, max_reply: int = MAX_REPLY):
+                 headers: dict[str, str] | None = None, max_reply: int = MAX_REPLY, memory_class: Any = None):
         url = url or os.environ.get(URL_ENV) or ""
         if not url.strip():
             raise InvalidInput(f"no server to connect to: give a URL or set {URL_ENV}")
@@ -105,6 +106,9 @@ class RemoteMemory:
         self._settings: dict[str, Any] | None = None
         self._tree_settings_obj: Any = None
         self.tree = RemoteTree(self)
+        # ``Memory``, handed in by ``Memory.connect``: what the graphs and tools run here open a
+        # project with when a run's context names a folder (this module never imports it)
+        self._memory_class = memory_class
 
     def __repr__(self) -> str:
         return f"RemoteMemory({self.url!r})"
@@ -130,7 +134,7 @@ class RemoteMemory:
              local: Callable[[Any], Any] | None = None, build: Callable[[dict[str, Any]], Any] | None = None) -> Any:
         """A read: ``build`` of the server's JSON object (the object itself without one); JSON of
         another shape is ``BadReply``. (``local``: what a client with the tree on its own disk may
-        do instead when the server is gone, its result returned as it is; ``memgrove/client.py``.)"""
+        do instead when the server is gone, its result returned as it is; ``memgrove/cli/which_memory.py``.)"""
         try:
             data = self._send(method, path, params, body, retry=True)
         except (_Refused, _NoAnswer, OSError) as exc:
@@ -295,10 +299,10 @@ class RemoteMemory:
     def ingest(self, text: str | None = None, files: Iterable[str | os.PathLike] = (), conversation: Any = None, *,
                window: int = 1, batch_size: int = 200, progress: Any = None,
                documents: Iterable[tuple[str, str]] = (), exclude: Iterable[str] = (),
-               system: bool = False) -> "IngestResult":
+               system: bool = False) -> IngestResult:
         """``Memory.ingest`` on the server: files and folders are read here and sent as their contents
         (their names as given), a conversation file is read here and sent as JSON."""
-        from memgrove.memory import IngestResult
+        from memgrove.ingest import IngestResult
 
         docs, skipped = _documents(files, exclude, self.tree.settings.max_input_bytes)
         body: dict[str, Any] = {"text": text, "window": window, "system": system,
@@ -346,11 +350,12 @@ class RemoteMemory:
         if text is not None:
             data["text"] = text
         if conversation is not None:
-            from memgrove.memory import Memory
+            from memgrove.ingest import load_conversation
 
-            data["conversation"] = Memory._load_conversation(
+            data["conversation"] = load_conversation(
                 conversation, self.tree.settings.max_input_bytes).as_dict()
-        graph = build_curate_graph(self, model=model if model is not None else self._model, settings=settings)
+        graph = build_curate_graph(self, model=model if model is not None else self._model, settings=settings,
+                                   memory_class=self._memory_class)
         return report_from_state(graph.invoke(data))
 
     def undo(self, op_id: str, *, force: bool = False, actor: str = "user") -> "OpResult":
@@ -407,6 +412,7 @@ class RemoteMemory:
     def graph(self, name: str = "query", **options: Any) -> Any:
         """A compiled graph run in this process over the server's memory (``Memory.graph``)."""
         options.setdefault("model", self._model)
+        options.setdefault("memory_class", self._memory_class)
         if name == "query":
             from memgrove.graphs.query import build_query_graph
 
@@ -432,7 +438,8 @@ class RemoteMemory:
 
     def tools(self, **options: Any) -> builtins.list:
         """``search_knowledge``, ``read_entry``, ``list_tree``, ``curate``, each a call to the server."""
-        from memgrove.tools import memory_tools
+        from memgrove.tools.toolset import memory_tools
 
+        options.setdefault("memory_class", self._memory_class)
         return memory_tools(self, **options)
 

@@ -1,5 +1,5 @@
 """The store's items as tree entries: LangGraph namespaces and keys <-> tree paths, and values <->
-entries (for ``ContextTreeStore`` in ``memgrove.langgraph_store``; the mapping is in docs/store.md).
+entries (for ``ContextTreeStore`` in ``memgrove.store.tree_store``; the mapping is in docs/store.md).
 
 Namespace segments and keys are untrusted text: a segment that is already a clean folder name
 (``memories``, ``user_1``) is used as it is; any other becomes its snake_case form plus a hash of

@@ -2,7 +2,7 @@
 
 ``open_memory`` chooses once per invocation:
 
-1. ``MEMGROVE_URL`` set: that server's memory (``RemoteMemory``, ``memgrove/remote.py``; token
+1. ``MEMGROVE_URL`` set: that server's memory (``RemoteMemory``, ``memgrove/remote/memory.py``; token
    from ``MEMGROVE_TOKEN``), wherever the tree is -- another folder, another machine;
 2. a live server registered in the project's ``.memgrove/server.json``
    (``memgrove.server.registry.find_server``): ``ServerMemory``, the same client with what a
@@ -39,7 +39,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from memgrove.remote import (  # noqa: F401 - ServerError, ServerUnreachable, TIMEOUT: this module's names before
+from memgrove.remote.memory import (  # noqa: F401 - ServerError, ServerUnreachable, TIMEOUT: this module's names before
     TIMEOUT,
     TOKEN_ENV,
     URL_ENV,
@@ -50,7 +50,7 @@ from memgrove.remote import (  # noqa: F401 - ServerError, ServerUnreachable, TI
     _NoAnswer,
     _Refused,
 )
-from memgrove.remote import error_of as _error_of  # noqa: F401
+from memgrove.remote.memory import error_of as _error_of  # noqa: F401
 from memgrove.server import registry
 from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree.base.home import locate_home

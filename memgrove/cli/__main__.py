@@ -1,0 +1,3 @@
+from memgrove.cli.app import main
+
+main()
