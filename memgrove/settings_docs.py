@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 
 from memgrove.config import TABLES, documented_default, toml_value
-from memgrove.remote_wire import TIMEOUT
+from memgrove.remote.wire import TIMEOUT
 from memgrove.tree.base.setting_field import SECTIONS, doc_of, section_of
 
 COMMAND = "python -m memgrove.settings_docs > docs/settings.md"
