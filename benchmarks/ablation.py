@@ -5,9 +5,13 @@
     python benchmarks/ablation.py beam --tier 100K --split dev --arms default,link_weight=0
     python benchmarks/ablation.py beam --split test --base semantic_weight=0.5   # every arm, ranking by meaning
 
-Each arm switches one step to its neutral value alone (``ARMS``: a [tree] setting, or for the steps
-without one a stand-in function patched into ``memgrove.tree``); the first arm is the reference
-(``default``: the settings as they are, plus ``--base``). Each conversation (chat) is curated once
+Each arm switches one ranking step off alone. ``ARMS`` is read from the pipeline's own list
+(``memgrove.tree.ranking.pipeline.STEPS``): each step's settings that switch it off (``Step.off``),
+or for a step without a setting the pipeline without it (``<step>=off``: ``tree.ranking_steps``
+without that step), then the two curation arms (message parts, stem exceptions: a stand-in patched
+into ``memgrove.tree``). A step that is off by default has no arm in ``ARMS``, and ``--arms`` takes
+any ``<step>=off``. The first arm is the reference (``default``: the settings as they are, plus
+``--base``). Each conversation (chat) is curated once
 per curation setting (``part_words`` and the stem exceptions are read when entries are written and
 indexed; every other arm shares one curation), then every question goes through the query graph
 once per arm with the arm's settings, the query cache cleared and the importance the arm's answers
@@ -52,6 +56,8 @@ import locomo  # noqa: E402
 from harness import metrics as rm  # noqa: E402
 import splits  # noqa: E402
 from harness.machine import machine_info, uncommitted  # noqa: E402
+from memgrove.tree.ranking.pipeline import STEPS, WITHOUT, Step, step_named, without  # noqa: E402
+from memgrove.tree.settings import TreeSettings  # noqa: E402
 
 RUNS = HERE / "runs"
 KEYS = ("R@5", "R@10", "R@100w", "R@200w", "R@500w", "R@1000w")
@@ -64,17 +70,8 @@ class Arm:
     name: str
     step: str                               # the ranking step or setting it switches off
     tree: dict[str, Any] = field(default_factory=dict)
-    patch: str = ""                         # a name in PATCHES: a step with no setting, replaced
-
-
-def _no_one_per_source() -> Iterator[None]:
-    from memgrove.tree import ranking
-    saved = ranking.one_per_source
-    ranking.one_per_source = lambda order, traits: order
-    try:
-        yield
-    finally:
-        ranking.one_per_source = saved
+    patch: str = ""                         # a name in PATCHES: a stand-in for something not a step
+    without: str = ""                       # ranking steps left out of the pipeline ("+"-separated)
 
 
 def _no_stem_exceptions() -> Iterator[None]:
@@ -92,7 +89,7 @@ def _no_stem_exceptions() -> Iterator[None]:
 
 
 def _constant(module: str, name: str, value: Any) -> Callable[[], Iterator[None]]:
-    """A stand-in for one of a step's constants (``tree/coverage.py``'s pool, head, session share)."""
+    """A stand-in for one of a step's constants (``tree/ranking/coverage.py``'s pool, head, session share)."""
     def patch() -> Iterator[None]:
         import importlib
         mod = importlib.import_module(f"memgrove.tree.{module}")
@@ -106,55 +103,82 @@ def _constant(module: str, name: str, value: Any) -> Callable[[], Iterator[None]
 
 
 PATCHES: dict[str, Callable[[], Iterator[None]]] = {
-    "one_per_source": _no_one_per_source, "stem_exceptions": _no_stem_exceptions,
-    "cover_session=0": _constant("coverage", "SESSION_SHARE", 0.0),
-    "cover_session=0.5": _constant("coverage", "SESSION_SHARE", 0.5),
-    "cover_session=1.0": _constant("coverage", "SESSION_SHARE", 1.0),
-    "cover_head=10": _constant("coverage", "COVER_HEAD", 10),
-    "cover_head=25": _constant("coverage", "COVER_HEAD", 25),
-    "cover_pool=50": _constant("coverage", "COVER_POOL", 50),
-    "cover_any_term": _constant("coverage", "SESSION_NEEDS_NEW_TERM", False),
-    "cover_several": _constant("coverage", "ONLY_ASKING_SEVERAL", True)}
+    "stem_exceptions": _no_stem_exceptions,
+    "cover_session=0": _constant("ranking.coverage", "SESSION_SHARE", 0.0),
+    "cover_session=0.5": _constant("ranking.coverage", "SESSION_SHARE", 0.5),
+    "cover_session=1.0": _constant("ranking.coverage", "SESSION_SHARE", 1.0),
+    "cover_head=10": _constant("ranking.coverage", "COVER_HEAD", 10),
+    "cover_head=25": _constant("ranking.coverage", "COVER_HEAD", 25),
+    "cover_pool=50": _constant("ranking.coverage", "COVER_POOL", 50),
+    "cover_any_term": _constant("ranking.coverage", "SESSION_NEEDS_NEW_TERM", False),
+    "cover_several": _constant("ranking.coverage", "ONLY_ASKING_SEVERAL", True)}
 CURATION_PATCHES = ("stem_exceptions",)
+# ranking steps ablated in runs of their own: meaning (each memory's vectors take minutes per half
+# here; ``--base semantic_weight=0.5`` ranks every arm by meaning and pairs it with ``NO_MEANING``)
+OWN_RUNS = ("meaning",)
 
-ARMS: list[Arm] = [
-    Arm("default", "the settings as they are"),
-    Arm("assistant_weight=1", "roles: the assistant's entries keep their whole score (and no widened cut)",
-        {"assistant_weight": 1.0}),
-    Arm("standing_rules=0", "the user's rules after the best three hits", {"standing_rules": 0}),
-    Arm("standing_weight=0", "standing lift (and its pass through the gap filter)", {"standing_weight": 0.0}),
+
+def _value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def step_arms(step: Step) -> list[Arm]:
+    """The arms that switch ``step`` off: one per setting of ``Step.off``, or the pipeline without it."""
+    return [Arm(f"{step.name}=off", step.name, without=step.name) if off is WITHOUT else
+            Arm(",".join(f"{k}={_value(v)}" for k, v in off.items()), step.name, dict(off)) for off in step.off]
+
+
+def _on_by_default(arm: Arm) -> bool:
+    """Whether the arm switches off something the defaults have on (an arm equal to them measures nothing)."""
+    fields = TreeSettings.__dataclass_fields__
+    return not arm.tree or any(fields[k].default != v for k, v in arm.tree.items())
+
+
+ARMS: list[Arm] = [Arm("default", "the settings as they are")] + [
+    arm for step in STEPS if step.name not in OWN_RUNS for arm in step_arms(step) if _on_by_default(arm)] + [
+    # curation, not ranking: read when entries are written and indexed
     Arm("part_words=100000", "message parts: a long message curated whole", {"part_words": 100000}),
-    Arm("one_per_source=off", "one place per source among the best", patch="one_per_source"),
-    Arm("folder_weight=0", "folder coverage", {"folder_weight": 0.0}),
-    Arm("near_weight=0", "neighbourhood coverage", {"near_weight": 0.0}),
-    Arm("link_weight=0", "links lend score", {"link_weight": 0.0}),
-    Arm("date_weight=0", "closeness to a date the question names", {"date_weight": 0.0}),
-    Arm("when_weight=0", "saying when, for a question asking when", {"when_weight": 0.0}),
-    Arm("profile=benchmark", "signals: importance, recency, maturity, access bonus", {"profile": "benchmark"}),
     Arm("stem_exceptions=off", "stem exceptions (irregular forms, informal spellings, STEMS)",
         patch="stem_exceptions"),
-    Arm("ask_penalty=0", "an entry that mostly asks keeps 0.9", {"ask_penalty": 0.0}),
-    Arm("gap_ratio=0", "the gap filter", {"gap_ratio": 0.0}),
 ]
 # ranking by meaning: its own arm (each entry's vector is computed once per memory, minutes per half here)
 MEANING = Arm("semantic_weight=0.5", "meaning (0 by default)", {"semantic_weight": 0.5})
 # ... and off, an arm of every run whose --base turns meaning on (so the pair is in the same run)
-NO_MEANING = Arm("semantic_weight=0", "meaning (off)", {"semantic_weight": 0.0})
+NO_MEANING = step_arms(step_named("meaning"))[0]
 
 
 def parse_arm(text: str) -> Arm:
-    """A name of ARMS, or ``key=value[,key=value]`` of [tree] settings."""
+    """A name of ARMS, ``<step>=off`` (the pipeline without that step), or ``key=value[,key=value]``
+    of [tree] settings, with stand-ins of PATCHES and ``<step>=off`` among them ("+" or ",")."""
     known = {a.name: a for a in ARMS + [MEANING, NO_MEANING]}
     if text in known:
         return known[text]
     parts = [x for x in text.replace("+", ",").split(",") if x]
+    names = {s.name for s in STEPS}
     patch = [x for x in parts if x in PATCHES]
-    tree = locomo.with_tree_overrides(locomo.Variant("arm", ""), [x for x in parts if x not in PATCHES]).tree
-    from memgrove.tree.settings import TreeSettings
+    off = [x[:-len("=off")] for x in parts if x.endswith("=off") and x[:-len("=off")] in names]
+    rest = [x for x in parts if x not in PATCHES and not (x.endswith("=off") and x[:-len("=off")] in names)]
+    tree = locomo.with_tree_overrides(locomo.Variant("arm", ""), rest).tree
     unknown = sorted(set(tree) - set(TreeSettings.__dataclass_fields__))
     if unknown:
-        raise SystemExit(f"--arms {text}: unknown [tree] setting or stand-in {', '.join(unknown)}")
-    return Arm(text, text, tree, patch="+".join(patch))
+        raise SystemExit(f"--arms {text}: unknown [tree] setting, stand-in or step {', '.join(unknown)}")
+    return Arm(text, text, tree, patch="+".join(patch), without="+".join(off))
+
+
+@contextlib.contextmanager
+def pipeline_without(tree: Any, names: str) -> Iterator[None]:
+    """``tree`` searching with the ranking pipeline less the steps ``names`` ("+"-separated)."""
+    if not names:
+        yield
+        return
+    steps = tree.ranking_steps
+    for name in names.split("+"):
+        steps = without(name, steps)
+    tree.ranking_steps = steps
+    try:
+        yield
+    finally:
+        vars(tree).pop("ranking_steps", None)     # the class's: the whole pipeline
 
 
 @contextlib.contextmanager
@@ -289,7 +313,7 @@ def run(units: list[Unit], arms: list[Arm], base: dict[str, Any], prefetch_limit
                         QueryCache(tree.home / "cache").clear()
                         delivered: set[str] = set()
                         t0 = time.perf_counter()
-                        with patched(arm.patch):
+                        with patched(arm.patch), pipeline_without(tree, arm.without):
                             for q, rec in zip(u.questions, recs):
                                 r = mg(q.question)
                                 delivered.update(it.key for it in r.items)
@@ -405,7 +429,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "command": "python benchmarks/ablation.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "machine": machine, "wall_s": round(time.perf_counter() - t0, 1),
               "uncommitted": uncommitted(),
-              "arms": [{"name": x.name, "step": x.step, "tree": x.tree, "patch": x.patch} for x in arms],
+              "arms": [{"name": x.name, "step": x.step, "tree": x.tree, "patch": x.patch, "without": x.without}
+                       for x in arms],
               "references": systems,
               "embedded": {**embedded, "seconds": round(embedded["seconds"], 1),
                            "ms_per_entry": round(1000 * embedded["seconds"] / max(embedded["entries"], 1), 1)},

@@ -70,7 +70,8 @@ def run_size(n: int, cfg: dict[str, Any]) -> dict[str, Any]:
     from memgrove import Memory
     from memgrove.tree.index import contexts as contexts_mod
     from memgrove.tree.index import sync as sync_mod
-    from memgrove.tree import ranking as ranking_mod, store as store_mod
+    from memgrove.tree import store as store_mod
+    from memgrove.tree.ranking import gather as ranking_mod
     from memgrove.tree.index.catalog import digest_of, scan
 
     corpus = Corpus(cfg["seed"])

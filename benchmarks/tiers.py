@@ -212,7 +212,8 @@ def warm_breakdown(mem: Any, questions: list[str], want: str) -> dict[str, Any]:
     """Exclusive time per part of warm ``mem.query`` calls; only answers at tier ``want`` count."""
     from memgrove.graphs import tiers as tiers_mod
     from memgrove.tree.index import sync as sync_mod
-    from memgrove.tree import ranking as ranking_mod, store as store_mod
+    from memgrove.tree import store as store_mod
+    from memgrove.tree.ranking import gather as ranking_mod
 
     tree, pipe = mem.tree, mem.pipeline
     prof = Profiler()

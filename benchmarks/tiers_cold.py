@@ -27,7 +27,7 @@ import memgrove.memory as memory_mod
 import memgrove.tree.store as store_mod
 import memgrove.tree.index.sync as sync_mod
 import memgrove.tree.index.catalog as catalog_mod
-import memgrove.tree.signals as signals_mod
+import memgrove.tree.ranking.signals as signals_mod
 import memgrove.tree.index.cache as cache_mod
 import memgrove.tree.index.whoosh_engine as we
 import memgrove.graphs.pipeline as pipe_mod

@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 
 from memgrove.tools.knowledge import knowledge_tools
 from memgrove.tree.entries.entry import reader_text
-from memgrove.tree.search import Hit
+from memgrove.tree.ranking.hits import Hit
 
 from . import tiers
 from .llm import describe_error, prompt

@@ -15,7 +15,7 @@ from typing import Any
 from memgrove.tree.index.cache import QueryCache
 from memgrove.tree.base.errors import InvalidInput, MemgroveError
 from memgrove.tree.base.question_bound import check_length
-from memgrove.tree.search import Hit
+from memgrove.tree.ranking.hits import Hit
 from memgrove.tree.base.text_checks import text_problem
 
 from . import tiers

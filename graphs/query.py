@@ -29,7 +29,7 @@ from typing_extensions import TypedDict
 from memgrove.tools.runtime import MemoryClass, MemoryContext, NoMemory, memory_from_context
 from memgrove.tree.base import forksafe
 from memgrove.tree.base.errors import InvalidInput
-from memgrove.tree.search import hit_from_dict
+from memgrove.tree.ranking.hits import hit_from_dict
 
 from . import llm_tiers, tiers
 from .llm import resolve_model

@@ -23,7 +23,7 @@ from typing import Any
 from memgrove.tree.index.cache import QueryCache, normalize_query
 from memgrove.tree.base.fsio import append_line
 from memgrove.tree.base.question_bound import logged
-from memgrove.tree.search import Hit
+from memgrove.tree.ranking.hits import Hit
 from memgrove.tree.entries.validity import current_first
 
 from . import answer_pick

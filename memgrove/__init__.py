@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     )
     from memgrove.tree.writes.journal import JournalRecord
     from memgrove.tree.writes.operations import OpResult
-    from memgrove.tree.search import Hit
+    from memgrove.tree.ranking.hits import Hit
     from memgrove.tree.settings import TreeSettings
 
 # Names are imported on first use: a client that only needs ``memgrove.server.registry``
@@ -79,7 +79,7 @@ _WHERE = {
     "Entry": "memgrove.tree.entries.entry",
     "JournalRecord": "memgrove.tree.writes.journal",
     "OpResult": "memgrove.tree.writes.operations",
-    "Hit": "memgrove.tree.search",
+    "Hit": "memgrove.tree.ranking.hits",
     "TreeSettings": "memgrove.tree.settings",
     **{name: "memgrove.tree.base.errors" for name in (
         "BatchRejected", "Cancelled", "DreamRunning", "EntryNotFound", "InvalidEntry", "InvalidInput", "InvalidPath",

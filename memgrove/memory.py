@@ -17,7 +17,7 @@ from memgrove.tree.writes import cancel
 from memgrove.tree.base.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.writes.journal import JournalRecord
 from memgrove.tree.writes.operations import OPS, OpResult, check_batch_size
-from memgrove.tree.search import Hit
+from memgrove.tree.ranking.hits import Hit
 from memgrove.tree.store import ContextTree
 from memgrove.tree.base.text_checks import text_problem
 

@@ -14,8 +14,12 @@ from memgrove.tree.text import standing
 from memgrove.tree.index.catalog import Traits
 from memgrove.tree.base.errors import MemgroveError
 from memgrove.tree import store as store_mod
-from memgrove.tree.ranking import may_mute, one_per_source, standing_lift, with_full_weight, with_rules
-from memgrove.tree.search import with_folder_coverage, with_lift, with_neighbourhood_coverage
+from memgrove.tree.ranking.coverage import one_per_source
+from memgrove.tree.ranking.cut import may_mute, with_full_weight
+from memgrove.tree.ranking.lifts import with_folder_coverage, with_neighbourhood_coverage
+from memgrove.tree.ranking.own import standing_lift
+from memgrove.tree.ranking.rules import with_rules
+from memgrove.tree.ranking.table import with_lift
 from memgrove.tree.settings import TreeSettings
 
 S1 = "conversations/c1/session_1"

@@ -218,7 +218,7 @@ def test_questions_scan_a_bounded_prefix(monkeypatch) -> None:
 
 def test_an_excerpt_looks_through_a_bounded_prefix(mem: Memory) -> None:
     """A hand-placed 12 MB entry: each search scanned all of it for the excerpt (12 s a search)."""
-    from memgrove.tree.search import EXCERPT_SCAN, excerpt
+    from memgrove.tree.ranking.hits import EXCERPT_SCAN, excerpt
 
     text = "x " * 6_000_000 + "needle in the far end"
     shown = excerpt(text, ["needl"], 80)

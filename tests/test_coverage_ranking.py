@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memgrove import Memory, MemgroveError
-from memgrove.tree.coverage import with_coverage
+from memgrove.tree.ranking.coverage import with_coverage
 
 IDF = {"hike": 2.0, "road": 1.5, "trip": 1.5}
 FOLDER = lambda p: p.rsplit("/", 1)[0]   # noqa: E731
@@ -94,5 +94,5 @@ def test_cover_weight_is_checked(tmp_path):
     ("When is my dentist appointment?", False),
 ])
 def test_asks_several_reads_the_questions_that_need_several_pieces(question, several):
-    from memgrove.tree.coverage import asks_several
+    from memgrove.tree.ranking.coverage import asks_several
     assert asks_several(question) is several

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from memgrove import Memory, MemgroveError
-from memgrove.tree import search
-from memgrove.tree.search import with_folder_coverage
+from memgrove.tree.ranking import lifts as search
+from memgrove.tree.ranking.lifts import with_folder_coverage
 
 SAME = "We went on a hike, the kids loved it."
 OPS = [

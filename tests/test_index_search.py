@@ -16,7 +16,9 @@ import pytest
 from helpers.watching import at_once, eventually
 from memgrove import BatchRejected, Hit, Memory, MemgroveError
 from memgrove.tree.index.catalog import scan
-from memgrove.tree.search import excerpt, gap_filter, normalize
+from memgrove.tree.ranking.hits import excerpt
+from memgrove.tree.ranking.own import gap_filter
+from memgrove.tree.ranking.table import normalize
 
 
 def op(kind: str, path: str, **fields: Any) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from datetime import date
 import pytest
 
 from memgrove import Memory, MemgroveError
-from memgrove.tree.search import with_lift, with_neighbourhood_coverage
+from memgrove.tree.ranking.lifts import with_neighbourhood_coverage
+from memgrove.tree.ranking.table import with_lift
 
 GIRL = "I noticed a little girl sitting all alone, so I sat with her."
 ONLY_THESE = {"folder_weight": 0.0, "link_weight": 0.0, "near_weight": 0.0, "date_weight": 0.0, "when_weight": 0.0,

@@ -7,8 +7,7 @@ import pytest
 
 from memgrove import Memory, MemgroveError
 from memgrove.tree.text.analysis import analyze, terms
-from memgrove.tree.ranking import with_proximity
-from memgrove.tree.search import proximity
+from memgrove.tree.ranking.lifts import proximity, with_proximity
 
 QUESTION = "What deadline did I set for the initial deployment?"
 TOGETHER = "chat/s1/m1.md"

@@ -16,7 +16,7 @@ from memgrove import Memory
 from memgrove.graphs import tiers
 from memgrove.graphs.settings import QuerySettings, load_query_settings
 from memgrove.tree.base.errors import MemgroveError
-from memgrove.tree.search import Hit
+from memgrove.tree.ranking.hits import Hit
 
 S = QuerySettings()
 SMALL = S.ood_min_entries - 1     # too few entries for out-of-domain detection

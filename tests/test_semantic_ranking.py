@@ -18,8 +18,8 @@ from memgrove.cli import cli
 from memgrove.tree.meaning import embedding
 from memgrove.tree.text import standing
 from memgrove.tree.index.catalog import Traits
-from memgrove.tree.ranking import rules_for
-from memgrove.tree.search import with_meaning
+from memgrove.tree.ranking.by_meaning import with_meaning
+from memgrove.tree.ranking.rules import rules_for
 from memgrove.tree.meaning.vectors import Vectors, key_of
 
 QUESTION = "What did we decide about the database?"

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from memgrove import Memory
 from memgrove.cli import cli
 from memgrove.tree.meaning import tree_meaning as meaning_mod
-from memgrove.tree.search import NO_VECTOR, with_meaning
+from memgrove.tree.ranking.by_meaning import NO_VECTOR, with_meaning
 from memgrove.tree.meaning.vector_claims import CLAIMS, SEARCH_EMBEDS, ready_vectors
 
 QUESTION = "orders database"

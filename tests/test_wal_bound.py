@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memgrove import Memory
 from memgrove.tree.index.cache import QueryCache
-from memgrove.tree.signals import Signals
+from memgrove.tree.ranking.signals import Signals
 from memgrove.tree.base.sqlite import WAL_LIMIT
 
 

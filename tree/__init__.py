@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .writes.journal import Change, JournalRecord
     from .writes.operations import OPS, OpResult
     from .entries.paths import normalize_entry_path, normalize_folder, snake_case
-    from .search import Hit
+    from .ranking.hits import Hit
     from .settings import TreeSettings
     from .base.home import locate_home
     from .store import ContextTree
@@ -48,7 +48,7 @@ _WHERE = {
     "normalize_entry_path": "entries.paths",
     "normalize_folder": "entries.paths",
     "snake_case": "entries.paths",
-    "Hit": "search",
+    "Hit": "ranking.hits",
     "TreeSettings": "settings",
     "ContextTree": "store",
     "locate_home": "base.home",

@@ -103,7 +103,7 @@ class TreeSettings:
                                   "matched (at least 20).", section="ranking")
     cover_weight: float = setting(0.0, "The best 30 hits are re-picked one place at a time for their score + this × "
                                        "the share of the question's terms each adds to the hits above it (0..2; off: "
-                                       "it helped neither held-out half; tree/coverage.py).", section="ranking")
+                                       "it helped neither held-out half; tree/ranking/coverage.py).", section="ranking")
     semantic_weight: float = setting(AUTO, "The best 50 hits are re-sorted by their score + this × the top score × "
                                            "how close their meaning is to the question's (0..2; 0 = off; \"auto\": "
                                            f"{SEMANTIC_DEFAULT} where the model is installed, else 0).",

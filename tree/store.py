@@ -1,18 +1,15 @@
-"""``ContextTree``: the knowledge layer's one object.
+"""``ContextTree``: the knowledge layer's one object. It owns the layout of ``.memgrove/`` and ties
+the parts together, each in its own package or module:
 
-It owns the layout of ``.memgrove/`` and ties the parts together, each in its own module:
-
-- ``write_path.WritePath``: the curate operations (planned in ``operations``) applied under the
-  writer lock with a write-ahead journal, context files, crash recovery;
-- ``index_sync.IndexSync``: the full-text index and catalog kept in step with the files,
-  incrementally by every write and by a scan (or watcher) before every search, so hand edits
-  are picked up; rebuilds, the fingerprint;
-- ``ranking``: what ``search`` does to the engine's candidates, step by step;
-- ``meaning.Meaning``: entries' sentence embeddings (``vectors.db``) for ranking by meaning.
+- ``writes.write_path.WritePath``: the curate operations (planned in ``writes.operations``) applied
+  under the writer lock with a write-ahead journal, context files, crash recovery;
+- ``index.sync.IndexSync``: the full-text index and catalog kept in step with the files, by every
+  write and by a scan (or watcher) before every search; rebuilds, the fingerprint;
+- ``ranking``: what ``search`` does to the engine's candidates, one declared list of steps;
+- ``meaning.tree_meaning.Meaning``: entries' sentence embeddings (``vectors.db``) for ranking by meaning.
 
 This module holds reading, the public writing calls and ``search``.
 """
-
 from __future__ import annotations
 
 import os
@@ -20,35 +17,37 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from .index import contexts
-from .entries import entry as entry_mod, validity
 from .base import forksafe
+from .base.errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
+from .base.fsio import TEMP_PREFIX
+from .base.home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
+from .base.question_bound import check_length
 from .text.analysis import analyze
-from .writes.archive import archive_root, in_tree, is_archived, search_archive, archived_paths
+from .entries import entry as entry_mod, validity
+from .entries.entry import Entry
+from .entries.lifecycle import PROFILES
+from .entries.paths import (CONTEXT_FILE, existing_literal, folder_of, is_context, is_entry_file, natural_key,
+                            normalize_any, normalize_entry_path, normalize_folder, resolve_inside)
+from .settings import TreeSettings, load_settings
+from .index import contexts
 from .index.catalog import Catalog, scan
 from .index.engines import open_engine
-from .entries.entry import Entry
-from .base.errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
-from .base.home import HOME_NAME, locate_home  # noqa: F401 - locate_home: its home before home.py
-from .base.fsio import TEMP_PREFIX
-from .meaning.embedder import Embedder
-from .meaning.embedding import Encoder
 from .index.folder_check import FolderCheck
 from .index.sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
-from .writes.journal import Journal, JournalRecord
-from .entries.lifecycle import PROFILES
-from .meaning.tree_meaning import Meaning
-from .writes.operations import OPS, OpResult, Overlay, plan_batch
-from .base.question_bound import check_length
-from .entries.paths import (CONTEXT_FILE, existing_literal, folder_of, is_entry_file, natural_key,
-    normalize_any, normalize_entry_path, normalize_folder, resolve_inside)
-from .ranking import POOL_WIDEN, RankingInputs, drop_context_hits, is_context, may_mute, rank, with_full_weight
-from .search import Hit, coverage, excerpt, normalize
-from .settings import TreeSettings, load_settings
-from .writes.undo import find_with_later, plan_undo, plan_undo_all
-from .signals import Signals
-from .meaning.vectors import Vectors
 from .index.watch import TreeWatcher
+from .meaning.embedder import Embedder
+from .meaning.embedding import Encoder
+from .meaning.tree_meaning import Meaning
+from .meaning.vectors import Vectors
+from .ranking.cut import POOL_WIDEN, drop_context_hits, may_mute, with_full_weight
+from .ranking.hits import Hit, excerpt
+from .ranking.pipeline import STEPS, RankingInputs, rank
+from .ranking.signals import Signals
+from .ranking.table import coverage, normalize
+from .writes.archive import archive_root, archived_paths, in_tree, is_archived, search_archive
+from .writes.journal import Journal, JournalRecord
+from .writes.operations import OPS, OpResult, Overlay, plan_batch
+from .writes.undo import find_with_later, plan_undo, plan_undo_all
 from .writes.write_path import WritePath
 from .writes.writer_lock import WriterLock
 
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
 
 class ContextTree(WritePath, IndexSync, Meaning):
     """A Context Tree on disk: read, write (``curate``, ``undo``), search."""
+    ranking_steps = STEPS       # what search runs over the candidates (benchmarks/ablation.py runs others)
 
     def __init__(self, home: Path, settings: TreeSettings | None = None,
                  clock: Callable[[], datetime] | None = None, *, replicate: bool = True,
@@ -325,15 +325,14 @@ class ContextTree(WritePath, IndexSync, Meaning):
     @forksafe.no_fork_amid      # a fork waits for the searches under way (tree/base/forksafe.py)
     def search(self, query: str, limit: int = 10, *, profile: str | None = None,
                record_access: bool = False, check: bool = True, include_archived: bool = False) -> list[Hit]:
-        """BM25F search, normalized, gap-filtered and ranked by the profile.
+        """BM25F search, ranked by the steps of ``ranking_steps`` (tree/ranking/pipeline.py).
 
-        ``check=False`` skips the freshness check, for a caller that has just
-        made it (the query pipeline takes the fingerprint first).
+        ``check=False`` skips the freshness check, for a caller that has just made it (the query
+        pipeline takes the fingerprint first).
         ``include_archived``: the archived entries are searched too (tree/writes/archive.py), placed by
         their score among the others and marked ``archived``.
-        ``record_access``: count the hits as delivered (+3 importance each, in a
-        profile with an access bonus); callers that know which entries an answer
-        used call ``record_delivery`` with those instead.
+        ``record_access``: count the hits as delivered (+3 importance each, in a profile with an access
+        bonus); callers that know which entries an answer used call ``record_delivery`` with those instead.
         """
         if not isinstance(query, str) or not query.strip():
             raise MemgroveError("the query is empty")
@@ -358,12 +357,10 @@ class ContextTree(WritePath, IndexSync, Meaning):
         # entries read once per search: the proximity lift, ranking by meaning and the hits below share them
         read: dict[str, tuple[Entry, str] | None] = {}
         ranked = rank(query, raw, idf, limit, prof, RankingInputs(
-            self.settings, self.catalog, self.signals, self.root, self._clock,
-            lambda paths: self._indexed_terms(paths, read), lambda q, paths: self._cosines(q, paths, read)))
-        raw_by_path = ranked.lifted
-        scored = ranked.order
+            self.settings, self.catalog, self.signals, self.root, self._clock, lambda ps: self._indexed_terms(ps, read),
+            lambda q, ps: self._cosines(q, ps, read)), self.ranking_steps)
         hits: list[Hit] = []
-        for p, s in scored:
+        for p, s in ranked.order:
             # a link can reach a path behind a symlink out of the tree, or a file that is not an entry
             got = self._readable([p], read).get(p)
             if got is None:
@@ -372,9 +369,9 @@ class ContextTree(WritePath, IndexSync, Meaning):
             shown = self._excerpt(e, terms)
             closed = self._closed_label(e, read)
             hits.append(Hit(path=p, title=e.title, score=s, excerpt=f"{closed} {shown}" if closed else shown,
-                            sources=e.sources, kind=kind, bm25=raw_by_path[p][0], summary=e.summary,
-                            relevance=normalize(own_score.get(p, 0.0)), matched=tuple(sorted(raw_by_path[p][1])),
-                            coverage=coverage(raw_by_path[p][1], idf), label=closed, **self._closing(e)))
+                            sources=e.sources, kind=kind, bm25=ranked.lifted[p][0], summary=e.summary,
+                            relevance=normalize(own_score.get(p, 0.0)), matched=tuple(sorted(ranked.lifted[p][1])),
+                            coverage=coverage(ranked.lifted[p][1], idf), label=closed, **self._closing(e)))
             if len(hits) >= limit:
                 break
         if include_archived:

@@ -186,7 +186,7 @@ class MemgroveRetriever:
             return {}
         from harness.tokens import TokenCounter
         from memgrove.graphs.llm_tiers import context_block
-        from memgrove.tree.search import hit_from_dict
+        from memgrove.tree.ranking.hits import hit_from_dict
         self.count_tokens = self.count_tokens or TokenCounter()
         sent, used = context_block(self.mem.tree, [hit_from_dict(h) for h in hits], self.settings)
         files = "\n\n".join(f"=== {p} ===\n{self.mem.tree.read_text(p)[: self.settings.direct_max_chars]}"

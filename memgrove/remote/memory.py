@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from memgrove.tree.entries.entry import Entry
     from memgrove.tree.writes.journal import JournalRecord
     from memgrove.tree.writes.operations import OpResult
-    from memgrove.tree.search import Hit
+    from memgrove.tree.ranking.hits import Hit
 
 URL_ENV = "MEMGROVE_URL"
 TOKEN_ENV = "MEMGROVE_TOKEN"
@@ -234,7 +234,7 @@ class RemoteMemory:
         params: dict[str, Any] = {"q": query, "limit": limit, "exact": "true"}
         if include_archived:
             params["include_archived"] = "true"
-        from memgrove.tree.search import hit_from_dict
+        from memgrove.tree.ranking.hits import hit_from_dict
 
         return self._get("/api/search", params, local=lambda m: m.search(query, limit, include_archived=include_archived),
                          build=lambda data: [hit_from_dict(h) for h in shapes.listed(data, "hits")])

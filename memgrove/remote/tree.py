@@ -19,7 +19,7 @@ from memgrove.remote import shapes
 if TYPE_CHECKING:
     from memgrove.tree.entries.entry import Entry
     from memgrove.tree.writes.journal import JournalRecord
-    from memgrove.tree.search import Hit
+    from memgrove.tree.ranking.hits import Hit
 
 
 class Owner(Protocol):

@@ -68,7 +68,7 @@ from memgrove.tree.entries import entry as entry_mod
 from memgrove.tree.index.engine import IndexBroken
 from memgrove.tree.base.errors import InvalidEntry, InvalidPath, OperationConflict
 from memgrove.tree.entries.paths import CONTEXT_FILE, resolve_inside
-from memgrove.tree.search import normalize
+from memgrove.tree.ranking.table import normalize
 
 ACTOR = "langgraph-store"
 

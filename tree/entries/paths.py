@@ -24,6 +24,11 @@ MAX_SEGMENT = 80
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
 
+def is_context(path: str) -> bool:
+    """Whether ``path`` is a folder's context file (``<folder>/context.md``), not an entry."""
+    return path.endswith("/" + CONTEXT_FILE)
+
+
 def snake_case(name: str) -> str:
     """``"JWT Refresh-Token (v2)"`` -> ``"jwt_refresh_token_v2"``; may return ``""``."""
     folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")

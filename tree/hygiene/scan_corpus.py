@@ -27,7 +27,7 @@ from ..entries.entry import Entry, parse, see_also
 from ..base.errors import InvalidEntry, InvalidPath
 from ..entries.lifecycle import decayed_importance
 from ..text.searchable import searchable
-from ..signals import Signal
+from ..ranking.signals import Signal
 
 # small talk, as analyzed terms: words that make up most chat messages and name no subject
 CHAT_WORDS = frozenset(analyze("""

@@ -23,7 +23,7 @@ from .engine import IndexBroken, IndexDoc
 from ..base.errors import InvalidEntry
 from .folder_check import FolderCheck, files_in
 from ..base.fsio import atomic_write, reason_of
-from ..ranking import is_context
+from ..entries.paths import is_context
 from ..text.searchable import searchable
 from ..settings import ranking_digest
 from ..base.sqlite import is_damage

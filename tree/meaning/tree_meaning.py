@@ -1,6 +1,7 @@
 """Ranking by meaning, the tree's side: the texts entries are embedded from, the encoder, the
-cosines ``ranking.rank`` asks for (``semantic_weight``), what the background embedder is handed
-(``_indexed_anew``, tree/meaning/embedder.py), and every vector computed at once (``embed``, reindex).
+cosines ranking asks for (``semantic_weight``, tree/ranking/by_meaning.py), what the background
+embedder is handed (``_indexed_anew``, tree/meaning/embedder.py), and every vector computed at once
+(``embed``, reindex).
 ``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from .embedding import Encoder, load_encoder
 from ..entries.entry import Entry
 from ..base.errors import MemgroveError
 from ..index.sync import indexed_body
-from ..search import NO_VECTOR
 from ..text.searchable import searchable
-from .vector_claims import CLAIMS, SEARCH_EMBEDS, Claimed, ready_vectors
+from .vector_claims import CLAIMS, NO_VECTOR, SEARCH_EMBEDS, Claimed, ready_vectors
 from .vectors import key_of
 
 # the most of an entry's text its sentence embedding is made from: the model reads 256 tokens

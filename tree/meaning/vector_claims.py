@@ -11,7 +11,7 @@ computed the same candidates' vectors: 31 answers in 30 s, a read's p50 51.5 s.
 A search computes at most ``SEARCH_EMBEDS`` vectors itself, and the searches of the process
 together hold at most that many at a time (past it, a search computes none): 32 concurrent
 searches computing 8 different vectors each would be the same stall by another route. What a
-search leaves is ranked by its words (``search.with_meaning``, ``NO_VECTOR``) and handed to the
+search leaves is ranked by its words (``by_meaning.with_meaning``, ``NO_VECTOR``) and handed to the
 tree's background embedder, if it runs one (``Meaning._cosines``).
 
 A search says it is ``coming`` before it reads its candidates (and waits, the first time, for the
@@ -40,6 +40,9 @@ SEARCH_EMBEDS = 8
 COMING_WAIT_S = 1.0     # the longest a bulk claim lets the searches on their way go first
 YIELD = 2.0             # while searches run, a bulk batch is followed by a pause of this many times its length
 YIELD_MAX_S = 1.0       # and at most this long (closing waits for it)
+# the cosine of an entry whose vector is not computed yet: ranking by meaning (tree/ranking/by_meaning.py)
+# gives it the mean lift of the pool's entries that have one
+NO_VECTOR = float("nan")
 
 
 class Claims:

@@ -6,7 +6,7 @@ answer it bears on, as custom instructions or a project's rules file do. Such a 
 shares words with the later question it governs ("which libraries does this project use?"
 matches the instruction on one word), so plain relevance leaves it below the messages that
 merely discuss the topic. Search therefore keeps a standing statement that the question
-matches at all, and lifts it (``standing_weight``, tree/ranking.py). A *rule* ("always",
+matches at all, and lifts it (``standing_weight``, tree/ranking/own.py). A *rule* ("always",
 "never", "from now on") is meant for every later request, whatever its words: while the
 user has at most ``standing_rules`` of them, all accompany every search, after its best
 hits, as custom instructions or a rules file would (beyond, those the search found). A *preference* ("I prefer e-books") bears on its topic

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .entries import lifecycle
-from .base.derived_db import DerivedDb
+from ..entries import lifecycle
+from ..base.derived_db import DerivedDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (

@@ -1,4 +1,5 @@
-"""Coverage of the question by the top of the ranking: a ranking step (tree/ranking.py).
+"""The places among the best: one per source (``one_per_source``), then the coverage of the
+question by the top of the ranking (``with_coverage``): two ranking steps of pipeline.py's ``STEPS``.
 
 A question whose answer needs several pieces ("how many days between the move and the first
 client meeting?", "which came first, the hike or the road trip?", "what did I say about the budget
@@ -33,8 +34,42 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
-from .entries.paths import folder_of
+from ..index.catalog import Traits
+from ..entries.paths import folder_of
+from ..settings import TreeSettings
+from .table import Table
+
+
+def one_per_source(order: list[tuple[str, float]], traits: Mapping[str, Traits]) -> list[tuple[str, float]]:
+    """The order with each source's first entry where it ranked and the source's later entries
+    (the other parts of one long message) after every first one, in their order: a message
+    takes one place among the best, and a budget buys another message before more of it."""
+    seen: set[str] = set()
+    first, later = [], []
+    for p, sc in order:
+        src = traits[p].source if p in traits else ""
+        (later if src and src in seen else first).append((p, sc))
+        if src:
+            seen.add(src)
+    return first + later
+
+
+def place_sources(t: Table, st: TreeSettings) -> Table:
+    """One place per source among the best (no setting: the pipeline without it is its arm)."""
+    return replace(t, order=one_per_source(t.order or [], t.traits))
+
+
+def cover(t: Table, st: TreeSettings) -> Table:
+    """``cover_weight``: the best ``COVER_POOL`` re-picked one place at a time for their score and
+    what each adds to the question's coverage (only for questions asking for several pieces while
+    ``ONLY_ASKING_SEVERAL``)."""
+    if st.cover_weight > 0 and (not ONLY_ASKING_SEVERAL or asks_several(t.query)):
+        order = with_coverage(t.order or [], {p: m for p, (_s, m) in t.lifted.items()}, t.idf, st.cover_weight,
+                              t.factors)
+        return replace(t, order=order)
+    return t
 
 # the hits re-picked, and how many places the greedy choice fills (the rest of the pool follows in
 # its order): about the 500-word budgets agents give memory, and the best 10
