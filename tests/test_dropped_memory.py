@@ -71,18 +71,23 @@ CHILD = textwrap.dedent("""
 """)
 
 
+# past the 128 inotify instances a user has by default, so that a leaked one per memory also shows
+# as a watcher that could not start; 500 in `make reliability` (its dropped section)
+MEMORIES = 150
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["dropped", "closed"])
-def test_500_memories_opened_and_let_go_leave_nothing_behind(tmp_path, how) -> None:
+def test_150_memories_opened_and_let_go_leave_nothing_behind(tmp_path, how) -> None:
     engine = engine_choice.chosen()   # make test runs the suite on both engines
     with Memory.open(tmp_path, create=True, durable=False, engine=engine) as m:
         m.ingest(text="Refresh tokens rotate on every use.\n\nThe cache lives in redis.")
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), engine, how, "500"],
+    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), engine, how, str(MEMORIES)],
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout)
     counts = got["counts"]
-    assert got["opened"] == 500 and got["watching"] == 500, got["watching"]   # every memory ran a watcher
+    assert got["opened"] == MEMORIES and got["watching"] == MEMORIES, got["watching"]   # every memory ran a watcher
     first = counts[0]   # after 25 memories: imports, the first caches, done once per process
     grown = [c for c in counts if c["inotify"] or c["fds"] > first["fds"] + 3 or len(c["named"]) > len(first["named"])]
     assert not grown, (first, grown[0])
