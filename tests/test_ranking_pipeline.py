@@ -49,7 +49,7 @@ def _chat() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def mem(tmp_path_factory: pytest.TempPathFactory):
+def mem(tmp_path_factory: pytest.TempPathFactory, suite_engine: str):   # one tree per engine
     with Memory.open(tmp_path_factory.mktemp("pipeline") / "m", create=True, durable=False,
                      semantic_weight=0.0, proximity_weight=0.6, cover_weight=0.5) as m:
         m.ingest(conversation={"id": "c1", "messages": _chat()})
