@@ -206,3 +206,30 @@ def test_an_owner_collected_while_its_thread_holds_the_connections_lock_does_not
     t.join(20)
     assert not t.is_alive(), "the finalizer waited for a lock its own thread holds"
     assert conns.mine() is None
+
+
+def test_a_database_deleted_alone_under_a_holder_is_created_afresh_without_its_old_wal(tmp_path: Path):
+    """``rm catalog.db`` while a process holds it leaves the old ``-wal`` and ``-shm``: the next
+    process to create the file took them for its own, SQLite failed with SQLITE_IOERR_SHORT_READ,
+    and memgrove fell back to a read-only view as on a full disk (the catalog then stayed out of
+    step: "doctor after reopen" in the crash suite). The creator now removes them first."""
+    import subprocess
+    import sys
+
+    file = tmp_path / "catalog.db"
+    holder = sqlite3.connect(file, isolation_level=None)
+    try:
+        holder.execute("PRAGMA journal_mode=WAL")
+        holder.execute("PRAGMA wal_autocheckpoint=0")   # its pages stay in the WAL
+        holder.execute("CREATE TABLE t(x)")
+        holder.executemany("INSERT INTO t VALUES (?)", [(f"old {i}",) for i in range(50)])
+        file.unlink()   # the database alone
+        opener = ("import sys; from pathlib import Path; from memgrove.tree.base import sqlite as s\n"
+                  "db = s.connect(Path(sys.argv[1]), 'CREATE TABLE IF NOT EXISTS t(x);', timeout=5)\n"
+                  "db.execute('INSERT INTO t VALUES (1)')\n"
+                  "print(type(db).__name__, db.execute('SELECT count(*) FROM t').fetchone()[0])")
+        r = subprocess.run([sys.executable, "-c", opener, str(file)], capture_output=True, text=True, timeout=60)
+        assert r.stdout.split() == ["Connection", "1"], r.stdout + r.stderr[-1500:]
+        assert holder.execute("SELECT count(*) FROM t").fetchone()[0] == 50   # the holder reads on
+    finally:
+        holder.close()

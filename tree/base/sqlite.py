@@ -26,6 +26,7 @@ import weakref
 from pathlib import Path
 
 from . import forksafe
+from .sqlite_orphans import creating
 
 WAL_LIMIT = 1 << 20      # bytes a WAL keeps once checkpointed (journal_size_limit, checkpoint)
 WAL_PAGES = WAL_LIMIT // 4096   # SQLite checkpoints after a commit past this many pages (its default: 1,000)
@@ -88,7 +89,8 @@ def connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
 def _connect(file: Path, schema: str, *, timeout: float) -> sqlite3.Connection:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(file, timeout=timeout, isolation_level=None, **CLOSABLE)
+        with creating(file, timeout):   # a deleted file's -wal and -shm are not this one's
+            db = sqlite3.connect(file, timeout=timeout, isolation_level=None, **CLOSABLE)
     except (OSError, sqlite3.OperationalError) as exc:
         if not _read_only(file, exc):
             raise
