@@ -5,7 +5,8 @@
     python benchmarks/scale.py --curve --sizes 1000 5000 25000 --engine tantivy --out benchmarks/results/scale_curve_tantivy
     python benchmarks/engines_curve.py benchmarks/results/scale_curve_whoosh.json \\
         benchmarks/results/scale_curve_tantivy.json --out benchmarks/results/scale_curve_engines
-    (benchmarks/figures.py does the last step)
+    (benchmarks/figures.py does the third step)
+    mv benchmarks/results/scale_curve_{whoosh,tantivy}.{md,png} benchmarks/runs/   # by-products: the engines' report is the one kept
 
 Each input is a ``scale.py --curve`` report of one engine (its runs name the engine). The
 figure has scale.py's three log-log panels (query latency, build time, disk and memory) with
