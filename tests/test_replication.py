@@ -493,7 +493,7 @@ def test_promote_names_the_remote_and_keeps_the_other_settings(tmp_path):
 
 
 def test_credentials_in_a_remote_url_are_never_shown():
-    from memgrove.tree.replication.git import redact
+    from memgrove.tree.base.credentials import redact
 
     assert redact("git push failed: https://ann:s3cret@example.com/m.git") == "git push failed: https://***@example.com/m.git"
     assert redact("/srv/memory.git") == "/srv/memory.git"

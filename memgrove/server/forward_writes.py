@@ -27,7 +27,7 @@ from typing import Any
 from memgrove.tree.base import forksafe
 from memgrove.tree.base.errors import BatchRejected, PrimaryUnreachable
 from memgrove.tree.writes.operations import OPS
-from memgrove.tree.replication.git import redact
+from memgrove.tree.base.credentials import redact
 
 
 class PrimaryWriter:

@@ -39,7 +39,8 @@ from memgrove.tree.base.errors import MemgroveError, PrimaryUnreachable
 from memgrove.tree.base.fsio import atomic_write
 from memgrove.tree.base.home import HOME_NAME, locate_home
 from memgrove.tree.replication.follow import Follower, replica_info, write_replica_info
-from memgrove.tree.replication.git import GitFailed, redact
+from memgrove.tree.base.credentials import redact
+from memgrove.tree.replication.git import GitFailed
 from memgrove.tree.replication.settings import load_replication_settings
 
 log = logging.getLogger("memgrove.replica")

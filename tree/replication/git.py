@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.credentials import redact  # noqa: F401 - imported from here by replication and the server
+from ..base.credentials import redact
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 IDENTITY = ("memgrove", "memgrove@localhost")

@@ -21,7 +21,8 @@ from ..base.errors import InvalidPath
 from ..writes.journal import JournalRecord, new_op_id, utc_now_iso
 from ..writes.op_shapes import OpResult, Planned
 from ..entries.paths import is_entry_file, resolve_inside
-from .git import REMOTE, Change, redact
+from ..base.credentials import redact
+from .git import REMOTE, Change
 
 from .git import Git
 from .replicated_tree import ReplicatedTree

@@ -34,7 +34,8 @@ from ..base import forksafe
 from ..writes.archive import in_tree, is_archived
 from ..base.fsio import atomic_write
 from ..entries.paths import CONTEXT_FILE, parent_folders
-from .git import REMOTE, Git, GitFailed, PushRejected, redact
+from ..base.credentials import redact
+from .git import REMOTE, Git, GitFailed, PushRejected
 from .replicated_tree import ReplicatedTree
 from .settings import ReplicationSettings, load_replication_settings, remote_location
 
