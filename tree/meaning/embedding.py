@@ -23,7 +23,7 @@ from typing import Any, Iterator, Protocol
 
 from ..base import forksafe
 from ..base.errors import MemgroveError
-from ..base.model_files import INSTALL, model_available, model_folder  # noqa: F401 - their home before
+from ..base.model_files import INSTALL, model_folder
 
 MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
 LAYERS, HEADS, DIM = 6, 12, 384
