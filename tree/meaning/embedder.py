@@ -74,6 +74,7 @@ class _Work:
         self.failed = False                   # told once: the next failures would say the same
         self.busy = True                      # loading, or a batch under way
         self.unchecked = -1                   # entries the catch-up has yet to look at (-1: not listed yet)
+        self.again = False                    # look at every entry again (``catch_up``)
 
     def stop(self) -> None:
         with self.cond:
@@ -142,6 +143,14 @@ class Embedder:
                 except RuntimeError:     # no thread can be started: the searches compute these
                     self._thread = None
 
+    def catch_up(self) -> None:
+        """Look at every entry again, between two writes' batches: another process wrote entries
+        this one's index did not take in anew (a CLI command beside a server, memgrove/cli/vectors_ahead.py)."""
+        work = self._work
+        with work.cond:
+            work.again = True
+            work.cond.notify()
+
     def idle(self) -> bool:
         """Nothing queued nor under way, the catch-up over (or the thread gone)."""
         with self._work.cond:
@@ -170,12 +179,26 @@ def _run(ref: "weakref.ref[EmbeddingTree]", work: _Work) -> None:
         return
     del tree
     while True:
+        if work.again:
+            work.again = False
+            tree = ref()
+            if tree is None:
+                return
+            try:
+                with forksafe.no_fork():
+                    backlog = sorted(set(backlog) | set(tree.catalog.files()))
+                work.unchecked = len(backlog)
+            except Exception:  # noqa: BLE001 - a damaged catalog: the searches compute what they need
+                pass
+            del tree
         with work.cond:
-            while not (work.stopping or work.waiting or backlog):
+            while not (work.stopping or work.waiting or backlog or work.again):
                 work.busy = False
                 work.cond.wait()
             if work.stopping:
                 return
+            if work.again and not work.waiting:
+                continue
             work.busy = True
             young = SETTLE_S - (time.monotonic() - next(iter(work.waiting.values()), 0.0))
             settling = 0 < len(work.waiting) <= SEARCH_EMBEDS and young > 0
