@@ -3,7 +3,8 @@
 
 A server, an MCP server or a program holding a ``Memory`` opens its tree with ``embed_ahead``
 (the default; the CLI's one-shot commands turn it off: their process exits before the work would
-pay). With meaning on, the thread then
+pay, and leave the vectors to this thread of a running server, ``catch_up``, or to a detached
+background job, tree/meaning/embed_job.py). With meaning on, the thread then
 
 1. loads the encoder, so the first search does not wait for the model;
 2. computes the vector of every entry the index takes in anew (a write, a hand edit the scan or

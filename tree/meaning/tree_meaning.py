@@ -1,7 +1,8 @@
 """Ranking by meaning, the tree's side: the texts entries are embedded from, the encoder, the
 cosines ranking asks for (``semantic_weight``, tree/ranking/by_meaning.py), what the background
-embedder is handed (``_indexed_anew``, tree/meaning/embedder.py), and every vector computed at once
-(``embed``, reindex).
+embedder is handed (``_indexed_anew``, tree/meaning/embedder.py) or, in a process without one, left
+for the background job (``unembedded``, ``vectors_ahead``, tree/meaning/embed_job.py), how far the
+vectors are (``vector_state``), and every vector computed at once (``embed``, reindex).
 ``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
 
 from __future__ import annotations
