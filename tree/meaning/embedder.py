@@ -125,7 +125,7 @@ class Embedder:
         work = self._work
         with work.cond:
             return {"queued": len(work.waiting), "unchecked": work.unchecked, "dropped": work.dropped,
-                    "running": self._thread.is_alive()}
+                    "running": self.alive()}
 
     def written(self, paths: list[str]) -> None:
         """Queue these entries' vectors (cheap: safe under the writer lock; never raises)."""
@@ -143,6 +143,15 @@ class Embedder:
                     self._start()
                 except RuntimeError:     # no thread can be started: the searches compute these
                     self._thread = None
+
+    def behind(self) -> bool:
+        """More to do than a search computes itself: the catch-up under way, or more paths queued than
+        ``SEARCH_EMBEDS``. Searches then compute none (``Meaning._cosines``): 32 clients searching
+        a served tree beside a 3,000-entry catch-up each computed their share of 8 (benchmarks/
+        results/backlog_load.md)."""
+        work = self._work
+        with work.cond:
+            return self.alive() and (work.unchecked > 0 or len(work.waiting) > SEARCH_EMBEDS)
 
     def catch_up(self) -> None:
         """Look at every entry again, between two writes' batches: another process wrote entries

@@ -22,8 +22,8 @@ from .vectors import key_of
 
 # the most of an entry's text its sentence embedding is made from: the model reads 256 tokens
 MEANING_CHARS = 4000
-# what a search computes itself while a background job (tree/meaning/embed_job.py) computes the rest:
-# none. Each is about 0.1 s of a one-shot search on this machine's contended core (benchmarks/
+# what a search computes itself while a background job (tree/meaning/embed_job.py), or a background
+# embedder with more than a search's share to do (``Embedder.behind``), computes the rest: none. Each is about 0.1 s of a one-shot search on this machine's contended core (benchmarks/
 # results/cli_ahead.md); the job has them within a minute or two, ranked by their words meanwhile
 SEARCH_EMBEDS_BESIDE_JOB = 0
 # a process without an embedder (a CLI command) loads the model for a search only once this share of
@@ -99,6 +99,8 @@ class Meaning:
             self._vectors_wanted()
             return {p: NO_VECTOR for p in paths}
         if self.embedder is None and self.settings.embed_job and embed_job.job_state(self.home) is not None:
+            budget = SEARCH_EMBEDS_BESIDE_JOB
+        elif self.embedder is not None and self.embedder.behind():
             budget = SEARCH_EMBEDS_BESIDE_JOB
         with CLAIMS.coming(str(self.vectors.file)):      # the background embedder lets it claim first
             texts = self._meaning_texts(paths, read)
