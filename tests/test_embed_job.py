@@ -256,6 +256,8 @@ def test_a_running_server_takes_the_vectors_of_a_cli_write(tmp_path, reaped):
             time.sleep(0.5)
         assert v["missing"] == 0, v
         assert not (home / embed_job.LOG).exists()       # the server's embedder did it, no job
+        health = srv.http(token=None).get("/health").json()["vectors"]
+        assert (health["pending"], health["job"], health["entries"]) == (0, None, v["entries"])
     finally:
         assert stop_server(srv) == 0, srv.log_text()
 
