@@ -12,7 +12,8 @@ stdin and stdout closed, niced (``NICE``), logging to ``.memgrove/embed.log``. I
   exits at once, and ``job_state`` finds the running one by trying that lock (cheap: ``/health``);
 - reads entries as a search does and never takes the writer lock (vectors are keyed by their text:
   nothing it stores can be stale, and a write is never kept waiting);
-- computes the missing vectors ``BATCH`` texts at a time on ``WORKERS`` threads, the newest entries first,
+- computes the missing vectors ``BATCH`` texts at a time on one thread (two encoded no faster here:
+  4.0-4.4 texts a second either way at load 31), the newest entries first,
   says how far it is in ``.memgrove/embed-job.json`` (``job_state``), then looks again (what was
   written meanwhile) and exits when nothing is missing;
 - loses nothing when killed or crashed: vectors are derived, and the next search or command
@@ -33,7 +34,6 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -47,9 +47,6 @@ STATE = "embed-job.json"
 LOG = "embed.log"
 WANTED = "embed.wanted"
 NICE = 10               # the job yields the CPU to the user's commands and searches
-# threads encoding at once: the encoder runs each on one BLAS thread and releases the GIL in its
-# products, so a niced job uses the cores the user's commands leave idle
-WORKERS = min(2, os.cpu_count() or 1)
 ROUNDS = 20             # looks again at most this often (entries written while it ran), then exits
 LOG_MAX = 1 << 20       # a log past this size is started afresh
 STATE_EVERY_S = 1.0     # how often the job's progress is written
@@ -181,12 +178,10 @@ def run_job(tree: EmbeddingTree, home: Path, progress: Callable[[int, int], None
                     break
                 wanted = list(dict.fromkeys(texts[p] for p in missing))
                 track.update(force=True, found=done + len(wanted), round=rounds)
-                batches = [wanted[s:s + BATCH] for s in range(0, len(wanted), BATCH)]
-                with ThreadPoolExecutor(WORKERS, thread_name_prefix="memgrove-embed-job") as pool:
-                    for part, got in pool.map(lambda part: (part, ready_vectors(part, encoder, tree.vectors)),
-                                              batches):
-                        done += sum(t in got for t in part)
-                        track.update(done=done)
+                for s in range(0, len(wanted), BATCH):
+                    got = ready_vectors(wanted[s:s + BATCH], encoder, tree.vectors)
+                    done += sum(t in got for t in wanted[s:s + BATCH])
+                    track.update(done=done)
                 tree.vectors.checkpoint()
             track.update(force=True, found=done, finished=True)
             os.close(fd)          # then the last look at the wishes: see the module's docstring
