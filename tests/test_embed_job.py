@@ -197,7 +197,11 @@ def test_a_cli_search_computes_no_vector_while_the_job_runs_and_loads_no_model_f
     try:
         out = CliRunner().invoke(cli, ["--no-server", "--root", str(root), "search", "orders database"])
         assert out.exit_code == 0, out.output
-        assert enc.entries == [] and enc.questions == 1      # none computed beside the job
+        assert enc.entries == [] and enc.questions == 0      # beside the job: no model, none computed
+        with Memory.open(root, durable=False, embed_ahead=False) as m:
+            m.tree.meaning_encoder()                           # a process that has the model loaded
+            m.search("orders database")
+        assert enc.entries == [] and enc.questions == 1      # ranks with what exists, computes none
     finally:
         os.close(fd)
     (home / "config.toml").write_text("[tree]\nsemantic_weight = 0.5\nembed_job = false\n", encoding="utf-8")

@@ -26,10 +26,11 @@ MEANING_CHARS = 4000
 # embedder with more than a search's share to do (``Embedder.behind``), computes the rest: none. Each is about 0.1 s of a one-shot search on this machine's contended core (benchmarks/
 # results/cli_ahead.md); the job has them within a minute or two, ranked by their words meanwhile
 SEARCH_EMBEDS_BESIDE_JOB = 0
-# a process without an embedder (a CLI command) loads the model for a search only once this share of
-# the tree's entries have a vector (counted cheaply: vectors stored / entries indexed): loading it
-# costs a one-shot search 0.25-1.2 s, and re-sorting a few of the candidates by meaning is not worth
-# that; below it, the background job is started and the search ranks by words
+# a process without an embedder (a CLI command) loads the model for a search only once no background
+# job runs and this share of the tree's entries have a vector (counted cheaply: vectors stored /
+# entries indexed): loading it costs a one-shot search 0.5-1.7 s on a loaded machine (0.25 s idle;
+# benchmarks/results/cli_ahead.md), and re-sorting a part of the candidates by meaning is not worth
+# that; meanwhile the job is started if none runs, and the search ranks by words
 MIN_SHARE = 0.5
 
 
@@ -91,12 +92,12 @@ class Meaning:
         come best first; none while a background job computes them, ``SEARCH_EMBEDS_BESIDE_JOB``) and none
         another thread is computing (tree/meaning/vector_claims.py); the rest go to the background
         embedder, if this tree runs one, else to a background job (``_vectors_wanted``). Without an
-        embedder and with fewer vectors stored than ``MIN_SHARE`` of the entries, the model is not even
-        loaded: every entry is ranked by its words."""
+        embedder, while a background job runs or fewer vectors are stored than ``MIN_SHARE`` of the
+        entries, the model is not even loaded: every entry is ranked by its words."""
         budget = SEARCH_EMBEDS
-        if self.embedder is None and self.settings.embed_job and self.encoder is None \
-                and self._vector_share() < MIN_SHARE:     # no model to load for so few: the job computes them
-            self._vectors_wanted()
+        if self.embedder is None and self.settings.embed_job and self.encoder is None and (
+                embed_job.job_state(self.home) is not None or self._vector_share() < MIN_SHARE):
+            self._vectors_wanted()      # no model to load for a part of them: the job computes them all
             return {p: NO_VECTOR for p in paths}
         if self.embedder is None and self.settings.embed_job and embed_job.job_state(self.home) is not None:
             budget = SEARCH_EMBEDS_BESIDE_JOB
