@@ -44,9 +44,12 @@ def after_command(mem: Any) -> str | None:
 
 
 def _after(mem: Any) -> str | None:
-    from memgrove.memory import Memory
+    import sys
 
-    local = mem if isinstance(mem, Memory) else getattr(mem, "_local_memory", None)
+    opened = sys.modules.get("memgrove.memory")
+    if opened is None:      # no memory in this process (a server answered): nothing written here
+        return None
+    local = mem if isinstance(mem, opened.Memory) else getattr(mem, "_local_memory", None)
     if local is None:
         return None
     tree = local.tree
