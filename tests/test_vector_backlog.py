@@ -94,6 +94,11 @@ class Queue:
     def backlog(self) -> dict:
         return {"queued": len(self.paths), "unchecked": 0, "dropped": 0, "running": True}
 
+    def behind(self) -> bool:
+        return self.lagging
+
+    lagging = False      # more to do than a search's share (Embedder.behind): searches compute none
+
     def close(self) -> None:
         pass
 
@@ -112,6 +117,16 @@ def test_a_search_computes_a_few_missing_vectors_and_hands_the_rest_to_the_embed
         # the next search computes the next few, not the same ones
         m.search(QUESTION, limit=20)
         assert len(enc.entries) == len(set(enc.entries)) <= 2 * SEARCH_EMBEDS
+
+
+def test_a_search_computes_none_while_the_embedder_has_more_to_do(home):
+    enc = Counting()
+    with opened(home, enc) as m:
+        queue = m.tree.embedder = Queue()
+        queue.lagging = True          # a catch-up under way, or more queued than a search's share
+        hits = m.search(QUESTION, limit=20)
+        assert len(hits) == 20 and enc.entries == [] and enc.questions == 1
+        assert len(queue.paths) >= 20          # all of them left to the embedder
 
 
 def test_a_search_never_waits_for_vectors_another_search_is_computing(home):

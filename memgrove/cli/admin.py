@@ -83,14 +83,9 @@ def doctor(state: State, fix: bool, as_json: bool) -> None:
 
 def vectors_line(v: dict) -> str:
     """``doctor``'s line on ranking by meaning: how many entries have their vector, what is pending."""
-    line = f"vectors: {v['with_vectors']} of {v['with_vectors'] + v['missing']} entries"
-    if v["missing"]:
-        line += f" ({v['missing']} missing: ranked by their words until computed"
-        b = v.get("backlog")
-        line += (f"; the background embedder has {b['queued']} queued, {max(b['unchecked'], 0)} to look at, "
-                 f"{b['dropped']} dropped)" if b else
-                 "; a running server computes them in the background, `memgrove reindex` all at once)")
-    return line
+    from memgrove.cli.vectors_ahead import status_line
+
+    return status_line(v)
 
 
 @click.command("mcp")

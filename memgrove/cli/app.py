@@ -11,8 +11,9 @@ well (``memgrove search x --root DIR``), and ``-h`` is ``--help`` everywhere.
 
 This module holds the group and its error handling; it builds itself from the commands each
 command module lists in its ``COMMANDS``: ``read`` (search, query, stats, tree, show, history),
-``write`` (curate, undo, restore), ``admin`` (init, reindex, doctor, mcp, serve) and ``dream``
-(dream, review). Those modules import what they share from ``common``, never this group.
+``write`` (curate, undo, restore), ``admin`` (init, reindex, doctor, mcp, serve), ``dream``
+(dream, review) and ``vectors_ahead`` (embed, status; and what a command's writes leave for entries'
+vectors, handed on after it). Those modules import what they share from ``common``, never this group.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from typing import Any
 
 import click
 
-from memgrove.cli import admin, dream, read, write
+from memgrove.cli import admin, dream, read, vectors_ahead, write
 from memgrove.cli.common import JSON_HELP, NO_SERVER_HELP, ROOT_HELP, Failure, State, with_global_options
 from memgrove.terminal import dumps, safe
 from memgrove.tree.base.errors import MemgroveError, error_body
 
 # the registry: a command module is added here, its commands listed in its COMMANDS
-COMMAND_MODULES = (read, write, admin, dream)
+COMMAND_MODULES = (read, write, admin, dream, vectors_ahead)
 
 
 def _asks_json(args: list[str]) -> bool:
@@ -73,6 +74,9 @@ class _Group(click.Group):
             return self._invoke(ctx)
         finally:
             _notices(ctx)
+            mem = _opened(ctx)
+            if mem is not None:     # what its writes left without a vector: handed on, not waited for
+                vectors_ahead.after_command(mem)
             _close_remote(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:

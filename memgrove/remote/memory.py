@@ -372,6 +372,11 @@ class RemoteMemory:
         raise ServerError("local_only", f"embed runs where the tree is: on the machine of memgrove serve at "
                                         f"{self.url} (`memgrove reindex --no-server`)")
 
+    def vectors_ahead(self, paths: builtins.list[str] | None = None) -> dict[str, Any]:
+        """The server's background embedder computes these entries' missing vectors (every entry's
+        without ``paths``): entries written beside it (memgrove/cli/vectors_ahead.py)."""
+        return self._get("/api/vectors/ahead", body={"paths": paths}, method="POST")
+
     def restore(self, path: str, *, reason: str = "restored from the archive", actor: str = "user") -> "OpResult":
         return self.curate([{"op": "RESTORE", "path": path, "reason": reason}], actor=actor)[0]
 

@@ -180,6 +180,17 @@ async def undo(p: P, proj: Proj, body: UndoBody, request: Request) -> dict[str, 
                                             gone=request.is_disconnected))
 
 
+class VectorsBody(BaseModel):
+    paths: list[str] | None = Field(None, description="entries another process wrote (default: look at every entry)")
+
+
+@router.post("/vectors/ahead")
+async def vectors_ahead(p: P, proj: Proj, body: VectorsBody) -> dict[str, Any]:
+    """Entries another process wrote (a CLI command beside this server): their missing vectors are
+    computed by this server's background embedder (``ContextTree.vectors_ahead``). Harmless to repeat."""
+    return await p.read(proj, lambda m: m.tree.vectors_ahead(body.paths))
+
+
 @router.get("/stats")
 async def stats(p: P, proj: Proj) -> dict[str, Any]:
     """Tier distribution and latency percentiles of the queries asked so far."""

@@ -37,6 +37,9 @@ def apply() -> None:
         raise SystemExit(f"{VARIABLE}={chosen()!r}: use off or auto")
     if chosen() == "off":
         _set_default(0.0)
+    # and no detached background job (tree/meaning/embed_job.py) outlives a test that turns meaning on
+    # without an embedder: a test that wants one names ``embed_job = true``
+    set_default("embed_job", False)
 
 
 def product_default(monkeypatch) -> None:

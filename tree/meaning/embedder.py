@@ -3,7 +3,8 @@
 
 A server, an MCP server or a program holding a ``Memory`` opens its tree with ``embed_ahead``
 (the default; the CLI's one-shot commands turn it off: their process exits before the work would
-pay). With meaning on, the thread then
+pay, and leave the vectors to this thread of a running server, ``catch_up``, or to a detached
+background job, tree/meaning/embed_job.py). With meaning on, the thread then
 
 1. loads the encoder, so the first search does not wait for the model;
 2. computes the vector of every entry the index takes in anew (a write, a hand edit the scan or
@@ -74,6 +75,7 @@ class _Work:
         self.failed = False                   # told once: the next failures would say the same
         self.busy = True                      # loading, or a batch under way
         self.unchecked = -1                   # entries the catch-up has yet to look at (-1: not listed yet)
+        self.again = False                    # look at every entry again (``catch_up``)
 
     def stop(self) -> None:
         with self.cond:
@@ -123,7 +125,7 @@ class Embedder:
         work = self._work
         with work.cond:
             return {"queued": len(work.waiting), "unchecked": work.unchecked, "dropped": work.dropped,
-                    "running": self._thread.is_alive()}
+                    "running": self.alive()}
 
     def written(self, paths: list[str]) -> None:
         """Queue these entries' vectors (cheap: safe under the writer lock; never raises)."""
@@ -141,6 +143,23 @@ class Embedder:
                     self._start()
                 except RuntimeError:     # no thread can be started: the searches compute these
                     self._thread = None
+
+    def behind(self) -> bool:
+        """More to do than a search computes itself: the catch-up under way, or more paths queued than
+        ``SEARCH_EMBEDS``. Searches then compute none (``Meaning._cosines``): 32 clients searching
+        a served tree beside a 3,000-entry catch-up each computed their share of 8 (benchmarks/
+        results/backlog_load.md)."""
+        work = self._work
+        with work.cond:
+            return self.alive() and (work.unchecked > 0 or len(work.waiting) > SEARCH_EMBEDS)
+
+    def catch_up(self) -> None:
+        """Look at every entry again, between two writes' batches: another process wrote entries
+        this one's index did not take in anew (a CLI command beside a server, memgrove/cli/vectors_ahead.py)."""
+        work = self._work
+        with work.cond:
+            work.again = True
+            work.cond.notify()
 
     def idle(self) -> bool:
         """Nothing queued nor under way, the catch-up over (or the thread gone)."""
@@ -170,12 +189,26 @@ def _run(ref: "weakref.ref[EmbeddingTree]", work: _Work) -> None:
         return
     del tree
     while True:
+        if work.again:
+            work.again = False
+            tree = ref()
+            if tree is None:
+                return
+            try:
+                with forksafe.no_fork():
+                    backlog = sorted(set(backlog) | set(tree.catalog.files()))
+                work.unchecked = len(backlog)
+            except Exception:  # noqa: BLE001 - a damaged catalog: the searches compute what they need
+                pass
+            del tree
         with work.cond:
-            while not (work.stopping or work.waiting or backlog):
+            while not (work.stopping or work.waiting or backlog or work.again):
                 work.busy = False
                 work.cond.wait()
             if work.stopping:
                 return
+            if work.again and not work.waiting:
+                continue
             work.busy = True
             young = SETTLE_S - (time.monotonic() - next(iter(work.waiting.values()), 0.0))
             settling = 0 < len(work.waiting) <= SEARCH_EMBEDS and young > 0

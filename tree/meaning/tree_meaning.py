@@ -1,14 +1,17 @@
 """Ranking by meaning, the tree's side: the texts entries are embedded from, the encoder, the
 cosines ranking asks for (``semantic_weight``, tree/ranking/by_meaning.py), what the background
-embedder is handed (``_indexed_anew``, tree/meaning/embedder.py), and every vector computed at once
-(``embed``, reindex).
+embedder is handed (``_indexed_anew``, tree/meaning/embedder.py) or, in a process without one, left
+for the background job (``unembedded``, ``vectors_ahead``, tree/meaning/embed_job.py), how far the
+vectors are (``vector_state``), and every vector computed at once (``embed``, reindex).
 ``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any, Callable
 
-from .embedder import Embedder
+from . import embed_job
+from .embedder import QUEUE_MAX, Embedder
 from .embedding import Encoder, load_encoder
 from ..entries.entry import Entry
 from ..base.errors import MemgroveError
@@ -19,6 +22,16 @@ from .vectors import key_of
 
 # the most of an entry's text its sentence embedding is made from: the model reads 256 tokens
 MEANING_CHARS = 4000
+# what a search computes itself while a background job (tree/meaning/embed_job.py), or a background
+# embedder with more than a search's share to do (``Embedder.behind``), computes the rest: none. Each is about 0.1 s of a one-shot search on this machine's contended core (benchmarks/
+# results/cli_ahead.md); the job has them within a minute or two, ranked by their words meanwhile
+SEARCH_EMBEDS_BESIDE_JOB = 0
+# a process without an embedder (a CLI command) loads the model for a search only once no background
+# job runs and this share of the tree's entries have a vector (counted cheaply: vectors stored /
+# entries indexed): loading it costs a one-shot search 0.5-1.7 s on a loaded machine (0.25 s idle;
+# benchmarks/results/cli_ahead.md), and re-sorting a part of the candidates by meaning is not worth
+# that; meanwhile the job is started if none runs, and the search ranks by words
+MIN_SHARE = 0.5
 
 
 class Meaning:
@@ -47,49 +60,113 @@ class Meaning:
 
     def _indexed_anew(self, paths: list[str]) -> None:
         """Entries whose indexed text changed (a write, a hand edit): their vectors are computed
-        ahead by the background embedder, if this tree runs one (``embed_ahead``)."""
-        if self.embedder is not None and paths and self.settings.semantic_weight > 0:
+        ahead by the background embedder, if this tree runs one (``embed_ahead``); else they are
+        kept in ``unembedded`` for whoever computes them ahead (the CLI at a command's end,
+        memgrove/cli/vectors_ahead.py; a search's background job, ``_vectors_wanted``)."""
+        if not paths or self.settings.semantic_weight <= 0:
+            return
+        if self.embedder is not None:
             self.embedder.written(paths)
+        else:
+            self.unembedded.update(paths)
+
+    @property
+    def unembedded(self) -> set[str]:
+        """Entries this process wrote or searched whose vectors it left to be computed (no embedder)."""
+        left = self.__dict__.get("_unembedded")
+        if left is None:
+            left = self.__dict__["_unembedded"] = set()
+        return left
+
+    def _vectors_wanted(self) -> bool:
+        """No embedder here, vectors missing: a background job computes them (``embed_job``, unless
+        the setting is off); True if one runs now."""
+        if not self.settings.embed_job or self.settings.semantic_weight <= 0:
+            return False
+        return embed_job.start_job(self.home) or embed_job.job_state(self.home) is not None
 
     def _cosines(self, query: str, paths: list[str], read: dict | None = None) -> dict[str, float]:
         """The cosine between the question's sentence embedding and each entry's (``with_meaning``),
         ``NO_VECTOR`` for an entry without one yet. Entries' vectors come from ``vectors.db``; of the
         missing ones, the search computes a few (``SEARCH_EMBEDS``, the best-ranked first: ``paths``
-        come best first) and none another thread is computing (tree/meaning/vector_claims.py); the rest go
-        to the background embedder, if this tree runs one."""
+        come best first; none while a background job computes them, ``SEARCH_EMBEDS_BESIDE_JOB``) and none
+        another thread is computing (tree/meaning/vector_claims.py); the rest go to the background
+        embedder, if this tree runs one, else to a background job (``_vectors_wanted``). Without an
+        embedder, while a background job runs or fewer vectors are stored than ``MIN_SHARE`` of the
+        entries, the model is not even loaded: every entry is ranked by its words."""
+        budget = SEARCH_EMBEDS
+        if self.embedder is None and self.settings.embed_job and self.encoder is None and (
+                embed_job.job_state(self.home) is not None or self._vector_share() < MIN_SHARE):
+            self._vectors_wanted()      # no model to load for a part of them: the job computes them all
+            return {p: NO_VECTOR for p in paths}
+        if self.embedder is None and self.settings.embed_job and embed_job.job_state(self.home) is not None:
+            budget = SEARCH_EMBEDS_BESIDE_JOB
+        elif self.embedder is not None and self.embedder.behind():
+            budget = SEARCH_EMBEDS_BESIDE_JOB
         with CLAIMS.coming(str(self.vectors.file)):      # the background embedder lets it claim first
             texts = self._meaning_texts(paths, read)
             if not texts:
                 return {}
             encoder = self.meaning_encoder()
-            job = Claimed(list(texts.values()), encoder, self.vectors, SEARCH_EMBEDS)
+            job = Claimed(list(texts.values()), encoder, self.vectors, budget)
         with job:
             q = encoder.encode([query])[0]       # meanwhile, the vectors others compute may be stored
             rows = job.vectors()
         left = [p for p, t in texts.items() if t not in rows]
-        if left:
-            self._indexed_anew(left)
+        if left and self.embedder is not None:
+            self.embedder.written(left)
+        elif left:
+            self._vectors_wanted()
         return {p: float(rows[t] @ q) if t in rows else NO_VECTOR for p, t in texts.items()}
 
+    def vectors_ahead(self, paths: list[str] | None = None) -> dict[str, Any]:
+        """Have the missing vectors of these entries (of every entry without ``paths``) computed in
+        the background: by this process's embedder, else by a background job. Which (``by``:
+        "embedder", "job" or None: meaning off, or no job allowed)."""
+        if self.settings.semantic_weight <= 0:
+            return {"by": None}
+        if self.embedder is not None:
+            if paths is None or len(paths) > QUEUE_MAX:
+                self.embedder.catch_up()
+            else:
+                self.embedder.written(paths)
+            return {"by": "embedder", "queued": len(paths) if paths is not None and len(paths) <= QUEUE_MAX else None}
+        return {"by": "job" if self._vectors_wanted() else None}
+
+    def _vector_share(self) -> float:
+        """Vectors stored per entry indexed, at most 1 (stale ones count too: cheap, not exact)."""
+        try:
+            return min(1.0, self.vectors.count() / max(1, self.catalog.count()))
+        except sqlite3.DatabaseError:      # busy, damaged: the search finds out what it can
+            return 1.0
+
     def vector_state(self, exact: bool = False) -> dict[str, Any]:
-        """How far entries' vectors are (``Memory.stats``, ``doctor``, the server's ``/health``):
-        ``entries`` the index holds (context files too: they are ranked), what this process is
-        ``computing``, and its background embedder's ``backlog`` (queued, unchecked, dropped; None
-        without one). ``exact`` also counts the entries whose text has its vector (``with_vectors``)
-        and ``missing``: it reads every entry and loads the model, so not for ``/health``."""
+        """How far entries' vectors are (``Memory.stats``, ``doctor``, ``memgrove status``, the server's
+        ``/health``): ``entries`` the index holds (context files too: they are ranked), what this
+        process is ``computing``, its background embedder's ``backlog`` (queued, unchecked, dropped;
+        None without one), the tree's background ``job`` (tree/meaning/embed_job.py: pid, ``found``
+        missing, ``done``; None when none runs), and ``pending``: what those two have yet to do (the
+        embedder's queue and catch-up still to look at, the job's found and not done; None when
+        neither runs). All of it cheap: no entry read, no model loaded. ``exact`` also counts the
+        entries whose text has its vector (``with_vectors``) and ``missing``: it reads every entry
+        and loads the model, so not for ``/health``."""
         on = self.settings.semantic_weight > 0
+        backlog = self.embedder.backlog() if self.embedder is not None else None
+        job = embed_job.job_state(self.home) if on else None
+        pending = None
+        if backlog is not None and backlog["running"]:
+            pending = backlog["queued"] + max(backlog["unchecked"], 0)
+        if job is not None:
+            pending = (pending or 0) + max(int(job.get("found", 0)) - int(job.get("done", 0)), 0)
         state: dict[str, Any] = {"meaning": on, "entries": self.catalog.count(),
                                  "computing": CLAIMS.count(str(self.vectors.file)),
-                                 "backlog": self.embedder.backlog() if self.embedder is not None else None}
+                                 "backlog": backlog, "job": job, "pending": pending}
         if exact and on:
             try:
-                name = self.meaning_encoder().name
+                missing, _texts, looked = embed_job.missing_paths(self)   # type: ignore[arg-type]
             except MemgroveError as exc:      # no model: the searches say so; a report still answers
                 return {**state, "error": str(exc)}
-            keys = [key_of(name, t) for t in self._meaning_texts(sorted(self.catalog.files())).values()]
-            stored = self.vectors.get_many(sorted(set(keys)))
-            have = sum(k in stored for k in keys)
-            state.update(with_vectors=have, missing=len(keys) - have)
+            state.update(with_vectors=looked - len(missing), missing=len(missing))
         return state
 
     def embed(self, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> tuple[int, int]:
@@ -110,5 +187,6 @@ class Meaning:
                 progress(min(s + batch, len(values)), len(values))
         dropped = self.vectors.prune(keep)
         self.vectors.checkpoint()
+        self.unembedded.clear()        # every one computed: nothing left for a background job
         return len(texts), dropped
 
