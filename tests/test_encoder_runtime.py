@@ -103,8 +103,16 @@ def test_a_folder_missing_a_file_or_holding_a_broken_one_says_which(tmp_path, fr
     safetensors_only = tmp_path / "old"
     safetensors_only.mkdir()
     (safetensors_only / "model.safetensors").write_bytes(b"")
-    with pytest.raises(MemgroveError, match="no model.onnx"):
+    with pytest.raises(MemgroveError, match=r"no model.onnx \(model.safetensors is no longer read\)"):
         embedding.load_encoder(str(safetensors_only))
+
+
+def test_a_download_of_the_models_repository_as_laid_out(tmp_path, fresh_loads):
+    # sentence-transformers/all-MiniLM-L6-v2 keeps its graph in onnx/model.onnx beside tokenizer.json
+    repo = user_folder(tmp_path / "all-MiniLM-L6-v2")
+    (repo / "onnx").mkdir()
+    (repo / "model.onnx").rename(repo / "onnx" / "model.onnx")
+    assert embedding.load_encoder(str(repo)).encode(["who owns billing?"]).shape == (1, 384)
 
 
 def _threads() -> int:

@@ -77,10 +77,13 @@ class MiniLM:
         except ImportError as exc:
             raise MemgroveError(f"semantic_weight needs {exc.name}: {INSTALL}") from None
         model = folder / "model.onnx"
+        if not model.is_file() and (folder / "onnx" / "model.onnx").is_file():
+            model = folder / "onnx" / "model.onnx"      # a download of the model's repository as it is laid out
         tokenizer = TOKENIZER if pinned else folder / "tokenizer.json"
         for f in (model, tokenizer):
             if not f.is_file():
-                raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: no {f.name} "
+                old = " (model.safetensors is no longer read)" if (folder / "model.safetensors").exists() else ""
+                raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: no {f.name}{old} "
                                     "(semantic_model: a folder holding model.onnx and tokenizer.json)")
         try:
             sha = _sha256(model)
