@@ -69,11 +69,13 @@ def pair(dataset: str, split: str, runs: Path) -> dict[str, Any] | None:
             "arms": arms, "references": systems, "summary": summarize(dataset, merged, arms, systems)}
 
 
-def markdown(halves: list[dict[str, Any]], command: str) -> str:
+def markdown(halves: list[dict[str, Any]], command: str, numpy_commit: str = "") -> str:
     L = ["# Recall of the encoder's runtimes, paired (all-MiniLM-L6-v2: NumPy against ONNX Runtime)", "",
          f"Command: `{command}` over one `ablation.py --arms default --base semantic_weight=0.5[,semantic_model=…]` "
          "run per runtime and half (see the script's docstring). R@k in points; +/− the questions the runtime "
-         "gained / lost against NumPy.", ""]
+         "gained / lost against NumPy."
+         + (f" The NumPy runs ran at {numpy_commit}, where a folder holding model.safetensors still ran the NumPy pass."
+            if numpy_commit else ""), ""]
     for h in halves:
         s = h["summary"]
         unfinished = [a for a, done in h["finished"].items() if not done]
@@ -96,11 +98,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=Path, default=RUNS)
     ap.add_argument("--out", type=Path, default=RESULTS / "encoders_recall")
+    ap.add_argument("--numpy-commit", default="b135b44", help="the commit the NumPy runs ran at (the report says so)")
     a = ap.parse_args(argv)
     halves = [h for ds, sp in HALVES if (h := pair(ds, sp, a.runs))]
     command = "python benchmarks/encoders_recall.py"
-    report = {"benchmark": "encoders_recall", "command": command, "halves": halves}
-    md = markdown(halves, command)
+    report = {"benchmark": "encoders_recall", "command": command, "numpy_commit": a.numpy_commit, "halves": halves}
+    md = markdown(halves, command, a.numpy_commit)
     write(a.out, report, md)
     print(md)
     return report
