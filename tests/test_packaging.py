@@ -71,6 +71,7 @@ def test_the_wheel_holds_every_package_its_prompts_and_sample_data(wheel: tuple[
     assert "memgrove/data/sample/notes/auth_design.md" in sample
     assert set(sample) <= names
     assert {"memgrove/py.typed", "memgrove/tree/py.typed"} <= names
+    assert "memgrove/tree/meaning/minilm_tokenizer.json.gz" in names      # the encoder's tokenizer
     # no top-level tree/, tools/ or graphs/ package beside memgrove in site-packages
     assert {n.split("/")[0] for n in names} == {"memgrove", "memgrove-0.1.0.dist-info"}
 

