@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 # what a clone holds of the package, and what the build reads
-SOURCES = ["pyproject.toml", "README.md", "LICENSE", "memgrove", "tree", "tools", "graphs"]
+SOURCES = ["pyproject.toml", "README.md", "LICENSE", "NOTICE", "memgrove", "tree", "tools", "graphs"]
 
 
 def run_python(code: str, cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]:
@@ -84,6 +84,10 @@ def test_the_wheel_carries_the_mit_license(wheel: tuple[Path, str]) -> None:
         licence = z.read("memgrove-0.1.0.dist-info/licenses/LICENSE").decode()
     assert licence == (ROOT / "LICENSE").read_text()
     assert licence.startswith("MIT License") and "the memgrove authors" in licence
+    # the third-party material the wheel carries (the embedding model's tokenizer) and its licence
+    with zipfile.ZipFile(path) as z:
+        notice = z.read("memgrove-0.1.0.dist-info/licenses/NOTICE").decode()
+    assert "minilm_tokenizer.json.gz" in notice and "Apache License, Version 2.0" in notice
 
 
 def test_a_folder_named_memgrove_in_the_working_directory_does_not_shadow_the_package(tmp_path: Path) -> None:
