@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ..entries.lifecycle import RankingProfile as Profile
 from ..settings import TreeSettings
-from . import by_meaning, by_signals, coverage, lifts, own, rules
+from . import by_meaning, by_signals, coverage, dense, lifts, own, rules
 from .gather import RankingInputs, gather
 from .table import Candidates, Table
 
@@ -43,9 +43,17 @@ class Step:
     off: tuple[Mapping[str, Any], ...] = ()
     # a read that depends on the order so far, done just before the step (I/O: not the step's)
     reads: Callable[[Table, TreeSettings, RankingInputs], Table] | None = None
+    # a leg: candidates it joins to the engine's before the gather, so every step weighs them alike
+    leg: Callable[[str, Candidates, TreeSettings, RankingInputs], Candidates] | None = None
 
 
 STEPS: tuple[Step, ...] = (
+    Step("dense_leg", dense.fused,
+         "The `dense_k` entries closest in meaning to the question, from every entry's vector, join the "
+         "engine's candidates (`dense_fusion`: BM25 + `dense_weight` × the top score × the cosine, or "
+         "reciprocal rank fusion), before the gather.",
+         "See benchmarks/results/dense_leg.md.",
+         "benchmarks/results/dense_leg.md", ({"dense_k": 0},), leg=dense.with_dense),
     Step("role_weights", own.weigh_roles,
          "An AI assistant's entry keeps `assistant_weight` of its score (and of every later lift), unless "
          "the question asks what the assistant said.",
@@ -157,6 +165,9 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
     (``order``: path and final score, best first; ``lifted``: path -> score after the lifts and
     matched terms, for every path of the order)."""
     st = inputs.settings
+    for step in steps:
+        if step.leg is not None:
+            raw = step.leg(query, raw, st, inputs)
     t = gather(query, raw, idf, limit, prof, inputs)
     for step in steps:
         if step.reads is not None:
