@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..settings import TreeSettings
 from .cut import drop_context_hits
-from .table import Candidates, Table
+from .table import Candidates
 
 if TYPE_CHECKING:
     from .gather import RankingInputs
@@ -82,7 +82,3 @@ def rrf(raw: Candidates, near: list[tuple[str, float]], weight: float) -> Candid
     best = max(fused.values())
     return sorted(((p, top * f / best, terms.get(p, NO_TERMS)) for p, f in fused.items()), key=lambda r: -r[1])
 
-
-def fused(t: Table, st: TreeSettings) -> Table:
-    """The step's own work is done before the gather (``with_dense``, ``Step.leg``): nothing here."""
-    return t

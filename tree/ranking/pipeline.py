@@ -44,11 +44,17 @@ class Step:
     # a read that depends on the order so far, done just before the step (I/O: not the step's)
     reads: Callable[[Table, TreeSettings, RankingInputs], Table] | None = None
     # a leg: candidates it joins to the engine's before the gather, so every step weighs them alike
+    # (its ``run`` then has nothing left to do: ``joined``)
     leg: Callable[[str, Candidates, TreeSettings, RankingInputs], Candidates] | None = None
 
 
+def joined(t: Table, st: TreeSettings) -> Table:
+    """A leg's step: its candidates joined the engine's before the gather (``Step.leg``)."""
+    return t
+
+
 STEPS: tuple[Step, ...] = (
-    Step("dense_leg", dense.fused,
+    Step("dense_leg", joined,
          "The `dense_k` entries closest in meaning to the question, from every entry's vector, join the "
          "engine's candidates (`dense_fusion`: BM25 + `dense_weight` × the top score × the cosine, or "
          "reciprocal rank fusion), before the gather.",
