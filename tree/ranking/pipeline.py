@@ -1,7 +1,9 @@
 """The ranking pipeline of ``ContextTree.search``: ``STEPS``, the one list of what happens to the
 engine's candidates, in order, and ``rank``, which runs it.
 
-``rank`` gathers the table once (gather.py), then runs each step of the list over it: a plain
+``rank`` first lets each leg of the list (``Step.leg``: the dense leg, dense.py) join its candidates
+to the engine's, so that every step weighs them alike, then gathers the table once (gather.py),
+then runs each step of the list over it: a plain
 function of the table and the tree's settings, returning the new table. A step reads nothing but
 the table; the one read between steps, meaning's cosines for the best of the order so far, is
 declared on its step (``Step.reads``). Adding, removing or reordering a step is one line of
