@@ -145,21 +145,33 @@ def cold(a: argparse.Namespace) -> dict:
               env=env)
         fill(pythons[k], tree, env)
     times: dict[str, list[float]] = {k: [] for k in trees}
+    cpu: dict[str, list[float]] = {k: [] for k in trees}     # the child's own CPU: what load does not inflate
     tiers: dict[str, dict[str, int]] = {k: {} for k in trees}
     load = [os.getloadavg()]
     for r in range(a.rounds):
         for k in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
             q = f"what do we know about {rng.choice(pool)}?"
+            c0 = _child_cpu()
             out, el = child(pythons[k] + ["-m", "memgrove.cli", "--root", str(trees[k]), "--no-server", "query", q,
                                           "--json"], env=env)
             tier = str(json.loads(out)["tier"])
             tiers[k][tier] = tiers[k].get(tier, 0) + 1
             times[k].append(el)
+            cpu[k].append(_child_cpu() - c0)
     load.append(os.getloadavg())
     return {"benchmark": "dense_scale cold", "tree": str(a.tree), "entries": len(pool), "dense_k": a.dense_k,
             "rounds": a.rounds, "loadavg": load,
-            "arms": {k: {**stats(v), "tiers": tiers[k]} for k, v in times.items()},
-            "ratio_p50": round(pct(times["new"], 50) / pct(times["base"], 50), 3)}
+            "arms": {k: {**stats(v), "cpu_p50_ms": round(pct(cpu[k], 50) * 1000, 1), "tiers": tiers[k]}
+                     for k, v in times.items()},
+            "ratio_p50": round(pct(times["new"], 50) / pct(times["base"], 50), 3),
+            "cpu_ratio_p50": round(pct(cpu["new"], 50) / pct(cpu["base"], 50), 3)}
+
+
+def _child_cpu() -> float:
+    """User + system seconds of the children waited for so far."""
+    import resource
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def main(argv: list[str] | None = None) -> dict:
