@@ -201,3 +201,30 @@ def test_the_matrix_reads_everything_again_after_a_prune(home):
         m.embed()
         matrix.refresh(enc.name, enc.dim)
         assert matrix.counts()[1] == matrix.counts()[0]
+
+
+CHILD = """
+import sys
+import numpy as np
+from memgrove import Memory
+from memgrove.tree.meaning.vectors import key_for
+m = Memory.open(sys.argv[1], durable=False, embed_ahead=False, semantic_weight=0.0)
+m.curate([{"op": "ADD", "path": "db/choice/cache.md", "title": "Cache", "content": "Redis holds the sessions.",
+           "reason": "r"}])
+digest = dict(m.tree.catalog.meanings())["db/choice/cache.md"]
+v = (np.ones(int(sys.argv[3])) / np.sqrt(int(sys.argv[3]))).astype(np.float32)
+m.tree.vectors.put_many([(key_for(sys.argv[2], digest), v.tobytes())])
+m.close()
+"""
+
+
+def test_the_matrix_sees_what_another_process_wrote_and_stored(home):
+    import subprocess
+    import sys
+    with opened(home) as m:
+        enc = m.tree.meaning_encoder()
+        assert m.tree.vector_counts()["pending"] == 0
+        subprocess.run([sys.executable, "-c", CHILD, str(home), enc.name, str(enc.dim)], check=True, timeout=120)
+        matrix = m.tree._vector_matrix()
+        i = matrix.paths.index("db/choice/cache.md")
+        assert matrix.has[i] and m.tree.vector_counts()["pending"] == 0
