@@ -58,6 +58,13 @@ def test_score_fusion_adds_the_cosine_on_bm25s_scale_and_brings_the_dense_ones()
     assert dense.by_score([], [("c", 0.5)], {"c": 0.5}, 1.0) == [("c", 0.5, frozenset())]   # no word matched
 
 
+def test_insert_fusion_leaves_the_words_scores_and_brings_what_they_missed():
+    raw = [("a", 10.0, frozenset({"x"})), ("b", 5.0, frozenset({"y"}))]
+    near = [("c", 0.8), ("a", 0.9)]
+    got = dense.by_score(raw, near, {p: c for p, c in near if p not in {"a", "b"}}, 0.5)
+    assert got == [("a", 10.0, frozenset({"x"})), ("b", 5.0, frozenset({"y"})), ("c", 4.0, frozenset())]
+
+
 def test_rank_fusion_puts_the_best_of_both_legs_on_the_top_score():
     raw = [("a", 10.0, frozenset()), ("b", 5.0, frozenset())]
     got = dense.rrf(raw, [("b", 0.9), ("c", 0.8)], 1.0)

@@ -15,6 +15,8 @@ Two fusions (``dense_fusion``), on BM25's scale, since every later step is:
 - ``score``: a candidate's score is its BM25 score (0 when only the dense leg found it) +
   ``dense_weight`` × the top BM25 score × its cosine (below 0 counts as 0). Every candidate of
   either leg has its cosine (the matrix holds them all).
+- ``insert``: the engine's candidates keep their scores; an entry only the dense leg found comes in
+  at ``dense_weight`` × the top BM25 score × its cosine (meaning then re-sorts the best, by_meaning.py).
 - ``rrf``: reciprocal rank fusion, Σ over the legs of 1 / (``RRF_K`` + rank), the dense leg's weighed
   by ``dense_weight``, scaled so the best has the top BM25 score.
 
@@ -48,6 +50,8 @@ def with_dense(query: str, raw: Candidates, st: TreeSettings, inputs: RankingInp
         return raw
     if st.dense_fusion == "rrf":
         return rrf(raw, near, st.dense_weight)
+    if st.dense_fusion == "insert":
+        return by_score(raw, near, {p: c for p, c in near if p not in {r[0] for r in raw}}, st.dense_weight)
     known = dict(near)
     left = [p for p, _s, _m in raw if p not in known]
     if left:
