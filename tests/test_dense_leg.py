@@ -235,3 +235,29 @@ def test_the_matrix_sees_what_another_process_wrote_and_stored(home):
         matrix = m.tree._vector_matrix()
         i = matrix.paths.index("db/choice/cache.md")
         assert matrix.has[i] and m.tree.vector_counts()["pending"] == 0
+
+
+def test_a_matrix_patched_write_by_write_equals_one_read_afresh(home):
+    import numpy as np
+    with opened(home) as m:
+        enc = m.tree.meaning_encoder()
+        patched = m.tree._vector_matrix()
+        for ops in ([{"op": "ADD", "path": "db/choice/cache.md", "title": "Cache", "content": "Redis holds sessions.",
+                      "reason": "r"}],
+                    [{"op": "UPDATE", "path": DECISION, "content": "Postgres was dropped for SQLite.", "reason": "r"}],
+                    [{"op": "DELETE", "path": "food/lunch/place.md", "reason": "r"}],
+                    [{"op": "ADD", "path": "food/lunch/place.md", "title": "Lunch", "reason": "r",
+                      "content": "The team likes the ramen place on the corner."}]):   # its old text: its old vector
+            m.curate(ops)
+            m.tree._vector_matrix()
+            m.embed()
+            m.tree._vector_matrix()
+        afresh = Matrix(m.tree.catalog, m.tree.vectors)
+        afresh.refresh(enc.name, enc.dim)
+
+        def state(mx: Matrix) -> dict:
+            return {p: (bool(mx.has[i]), mx.rows[i].tobytes()) for p, i in mx._at.items()}
+        assert state(patched) == state(afresh) and patched.counts() == afresh.counts()
+        q = enc.encode([QUESTION])[0]
+        assert patched.top(q, 5) == afresh.top(q, 5) or \
+            np.allclose([c for _p, c in patched.top(q, 5)], [c for _p, c in afresh.top(q, 5)])

@@ -66,7 +66,9 @@ class Matrix:
             self.rows, self.has = np.zeros((0, dim), np.float32), np.zeros(0, bool)
         digest = self._catalog.digest()
         if digest != self._digest:
-            self._reshape(self._catalog.meanings(), np, dim)
+            meanings = self._catalog.meanings()
+            if not self._patched(meanings, np, dim):
+                self._reshape(meanings, np, dim)
             self._digest = digest
         ident = file_identity(self._vectors.file)
         known, rowid, prunes = self._cursor
@@ -106,6 +108,59 @@ class Matrix:
             missing = sorted(k for k, rs in where.items() if k not in old_where and not has[rs[0]])
             self._fill(list(self._vectors.get_many(missing).items()) if missing else [], np, dim)
 
+    def _patched(self, meanings: list[tuple[str, str]], np: Any, dim: int) -> bool:
+        """A write's few changes made in place: a row that left is masked (its path leaves ``_at``),
+        a changed text's row gets its new key, a new entry a row at the end (into spare capacity).
+        False when there is no matrix yet or too much changed (``_reshape`` then)."""
+        if not self._at:
+            return False
+        model = self._model[0] if self._model else ""
+        keys, at, row_keys = self._keys, self._at, self._row_keys
+        new = dict(meanings)
+        for d in new.values():
+            if d not in keys:
+                keys[d] = key_for(model, d)
+        changed = [p for p, d in new.items() if (i := at.get(p)) is None or row_keys[i] != keys[d]]
+        gone = [p for p in at if p not in new]
+        if len(changed) + len(gone) > max(64, len(at) // 50):
+            return False
+        for p in gone:
+            i = at.pop(p)
+            self.has[i] = False
+            self._unkey(i)
+            self.paths[i] = ""            # a hole: no entry's row any more
+        fresh = [p for p in changed if p not in at]
+        if fresh:
+            n = len(self.paths)
+            if n + len(fresh) > len(self.rows):       # room for what a burst of writes adds
+                grown = max(n + len(fresh), n + n // 4 + 16)
+                rows, has = np.zeros((grown, dim), np.float32), np.zeros(grown, bool)
+                rows[:n], has[:n] = self.rows[:n], self.has[:n]
+                self.rows, self.has = rows, has
+            for j, p in enumerate(fresh):
+                at[p] = n + j
+                self.paths.append(p)
+                row_keys.append("")
+        for p in changed:
+            i = at[p]
+            self.has[i] = False
+            self._unkey(i)
+            row_keys[i] = k = keys[new[p]]
+            self._where.setdefault(k, []).append(i)
+            if len(rs := self._where[k]) > 1 and self.has[rs[0]]:     # a text another entry holds too
+                self.rows[i], self.has[i] = self.rows[rs[0]], True
+        missing = sorted({row_keys[at[p]] for p in changed if not self.has[at[p]]})
+        self._fill(list(self._vectors.get_many(missing).items()) if missing else [], np, dim)
+        return True
+
+    def _unkey(self, i: int) -> None:
+        k = self._row_keys[i]
+        rs = self._where.get(k)
+        if rs is not None and i in rs:
+            rs.remove(i)
+            if not rs:
+                del self._where[k]
+
     def _fill(self, items: list[tuple[str, bytes]], np: Any, dim: int) -> None:
         width = 4 * dim           # float32: a row of another width is not this model's
         for k, v in items:
@@ -142,4 +197,4 @@ class Matrix:
     def counts(self) -> tuple[int, int]:
         """(entries, entries whose current text has its vector)."""
         with self._lock:
-            return len(self.paths), int(self.has.sum()) if self.has is not None else 0
+            return len(self._at), int(self.has.sum()) if self.has is not None else 0
