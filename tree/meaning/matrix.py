@@ -46,6 +46,7 @@ class Matrix:
         self._at: dict[str, int] = {}         # path -> row
         self._where: dict[str, list[int]] = {}    # key -> rows (entries of one text share a key)
         self._row_keys: list[str] = []        # row -> key
+        self._pairs: set[tuple[str, str]] | None = None   # the catalog's (path, digest) at the last look
         self._keys: dict[str, str] = {}       # digest -> key, for the model
         self.rows: Any = None                 # float32 (len(paths), dim)
         self.has: Any = None                  # bool (len(paths),)
@@ -62,14 +63,15 @@ class Matrix:
         import numpy as np
         if self._model != (model, dim):
             self._model, self._keys, self._digest, self._cursor = (model, dim), {}, object(), (None, 0, -1)
-            self.paths, self._at, self._where, self._row_keys = [], {}, {}, []
+            self.paths, self._at, self._where, self._row_keys, self._pairs = [], {}, {}, [], None
             self.rows, self.has = np.zeros((0, dim), np.float32), np.zeros(0, bool)
         digest = self._catalog.digest()
         if digest != self._digest:
             meanings = self._catalog.meanings()
-            if not self._patched(meanings, np, dim):
+            pairs = set(meanings)
+            if not self._patched(pairs, np, dim):
                 self._reshape(meanings, np, dim)
-            self._digest = digest
+            self._pairs, self._digest = pairs, digest
         ident = file_identity(self._vectors.file)
         known, rowid, prunes = self._cursor
         got = self._vectors.since(rowid if ident == known else 0, prunes if ident == known else -1)
@@ -108,22 +110,24 @@ class Matrix:
             missing = sorted(k for k, rs in where.items() if k not in old_where and not has[rs[0]])
             self._fill(list(self._vectors.get_many(missing).items()) if missing else [], np, dim)
 
-    def _patched(self, meanings: list[tuple[str, str]], np: Any, dim: int) -> bool:
+    def _patched(self, now: set[tuple[str, str]], np: Any, dim: int) -> bool:
         """A write's few changes made in place: a row that left is masked (its path leaves ``_at``),
         a changed text's row gets its new key, a new entry a row at the end (into spare capacity).
         False when there is no matrix yet or too much changed (``_reshape`` then)."""
-        if not self._at:
+        before = self._pairs
+        if not self._at or before is None:
             return False
         model = self._model[0] if self._model else ""
         keys, at, row_keys = self._keys, self._at, self._row_keys
-        new = dict(meanings)
+        came = now - before               # set arithmetic in C: a write's few pairs, not 25,000 in Python
+        new = dict(came)
+        gone = sorted({p for p, _d in before - now} - new.keys())
+        if len(came) + len(gone) > max(64, len(at) // 50):
+            return False
         for d in new.values():
             if d not in keys:
                 keys[d] = key_for(model, d)
-        changed = [p for p, d in new.items() if (i := at.get(p)) is None or row_keys[i] != keys[d]]
-        gone = [p for p in at if p not in new]
-        if len(changed) + len(gone) > max(64, len(at) // 50):
-            return False
+        changed = sorted(new)
         for p in gone:
             i = at.pop(p)
             self.has[i] = False
