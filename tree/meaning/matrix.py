@@ -29,6 +29,7 @@ from typing import Any
 
 from ..base import forksafe
 from ..base.sqlite import file_identity
+from ..index.meaning_rows import meaning_rows
 from .vectors import Vectors, key_for
 
 
@@ -46,7 +47,7 @@ class Matrix:
         self._at: dict[str, int] = {}         # path -> row
         self._where: dict[str, list[int]] = {}    # key -> rows (entries of one text share a key)
         self._row_keys: list[str] = []        # row -> key
-        self._pairs: set[tuple[str, str]] | None = None   # the catalog's (path, digest) at the last look
+        self._seen: tuple[Any, int] = (None, 0)   # the catalog's file and the last doc_hashes rowid read
         self._keys: dict[str, str] = {}       # digest -> key, for the model
         self.rows: Any = None                 # float32 (len(paths), dim)
         self.has: Any = None                  # bool (len(paths),)
@@ -63,15 +64,16 @@ class Matrix:
         import numpy as np
         if self._model != (model, dim):
             self._model, self._keys, self._digest, self._cursor = (model, dim), {}, object(), (None, 0, -1)
-            self.paths, self._at, self._where, self._row_keys, self._pairs = [], {}, {}, [], None
+            self.paths, self._at, self._where, self._row_keys, self._seen = [], {}, {}, [], (None, 0)
             self.rows, self.has = np.zeros((0, dim), np.float32), np.zeros(0, bool)
         digest = self._catalog.digest()
         if digest != self._digest:
-            meanings = self._catalog.meanings()
-            pairs = set(meanings)
-            if not self._patched(pairs, np, dim):
-                self._reshape(meanings, np, dim)
-            self._pairs, self._digest = pairs, digest
+            if not self._written_since(np, dim):
+                # the last rowid first: a row written meanwhile is read again next time, never missed
+                ident, (_n, last, _rows) = file_identity(self._catalog.file), meaning_rows(self._catalog, None)
+                self._reshape(self._catalog.meanings(), np, dim)
+                self._seen = (ident, last)
+            self._digest = digest
         ident = file_identity(self._vectors.file)
         known, rowid, prunes = self._cursor
         got = self._vectors.since(rowid if ident == known else 0, prunes if ident == known else -1)
@@ -110,24 +112,28 @@ class Matrix:
             missing = sorted(k for k, rs in where.items() if k not in old_where and not has[rs[0]])
             self._fill(list(self._vectors.get_many(missing).items()) if missing else [], np, dim)
 
-    def _patched(self, now: set[tuple[str, str]], np: Any, dim: int) -> bool:
-        """A write's few changes made in place: a row that left is masked (its path leaves ``_at``),
-        a changed text's row gets its new key, a new entry a row at the end (into spare capacity).
-        False when there is no matrix yet or too much changed (``_reshape`` then)."""
-        before = self._pairs
-        if not self._at or before is None:
+    def _written_since(self, np: Any, dim: int) -> bool:
+        """A write's few changes made in place, read from the catalog's rows written since the last
+        look (tree/index/meaning_rows.py): a row that left is masked (its path leaves ``_at``), a
+        changed text's row gets its new key, a new entry a row at the end (into spare capacity).
+        False, and nothing changed, when there is no matrix yet, the catalog is another file, an
+        entry was deleted (the count says so) or too much changed: ``_reshape`` then."""
+        ident, last = self._seen
+        if not self._at or ident != file_identity(self._catalog.file):
+            return False
+        count, _last, rows = meaning_rows(self._catalog, last)
+        new = {p: d for _r, p, d in rows if d}
+        gone = sorted({p for _r, p, d in rows if not d and p in self._at} - new.keys())
+        if count != len(self._at) + sum(p not in self._at for p in new) - len(gone) or \
+                len(new) + len(gone) > max(64, len(self._at) // 50):
             return False
         model = self._model[0] if self._model else ""
         keys, at, row_keys = self._keys, self._at, self._row_keys
-        came = now - before               # set arithmetic in C: a write's few pairs, not 25,000 in Python
-        new = dict(came)
-        gone = sorted({p for p, _d in before - now} - new.keys())
-        if len(came) + len(gone) > max(64, len(at) // 50):
-            return False
         for d in new.values():
             if d not in keys:
                 keys[d] = key_for(model, d)
-        changed = sorted(new)
+        # a row rewritten with the same text (an entry indexed again) keeps its vector
+        changed = sorted(p for p, d in new.items() if (i := at.get(p)) is None or row_keys[i] != keys[d])
         for p in gone:
             i = at.pop(p)
             self.has[i] = False
@@ -138,9 +144,9 @@ class Matrix:
             n = len(self.paths)
             if n + len(fresh) > len(self.rows):       # room for what a burst of writes adds
                 grown = max(n + len(fresh), n + n // 4 + 16)
-                rows, has = np.zeros((grown, dim), np.float32), np.zeros(grown, bool)
-                rows[:n], has[:n] = self.rows[:n], self.has[:n]
-                self.rows, self.has = rows, has
+                bigger, has = np.zeros((grown, dim), np.float32), np.zeros(grown, bool)
+                bigger[:n], has[:n] = self.rows[:n], self.has[:n]
+                self.rows, self.has = bigger, has
             for j, p in enumerate(fresh):
                 at[p] = n + j
                 self.paths.append(p)
@@ -155,6 +161,7 @@ class Matrix:
                 self.rows[i], self.has[i] = self.rows[rs[0]], True
         missing = sorted({row_keys[at[p]] for p in changed if not self.has[at[p]]})
         self._fill(list(self._vectors.get_many(missing).items()) if missing else [], np, dim)
+        self._seen = (ident, rows[-1][0] if rows else last)
         return True
 
     def _unkey(self, i: int) -> None:
