@@ -114,7 +114,7 @@ class TreeSettings:
     dense_weight: float = setting(0.5, "How much the dense leg counts: a candidate gains this × the top score × its "
                                        "cosine (dense_fusion \"score\"), or its rank counts this much "
                                        "(\"rrf\") (0..2).", section="meaning")
-    dense_fusion: str = setting("score", "How the dense leg's candidates join the word search's: \"score\" (BM25 + "
+    dense_fusion: str = setting("insert", "How the dense leg's candidates join the word search's: \"score\" (BM25 + "
                                          "dense_weight × top × cosine), \"insert\" (only the entries the words "
                                          "missed, at dense_weight × top × cosine) or \"rrf\" (reciprocal rank "
                                          "fusion).",

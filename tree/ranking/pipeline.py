@@ -58,9 +58,10 @@ def joined(t: Table, st: TreeSettings) -> Table:
 STEPS: tuple[Step, ...] = (
     Step("dense_leg", joined,
          "The `dense_k` entries closest in meaning to the question, from every entry's vector, join the "
-         "engine's candidates (`dense_fusion`: BM25 + `dense_weight` × the top score × the cosine, or "
-         "reciprocal rank fusion), before the gather.",
-         "See benchmarks/results/dense_leg.md.",
+         "engine's candidates before the gather (`dense_fusion`: those the words missed at `dense_weight` × the "
+         "top score × the cosine; or that added to every candidate's score; or rank fusion).",
+         "Off (`dense_k` 0): insert at 0.5, LoCoMo test +0.6 / +0.1 / +0.3, BEAM 100K test (4 chats) unmoved; "
+         "no half reaches issue 43's targets.",
          "benchmarks/results/dense_leg.md", ({"dense_k": 0},), leg=dense.with_dense),
     Step("role_weights", own.weigh_roles,
          "An AI assistant's entry keeps `assistant_weight` of its score (and of every later lift), unless "
