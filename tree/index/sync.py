@@ -10,6 +10,7 @@ The fingerprint (generation + digest of the files + digest of the ranking settin
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import time
@@ -46,6 +47,22 @@ def indexed_content(e: entry_mod.Entry, kind: str, cap: int) -> str:
     """What the index's ``content`` field holds of an entry: its summary and the searchable text
     of its indexed body, up to ``cap`` characters."""
     return (e.summary + "\n" + searchable(indexed_body(e, kind))[:cap]).strip()
+
+
+# the most of an entry's text its sentence embedding is made from: the model reads 256 tokens
+MEANING_CHARS = 4000
+
+
+def meaning_text(e: entry_mod.Entry, kind: str) -> str:
+    """What an entry's sentence embedding is made of (ranking by meaning, tree/meaning/): its title
+    and indexed body; the model reads the first 256 tokens, so ``MEANING_CHARS`` are plenty."""
+    return (e.title + "\n" + searchable(indexed_body(e, kind)))[:MEANING_CHARS].strip()
+
+
+def text_digest(text: str) -> str:
+    """The digest of an entry's ``meaning_text`` the catalog keeps, so that the key of its vector
+    (tree/meaning/vectors.py) is known without reading its file."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def remove_temp_files(paths: Iterable[str]) -> int:
@@ -88,7 +105,7 @@ class IndexSync:
         return doc, Upsert(rel, kind, stat, e.title, links, doc.digest(), day, dates.mentions_time(content),
                            questions.mostly_asks(body), role, e.summary, roles.source_of(e.sources),
                            standing.standing_kind(body, role) if kind == "entry" else standing.NONE,
-                           validity.superseded_by(e), validity.valid_until(e))
+                           validity.superseded_by(e), validity.valid_until(e), text_digest(meaning_text(e, kind)))
 
     def _index_paths(self, paths: list[str]) -> None:
         """Bring the index in step for these paths; updates the digest incrementally."""

@@ -1,5 +1,6 @@
 """Ranking by meaning: the all-MiniLM-L6-v2 encoder (``embedding``), the vectors of entries kept
-in ``vectors.db`` by their text (``vectors``), the bound on vectors a search may compute and the
+in ``vectors.db`` by their text (``vectors``), every current entry's vector as one matrix per process
+(``matrix``: the dense leg and the cosines), the bound on vectors a search may compute and the
 registry of those in flight (``vector_claims``), the background thread that computes them ahead
 (``embedder``), the detached job that computes them where no process stays to (``embed_job``) and the
 tree's side of it, the texts entries are embedded from and the cosines a

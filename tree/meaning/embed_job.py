@@ -40,7 +40,7 @@ from typing import Any, Callable
 from ..base.fsio import atomic_write
 from .embedder import BATCH, EmbeddingTree
 from .vector_claims import ready_vectors
-from .vectors import key_of
+from .vectors import key_for
 
 LOCK = "embed.lock"
 STATE = "embed-job.json"
@@ -143,15 +143,16 @@ class _Progress:
 
 
 def missing_paths(tree: EmbeddingTree) -> tuple[list[str], dict[str, str], int]:
-    """The entries whose text has no vector yet, newest first (by the file's mtime), with their
-    texts, and how many entries were looked at."""
+    """The entries whose current text has no vector yet, newest first (by the file's mtime), with
+    their texts, and how many entries were looked at. Each entry's key comes from the digest of its
+    text the catalog keeps (``Catalog.meanings``), so only the missing entries are read."""
     files = tree.catalog.files()
-    paths = sorted(files, key=lambda p: files[p][0], reverse=True)
-    texts = tree._meaning_texts(paths)
     name = tree.meaning_encoder().name
-    keys = {p: key_of(name, t) for p, t in texts.items()}
+    keys = {p: key_for(name, d) for p, d in tree.catalog.meanings() if p in files}
     stored = tree.vectors.get_many(sorted(set(keys.values())))
-    return [p for p in texts if keys[p] not in stored], texts, len(texts)
+    missing = sorted((p for p, k in keys.items() if k not in stored), key=lambda p: files[p][0], reverse=True)
+    texts = tree._meaning_texts(missing)
+    return [p for p in missing if p in texts], texts, len(keys)
 
 
 def run_job(tree: EmbeddingTree, home: Path, progress: Callable[[int, int], None] | None = None,

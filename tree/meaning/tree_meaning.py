@@ -1,8 +1,10 @@
 """Ranking by meaning, the tree's side: the texts entries are embedded from, the encoder, the
-cosines ranking asks for (``semantic_weight``, tree/ranking/by_meaning.py), what the background
-embedder is handed (``_indexed_anew``, tree/meaning/embedder.py) or, in a process without one, left
-for the background job (``unembedded``, ``vectors_ahead``, tree/meaning/embed_job.py), how far the
-vectors are (``vector_state``), and every vector computed at once (``embed``, reindex).
+cosines ranking asks for (``semantic_weight``, tree/ranking/by_meaning.py) and the dense leg's
+nearest entries (``dense_k``, tree/ranking/dense.py), both from the matrix of every entry's vector
+(tree/meaning/matrix.py) and the question's vector (once per search), what the background embedder
+is handed (``_indexed_anew``, tree/meaning/embedder.py) or, in a process without one, left for the
+background job (``unembedded``, ``vectors_ahead``, tree/meaning/embed_job.py), how far the vectors
+are (``vector_counts``, ``vector_state``), and every vector computed at once (``embed``, reindex).
 ``Meaning`` is one of the parts ``ContextTree`` is made of (see store.py)."""
 
 from __future__ import annotations
@@ -15,13 +17,11 @@ from .embedder import QUEUE_MAX, Embedder
 from .embedding import Encoder, load_encoder
 from ..entries.entry import Entry
 from ..base.errors import MemgroveError
-from ..index.sync import indexed_body
-from ..text.searchable import searchable
+from ..index.sync import MEANING_CHARS, meaning_text  # noqa: F401 - MEANING_CHARS: read by hygiene
+from .matrix import Matrix
 from .vector_claims import CLAIMS, NO_VECTOR, SEARCH_EMBEDS, Claimed, ready_vectors
 from .vectors import key_of
 
-# the most of an entry's text its sentence embedding is made from: the model reads 256 tokens
-MEANING_CHARS = 4000
 # what a search computes itself while a background job (tree/meaning/embed_job.py), or a background
 # embedder with more than a search's share to do (``Embedder.behind``), computes the rest: none. Each is about 0.1 s of a one-shot search on this machine's contended core (benchmarks/
 # results/cli_ahead.md); the job has them within a minute or two, ranked by their words meanwhile
@@ -40,11 +40,10 @@ class Meaning:
     embedder: Embedder | None
 
     def _meaning_texts(self, paths: list[str], read: dict | None = None) -> dict[str, str]:
-        """What an entry's sentence embedding is made of: its title and indexed body (the model reads
-        the first 256 tokens, so the first ``MEANING_CHARS`` characters are plenty). ``read``: the
-        search's entries read so far (``ContextTree._readable``)."""
-        return {p: (e.title + "\n" + searchable(indexed_body(e, kind)))[:MEANING_CHARS].strip()
-                for p, (e, kind) in self._readable(paths, read).items()}
+        """What an entry's sentence embedding is made of (``index.sync.meaning_text``: its title and
+        indexed body, the first ``MEANING_CHARS``). ``read``: the search's entries read so far
+        (``ContextTree._readable``)."""
+        return {p: meaning_text(e, kind) for p, (e, kind) in self._readable(paths, read).items()}
 
     def meaning_encoder(self) -> Encoder:
         """The sentence encoder of ``semantic_model``, loaded at first use (MemgroveError if absent);
@@ -85,39 +84,95 @@ class Meaning:
             return False
         return embed_job.start_job(self.home) or embed_job.job_state(self.home) is not None
 
-    def _cosines(self, query: str, paths: list[str], read: dict | None = None) -> dict[str, float]:
+    def _vector_matrix(self) -> Matrix:
+        """The matrix of every entry's vector (tree/meaning/matrix.py), up to date."""
+        matrix = self.__dict__.get("_matrix")
+        if matrix is None:
+            with self._encoder_mutex:
+                matrix = self.__dict__.setdefault("_matrix", Matrix(self.catalog, self.vectors))
+        encoder = self.meaning_encoder()
+        matrix.refresh(encoder.name, encoder.dim)
+        return matrix
+
+    def _question(self, query: str, asked: dict[str, Any]) -> Any:
+        """The question's unit vector, computed once per search (``asked``: the search's)."""
+        if query not in asked:
+            asked[query] = self.meaning_encoder().encode([query])[0]
+        return asked[query]
+
+    def _meaning_reads(self, read: dict) -> tuple[Callable[[str, list[str]], dict[str, float]],
+                                                  Callable[[str, int], list[tuple[str, float]]]]:
+        """What one search's ranking reads of meaning (``RankingInputs.cosines`` and ``.dense``),
+        sharing the question's vector and the entries read."""
+        asked: dict[str, Any] = {}
+        return (lambda q, ps: self._cosines(q, ps, read, asked)), (lambda q, k: self._nearest(q, k, asked))
+
+    def _nearest(self, query: str, k: int, asked: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+        """The dense leg (tree/ranking/dense.py): the ``k`` entries whose vector is closest to the
+        question's, best first, as (path, cosine); an entry without its vector yet is not among them,
+        and none while this process ranks by words only (``_by_words_now``)."""
+        if self._by_words_now():
+            return []
+        matrix = self._vector_matrix()
+        return matrix.top(self._question(query, {} if asked is None else asked), k)
+
+    def _cosines(self, query: str, paths: list[str], read: dict | None = None,
+                 asked: dict[str, Any] | None = None) -> dict[str, float]:
         """The cosine between the question's sentence embedding and each entry's (``with_meaning``),
-        ``NO_VECTOR`` for an entry without one yet. Entries' vectors come from ``vectors.db``; of the
-        missing ones, the search computes a few (``SEARCH_EMBEDS``, the best-ranked first: ``paths``
-        come best first; none while a background job computes them, ``SEARCH_EMBEDS_BESIDE_JOB``) and none
-        another thread is computing (tree/meaning/vector_claims.py); the rest go to the background
-        embedder, if this tree runs one, else to a background job (``_vectors_wanted``). Without an
-        embedder, while a background job runs or fewer vectors are stored than ``MIN_SHARE`` of the
-        entries, the model is not even loaded: every entry is ranked by its words."""
-        budget = SEARCH_EMBEDS
-        if self.embedder is None and self.settings.embed_job and self.encoder is None and (
-                embed_job.job_state(self.home) is not None or self._vector_share() < MIN_SHARE):
-            self._vectors_wanted()      # no model to load for a part of them: the job computes them all
+        ``NO_VECTOR`` for an entry without one yet. Entries' vectors come from the matrix (no file
+        read); of the missing ones, the search computes a few (``SEARCH_EMBEDS``, the best-ranked
+        first: ``paths`` come best first; none while a background job or a busy embedder computes
+        them, ``SEARCH_EMBEDS_BESIDE_JOB``) and none another thread is computing
+        (tree/meaning/vector_claims.py); the rest go to the background embedder, if this tree runs
+        one, else to a background job (``_vectors_wanted``). Without an embedder, while a background
+        job runs or fewer vectors are stored than ``MIN_SHARE`` of the entries, the model is not even
+        loaded: every entry is ranked by its words (``_by_words_now``)."""
+        if not paths:
+            return {}
+        if self._by_words_now():
             return {p: NO_VECTOR for p in paths}
+        budget = SEARCH_EMBEDS
         if self.embedder is None and self.settings.embed_job and embed_job.job_state(self.home) is not None:
             budget = SEARCH_EMBEDS_BESIDE_JOB
         elif self.embedder is not None and self.embedder.behind():
             budget = SEARCH_EMBEDS_BESIDE_JOB
+        q = self._question(query, {} if asked is None else asked)
+        got = self._vector_matrix().cosines(q, paths)
+        left = [p for p in paths if p not in got]
+        if not left:
+            return got
+        encoder = self.meaning_encoder()
         with CLAIMS.coming(str(self.vectors.file)):      # the background embedder lets it claim first
-            texts = self._meaning_texts(paths, read)
-            if not texts:
-                return {}
-            encoder = self.meaning_encoder()
+            texts = self._meaning_texts(left, read)
             job = Claimed(list(texts.values()), encoder, self.vectors, budget)
         with job:
-            q = encoder.encode([query])[0]       # meanwhile, the vectors others compute may be stored
             rows = job.vectors()
-        left = [p for p, t in texts.items() if t not in rows]
-        if left and self.embedder is not None:
-            self.embedder.written(left)
-        elif left:
+        missing = [p for p, t in texts.items() if t not in rows]
+        if missing and self.embedder is not None:
+            self.embedder.written(missing)
+        elif missing:
             self._vectors_wanted()
-        return {p: float(rows[t] @ q) if t in rows else NO_VECTOR for p, t in texts.items()}
+        got.update({p: float(rows[t] @ q) if t in rows else NO_VECTOR for p, t in texts.items()})
+        return {p: got[p] for p in paths if p in got}
+
+    def _by_words_now(self) -> bool:
+        """A process without an embedder (a CLI command) does not load the model for a search while a
+        background job computes the vectors or fewer than ``MIN_SHARE`` of the entries have one: it
+        starts the job if none runs, and the search ranks by words (neither leg of meaning runs)."""
+        if self.embedder is not None or not self.settings.embed_job or self.encoder is not None:
+            return False
+        if embed_job.job_state(self.home) is None and self._vector_share() >= MIN_SHARE:
+            return False
+        self._vectors_wanted()
+        return True
+
+    def vector_counts(self) -> dict[str, int]:
+        """How many ``entries`` the index holds (context files too: they are ranked), how many have
+        the vector of their current text (``with_vector``) and how many do not yet (``pending``):
+        two cheap looks when nothing changed (tree/meaning/matrix.py). Loads the encoder (its name
+        is part of each vector's key); MemgroveError without the model."""
+        entries, ready = self._vector_matrix().counts()
+        return {"entries": entries, "with_vector": ready, "pending": entries - ready}
 
     def vectors_ahead(self, paths: list[str] | None = None) -> dict[str, Any]:
         """Have the missing vectors of these entries (of every entry without ``paths``) computed in
@@ -148,8 +203,9 @@ class Meaning:
         missing, ``done``; None when none runs), and ``pending``: what those two have yet to do (the
         embedder's queue and catch-up still to look at, the job's found and not done; None when
         neither runs). All of it cheap: no entry read, no model loaded. ``exact`` also counts the
-        entries whose text has its vector (``with_vectors``) and ``missing``: it reads every entry
-        and loads the model, so not for ``/health``."""
+        entries whose current text has its vector (``with_vectors``) and ``missing``
+        (``vector_counts``: no entry read, but it loads the model, whose name is part of each
+        vector's key, so not for ``/health``)."""
         on = self.settings.semantic_weight > 0
         backlog = self.embedder.backlog() if self.embedder is not None else None
         job = embed_job.job_state(self.home) if on else None
@@ -163,10 +219,10 @@ class Meaning:
                                  "backlog": backlog, "job": job, "pending": pending}
         if exact and on:
             try:
-                missing, _texts, looked = embed_job.missing_paths(self)   # type: ignore[arg-type]
+                counts = self.vector_counts()
             except MemgroveError as exc:      # no model: the searches say so; a report still answers
                 return {**state, "error": str(exc)}
-            state.update(with_vectors=looked - len(missing), missing=len(missing))
+            state.update(with_vectors=counts["with_vector"], missing=counts["pending"])
         return state
 
     def embed(self, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> tuple[int, int]:

@@ -39,6 +39,8 @@ class RankingInputs:
     terms_of: Callable[[list[str]], dict[str, list[list[str]]]]   # entries' indexed fields, analyzed
     # the cosine between the question's and each entry's sentence embedding (semantic_weight > 0)
     cosines: Callable[[str, list[str]], dict[str, float]] | None = None
+    # the dense leg: the entries nearest the question's meaning, (path, cosine) best first (dense_k > 0)
+    dense: Callable[[str, int], list[tuple[str, float]]] | None = None
 
 
 def neighbourhoods(catalog: Catalog, paths: list[str], hops: int,

@@ -1,7 +1,9 @@
 """The ranking pipeline of ``ContextTree.search``: ``STEPS``, the one list of what happens to the
 engine's candidates, in order, and ``rank``, which runs it.
 
-``rank`` gathers the table once (gather.py), then runs each step of the list over it: a plain
+``rank`` first lets each leg of the list (``Step.leg``: the dense leg, dense.py) join its candidates
+to the engine's, so that every step weighs them alike, then gathers the table once (gather.py),
+then runs each step of the list over it: a plain
 function of the table and the tree's settings, returning the new table. A step reads nothing but
 the table; the one read between steps, meaning's cosines for the best of the order so far, is
 declared on its step (``Step.reads``). Adding, removing or reordering a step is one line of
@@ -20,7 +22,7 @@ from typing import Any, Callable
 
 from ..entries.lifecycle import RankingProfile as Profile
 from ..settings import TreeSettings
-from . import by_meaning, by_signals, coverage, lifts, own, rules
+from . import by_meaning, by_signals, coverage, dense, lifts, own, rules
 from .gather import RankingInputs, gather
 from .table import Candidates, Table
 
@@ -43,9 +45,24 @@ class Step:
     off: tuple[Mapping[str, Any], ...] = ()
     # a read that depends on the order so far, done just before the step (I/O: not the step's)
     reads: Callable[[Table, TreeSettings, RankingInputs], Table] | None = None
+    # a leg: candidates it joins to the engine's before the gather, so every step weighs them alike
+    # (its ``run`` then has nothing left to do: ``joined``)
+    leg: Callable[[str, Candidates, TreeSettings, RankingInputs], Candidates] | None = None
+
+
+def joined(t: Table, st: TreeSettings) -> Table:
+    """A leg's step: its candidates joined the engine's before the gather (``Step.leg``)."""
+    return t
 
 
 STEPS: tuple[Step, ...] = (
+    Step("dense_leg", joined,
+         "The `dense_k` entries closest in meaning to the question, from every entry's vector, join the "
+         "engine's candidates before the gather (`dense_fusion`: those the words missed at `dense_weight` × the "
+         "top score × the cosine; or that added to every candidate's score; or rank fusion).",
+         "Off (`dense_k` 0): insert at 0.5, LoCoMo test +0.6 / +0.1 / +0.3, BEAM 100K test (4 chats) unmoved; "
+         "no half reaches issue 43's targets.",
+         "benchmarks/results/dense_leg.md", ({"dense_k": 0},), leg=dense.with_dense),
     Step("role_weights", own.weigh_roles,
          "An AI assistant's entry keeps `assistant_weight` of its score (and of every later lift), unless "
          "the question asks what the assistant said.",
@@ -157,6 +174,9 @@ def rank(query: str, raw: Candidates, idf: dict[str, float], limit: int, prof: P
     (``order``: path and final score, best first; ``lifted``: path -> score after the lifts and
     matched terms, for every path of the order)."""
     st = inputs.settings
+    for step in steps:
+        if step.leg is not None:
+            raw = step.leg(query, raw, st, inputs)
     t = gather(query, raw, idf, limit, prof, inputs)
     for step in steps:
         if step.reads is not None:
