@@ -249,7 +249,8 @@ def test_doctor_report_to_dict(mem) -> None:
     d = mem.doctor().to_dict()
     assert d == {"ok": True, "entries": 1, "contexts": 2, "indexed": 3, "problems": [], "warnings": [],
                  "fixed": [], "notices": [],
-                 "vectors": {"meaning": False, "entries": 3, "computing": 0, "backlog": None}}
+                 "vectors": {"meaning": False, "entries": 3, "computing": 0, "backlog": None, "job": None,
+                             "pending": None}}
 
 
 def test_tree_fixture_is_the_memory_tree(tree, mem) -> None:
