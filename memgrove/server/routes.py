@@ -104,7 +104,8 @@ health_router = APIRouter(tags=["server"])
 @health_router.get("/health")
 async def health(request: Request) -> dict[str, Any]:
     """Is the server up, its replication role, commit and lag, and how far its project's vectors are
-    (``vectors``: ``ContextTree.vector_state``, without the count that reads every entry). Never
+    (``vectors``: ``ContextTree.vector_state``: with the embedder's model loaded, how many entries
+    have their vector, counted without reading an entry; never loading the model). Never
     needs the token; clients probe it."""
     from memgrove import __version__
 

@@ -204,8 +204,9 @@ class Meaning:
         embedder's queue and catch-up still to look at, the job's found and not done; None when
         neither runs). All of it cheap: no entry read, no model loaded. ``exact`` also counts the
         entries whose current text has its vector (``with_vectors``) and ``missing``
-        (``vector_counts``: no entry read, but it loads the model, whose name is part of each
-        vector's key, so not for ``/health``)."""
+        (``vector_counts``: no entry read, but it needs the model, whose name is part of each
+        vector's key); without ``exact`` (``/health``) they are counted only where the model is
+        loaded already (a server's, by its embedder), never loading it."""
         on = self.settings.semantic_weight > 0
         backlog = self.embedder.backlog() if self.embedder is not None else None
         job = embed_job.job_state(self.home) if on else None
@@ -217,7 +218,7 @@ class Meaning:
         state: dict[str, Any] = {"meaning": on, "entries": self.catalog.count(),
                                  "computing": CLAIMS.count(str(self.vectors.file)),
                                  "backlog": backlog, "job": job, "pending": pending}
-        if exact and on:
+        if on and (exact or self.encoder is not None):
             try:
                 counts = self.vector_counts()
             except MemgroveError as exc:      # no model: the searches say so; a report still answers
