@@ -13,7 +13,8 @@ answered (a run stopped early keeps its ``.partial.json``: only the conversation
 The NumPy runs need the commit before the NumPy encoder left (a folder holding ``model.safetensors``
 was run by it then). Per half: pooled means of each runtime (LoCoMo categories 1-4; BEAM the nine
 types with evidence), flat BM25 beside them, and the questions ONNX gained and lost against NumPy at
-R@10, R@200w and R@500w (ablation.py's own ``summarize``). Writes ``benchmarks/results/encoders_recall.{json,md}``.
+R@10, R@200w and R@500w (ablation.py's own ``summarize``). Writes ``benchmarks/runs/encoders_recall.{json,md}``
+(an experiment: the run the runtime's decision cites is kept in ``results/evidence/encoders_recall.*``).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def markdown(halves: list[dict[str, Any]], command: str, numpy_commit: str = "")
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=Path, default=RUNS)
-    ap.add_argument("--out", type=Path, default=RESULTS / "encoders_recall")
+    ap.add_argument("--out", type=Path, default=RESULTS.parent / "runs" / "encoders_recall")
     ap.add_argument("--numpy-commit", default="b135b44", help="the commit the NumPy runs ran at (the report says so)")
     a = ap.parse_args(argv)
     halves = [h for ds, sp in HALVES if (h := pair(ds, sp, a.runs))]
