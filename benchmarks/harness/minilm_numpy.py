@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memgrove.tree.meaning.embedding import padded_batches
+
 MAX_TOKENS = 256
 LAYERS, HEADS, DIM = 6, 12, 384
 
@@ -102,16 +104,7 @@ class NumpyMiniLM:
         np = self._np
         with self._blas.limit(limits=1, user_api="blas"):
             encs = self._tok.encode_batch(texts)
-            order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
             out = np.zeros((len(texts), DIM), dtype=np.float32)
-            for s in range(0, len(order), batch):
-                idx = order[s:s + batch]
-                t = max(len(encs[i].ids) for i in idx)
-                ids = np.zeros((len(idx), t), dtype=np.int64)
-                mask = np.zeros((len(idx), t), dtype=np.float32)
-                for r, i in enumerate(idx):
-                    n = len(encs[i].ids)
-                    ids[r, :n] = encs[i].ids
-                    mask[r, :n] = 1
+            for idx, ids, mask in padded_batches(encs, batch, np.float32):   # the product's batching
                 out[idx] = self._forward(ids, mask)
             return out

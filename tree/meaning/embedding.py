@@ -15,7 +15,7 @@ against ``PINNED_SHA256`` before its first use, with the model's tokenizer shipp
 
 Measured against the NumPy forward pass memgrove ran before (benchmarks/results/encoders.md, one
 thread, interleaved): vectors at cosine 0.994-0.9997 to it (0.9995 typical), recall paired question by
-question the same on LoCoMo and BEAM (benchmarks/results/encoders_recall.md), and faster.
+question the same on LoCoMo and BEAM (benchmarks/results/evidence/encoders_recall.md), and faster.
 """
 
 from __future__ import annotations
@@ -144,19 +144,27 @@ class MiniLM:
         # a Tokenizer's settings are shared state; encoding is quick
         with _model_call(native=True), self._tok_lock:
             encs = self._tok.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for s in range(0, len(order), batch):
-            idx = order[s:s + batch]
-            t = max(len(encs[i].ids) for i in idx)
-            ids = np.zeros((len(idx), t), dtype=np.int64)
-            mask = np.zeros((len(idx), t), dtype=np.int64)
-            for r, i in enumerate(idx):
-                n = len(encs[i].ids)
-                ids[r, :n] = encs[i].ids
-                mask[r, :n] = 1
+        for idx, ids, mask in padded_batches(encs, batch, np.int64):
             out[idx] = self._forward(ids, mask)
         return out
+
+
+def padded_batches(encs: list[Any], batch: int, mask_type: Any) -> Iterator[tuple[list[int], Any, Any]]:
+    """Tokenized texts of like length together, ``batch`` at a time, shortest first: the indexes of
+    the texts in ``encs``, their token ids (int64) and attention mask (``mask_type``), zero-padded."""
+    import numpy as np
+    order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+    for s in range(0, len(order), batch):
+        idx = order[s:s + batch]
+        t = max(len(encs[i].ids) for i in idx)
+        ids = np.zeros((len(idx), t), dtype=np.int64)
+        mask = np.zeros((len(idx), t), dtype=mask_type)
+        for r, i in enumerate(idx):
+            n = len(encs[i].ids)
+            ids[r, :n] = encs[i].ids
+            mask[r, :n] = 1
+        yield idx, ids, mask
 
 
 # NumPy's BLAS on one thread while ranking by meaning calls it (``_one_blas_thread``; the encoder itself
