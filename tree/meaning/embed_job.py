@@ -40,7 +40,6 @@ from typing import Any, Callable
 from ..base.fsio import atomic_write
 from .embedder import BATCH, EmbeddingTree
 from .vector_claims import ready_vectors
-from .vectors import key_for
 
 LOCK = "embed.lock"
 STATE = "embed-job.json"
@@ -144,15 +143,14 @@ class _Progress:
 
 def missing_paths(tree: EmbeddingTree) -> tuple[list[str], dict[str, str], int]:
     """The entries whose current text has no vector yet, newest first (by the file's mtime), with
-    their texts, and how many entries were looked at. Each entry's key comes from the digest of its
-    text the catalog keeps (``Catalog.meanings``), so only the missing entries are read."""
+    their texts, and how many entries were looked at: the matrix of every entry's vector
+    (tree/meaning/matrix.py) knows which lack one without reading a file, and brings itself up to
+    date incrementally between two rounds, so only the missing entries are read."""
     files = tree.catalog.files()
-    name = tree.meaning_encoder().name
-    keys = {p: key_for(name, d) for p, d in tree.catalog.meanings() if p in files}
-    stored = tree.vectors.get_many(sorted(set(keys.values())))
-    missing = sorted((p for p, k in keys.items() if k not in stored), key=lambda p: files[p][0], reverse=True)
+    matrix = tree._vector_matrix()
+    missing = sorted((p for p in matrix.missing() if p in files), key=lambda p: files[p][0], reverse=True)
     texts = tree._meaning_texts(missing)
-    return [p for p in missing if p in texts], texts, len(keys)
+    return [p for p in missing if p in texts], texts, matrix.counts()[0]
 
 
 def run_job(tree: EmbeddingTree, home: Path, progress: Callable[[int, int], None] | None = None,

@@ -39,6 +39,7 @@ from typing import Any, Protocol
 
 from ..base import forksafe
 from .embedding import FEW, Encoder
+from .matrix import Matrix
 from .vector_claims import SEARCH_EMBEDS, ready_vectors
 from .vectors import Vectors
 
@@ -61,6 +62,7 @@ class EmbeddingTree(Protocol):
 
     def meaning_encoder(self) -> Encoder: ...
     def _meaning_texts(self, paths: list[str]) -> dict[str, str]: ...
+    def _vector_matrix(self) -> Matrix: ...
     def notice(self, text: str) -> None: ...
 
 

@@ -205,6 +205,11 @@ class Matrix:
             cos = self.rows[[i for _p, i in at]] @ np.asarray(q, np.float32)
             return {p: float(c) for (p, _i), c in zip(at, cos)}
 
+    def missing(self) -> list[str]:
+        """The entries whose current text has no vector yet."""
+        with self._lock:
+            return [p for p, i in self._at.items() if not self.has[i]]
+
     def counts(self) -> tuple[int, int]:
         """(entries, entries whose current text has its vector)."""
         with self._lock:
