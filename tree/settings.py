@@ -134,7 +134,7 @@ class TreeSettings:
                                                 "(Jaccard).", section="hygiene")
     dream_semantic_similarity: float = setting(0.9, "With meaning on, entries this close in meaning (cosine) that "
                                                     "share some words are near duplicates too.", section="hygiene")
-    dream_supersede_overlap: float = setting(0.4, "A later statement sharing this share of an earlier one's subject "
+    dream_supersede_overlap: float = setting(0.35, "A later statement sharing this share of an earlier one's subject "
                                                   "words and giving it another value (a port, a name, a date) "
                                                   "supersedes it.", section="hygiene")
     dream_link_similarity: float = setting(0.3, "Entries this related (idf-weighted cosine of their words) that do "
