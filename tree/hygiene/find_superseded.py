@@ -1,28 +1,46 @@
 """Superseded facts: a later entry gives the same subject a different value.
 
-"The staging database listens on 5432" (March) then "the staging database now listens on 6543"
-(May): the statements share their subject words (two at least, a value both give counting as one:
-"the Onyx launch"; their overlap weighed by rarity at least ``dream_supersede_overlap``), and one
-value of one kind (a number counting the same thing, a version, a date, a name, a place) is
-replaced by another. Not superseded:
+Compared statement by statement: a message's clauses (``statement_values.clauses``), so that a long
+message restating one thing among five ("... so backups run at 04:30 from tonight and the rebuild
+keeps its 03:00 slot") is found beside the short one-liners. "The staging database listens on 5432"
+(March) then "the staging database is on 6543 since the network change" (May): the statements'
+cores (the subject words next to their values, ``Statement.core``) share two words at least (a value
+both give counting as one, "the Onyx launch"; a sum of money or a count of the same thing, "$1,850" /
+"$1,975", counting as one; a single shared word when the newer says it changed), their overlap
+weighed by rarity reaches ``dream_supersede_overlap``, and one value of one kind (a number counting
+the same thing, a version, a date or time, a name, a place) is replaced by another. Not superseded:
 
 - two subjects: each statement has a word of its own rarer than the commonest word they share
   ("the production auth proxy ..." / "the preview auth proxy ..."), or one has a word of its own
   wedged between two subject words the other says side by side ("the support *east* team
   office" / "the support team office");
 - two values changed at once ("Alice's phone is 555-1234" / "Bob's phone is 555-9876"): two
-  facts sharing a template, not one fact changed;
+  facts sharing a template, not one fact changed (a day beside a changed value in a statement
+  saying it changed is when: "goes to 1,200 this Thursday");
+- two days without a word of change: two events ("the floor plan by June" / "... on Thursday");
 - a first-person statement by another speaker ("my desk is on floor 3" / "my desk is on floor
   5"): each speaker's own fact;
 - an episode ("I walked 142 steps today"), a question ("is staging still on 5432?"), and
   statements without a time to order them by.
 
-"We moved staging from 5432 to 6543" replaces the value it names beside the new one. Each older
-entry is proposed once, superseded by the earliest later entry that changes it (a value changed
-twice is two candidates, old -> middle -> new); an entry already closed (``supersededBy``) is not
-proposed again. ``paths`` are (newer, older); the op closes the older from the newer's day.
+"We moved staging from 5432 to 6543", "Lakeside instead of Westbrook", "takes over on-call from Ben"
+replace the value they name beside the new one. Each older statement is superseded by the earliest
+later statement that changes it (a value changed twice is two candidates, old -> middle -> new);
+one candidate per (older, newer) entry pair holds every statement of the older the newer replaces.
+``paths`` are (newer, older). Approving one:
+
+- closes the older entry (SUPERSEDE from the newer's day: search ranks it below the newer) when
+  those statements are all it states -- a one-line message, or every fact of a longer one;
+- else records them on the older entry (an UPDATE of ``supersededStatements``: each statement, its
+  value, the newer entry, the new value, since when) and leaves it open: closing "the backup runs at
+  03:00" would also hide the ports, the deploy window and who is on call said beside it. The record is
+  what an answer can read to put the new value first and to quote a replaced statement with its value.
+
+An entry already closed (``supersededBy``) or a statement already recorded is not proposed again.
 Known limit: a name is a value wherever it stands, so "the Comet launch" and "the Kestrel launch"
-planned for the same day differ only by a name, as an owner changed would.
+planned for the same day differ only by a name, as an owner changed would; two wordings of one
+subject with no word in common ("the new address is ..." / "we went with a bigger house: ...") are
+not found.
 """
 
 from __future__ import annotations
@@ -190,6 +208,9 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
         replaced = [r for r in replaced if r[0] != "date"]
     if len(replaced) != 1:
         return f"replaced {replaced}"
+    if replaced[0][0] == "date" and not _changes(sb):
+        # two days without a word of change are two events ("the floor plan by June" / "... on Thursday")
+        return "two days"
     return (shared, overlap, *replaced[0])
 
 

@@ -32,10 +32,12 @@ _WAS = (_FROM_TO,
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 # where a sentence holds two statements: "..., and the production database on 5433", "... this quarter
 # and Priya is secondary", "...: the staging database is on 6543", "..., Priya goes back to feature work"
-_CLAUSE = re.compile(r"\s*[,;]\s+(?:and|but|so|while|whereas|which|though|although)\s+"
+_CLAUSE = re.compile(r"\s*[,;]?\s+because\s+|\s*[,;]\s+(?:and|but|so|while|whereas|which|though|although)\s+"
                      r"|\s+(?:and|but|while|whereas)\s+(?=(?:the|our|my|your|their|his|her|its|we|they|he|she|it)\b|[A-Z])"
                      r"|,\s+(?=[A-Z][\w'-]*\s+[a-z])")
 _COLON = re.compile(r"(?<=\w):\s+")
+# a list of values ("sourdough $7.50, croissants $3.75, baguettes $4.20"): split where both sides give a number
+_LIST = re.compile(r",\s+(?:and\s+)?|\s+and\s+")
 _MONEY = "$€£¥"
 _PAUSES = ",;:()"
 _PHRASE_ENDS = frozenset("after before since until because when while with from by as if so but and which that "
@@ -49,19 +51,20 @@ _CHANGE_TEXT = """
 now new newly change changed changes moved move moving switched switch switching updated update anymore longer
 instead currently current actually since recently migrated migrate became become replaced replace renamed rename
 used previously earlier old older latest still today yesterday week month year officially finally going upgraded
-upgrade downgraded moved no heads fyi reminder starting raised raise bumped bump extended slipped far
+upgrade downgraded moved no heads fyi reminder starting raised raise bumped bump extended slipped far stay stays stayed
 """
 CHANGE_RAW = frozenset(_CHANGE_TEXT.split())
 # the words that say a value changed ("since we talked" says nothing of the kind)
 CHANGE_VERBS = frozenset("""
 now moved changed switched updated upgraded downgraded migrated replaced renamed anymore instead longer
+moves switches changes replaces
 """.split())
 _WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 _WEEKDAYS |= {d + "s" for d in _WEEKDAYS}        # "on Tuesdays" names the day too
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
 # capitalized words that name nothing: interjections, small talk, words announcing a change ("Heads up", "FYI")
-_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh",
+_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "noted",
                                         "thanks", "fyi", "btw", "heads", "wow", "omg", "lol", "ps", "hmm", "yeah"}
 
 
@@ -178,8 +181,10 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
             for t, k in run:
                 if k == "name":
                     values.append((t.casefold(), "name"))
-            kept = [(t, k) for t, k in run if k != "name"]
-            values.append((" ".join(t for t, _ in kept).casefold(), "date"))
+            kept = [t.casefold() for t, k in run if k != "name"]
+            # "on Tuesdays" and "the Tuesday window" name one day
+            kept = [t[:-1] if t in _WEEKDAYS and t.endswith("s") else t for t in kept]
+            values.append((" ".join(kept), "date"))
         else:
             kind = kinds.pop() if len(kinds) == 1 else "mixed"
             if kind == "number":
@@ -228,11 +233,21 @@ def clauses(sentence: str) -> list[str]:
     the staging ...") unless fewer than four words follow it ("Meditation streak: 26 days")."""
     out: list[str] = []
     pieces = _COLON.split(sentence, maxsplit=1)
-    if len(pieces) == 2 and len(pieces[1].split()) < 4:
-        pieces = [sentence]
+    if len(pieces) == 2 and (len(pieces[1].split()) < 4 or pieces[1][:1] in _MONEY or pieces[1][:1].isdigit()):
+        pieces = [sentence]     # "Registrations so far: 180, ...": the value after the colon is the subject's
     for piece in pieces:
-        out += _CLAUSE.split(piece)
+        for clause in _CLAUSE.split(piece):
+            out += _list_items(clause)
     return [c.strip(" ,;:") for c in out if c and c.strip(" ,;:")]
+
+
+def _list_items(clause: str) -> list[str]:
+    """A clause listing values, split into its items when each has a number of its own
+    ("sourdough $7.50, croissants $3.75"); any other clause whole ("6 nodes, all on the older type")."""
+    items = _LIST.split(clause)
+    if len(items) > 1 and all(_DIGIT.search(i) for i in items):
+        return items
+    return [clause]
 
 
 def statements(text: str, proper: frozenset[str], leave_out: frozenset[str] = frozenset(), *,
