@@ -59,11 +59,22 @@ from .statement_values import CHANGE_VERBS, CHANGE_WORDS, Statement, proper_word
 KEYS = 4        # rarest subject words a statement is filed under
 MOST = 80       # a subject word more statements share than this files nothing
 MIN_SHARED = 2
+SAME_WORDS = 0.6    # overlap at which a name or a day replaced needs no word of change
 
 
 def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[str]) -> list[Statement]:
     return [s for s in statements(it.text, proper, names, by_clause=True)
-            if s.values and s.subject and not s.sentence.rstrip().endswith("?") and not _asks(s.sentence)]
+            if s.values and s.subject and not s.sentence.rstrip().endswith("?") and not _asks(s.sentence)
+            and not _heading(s.sentence)]
+
+
+def _heading(clause: str) -> bool:
+    """A heading or a label ("### Running the Application", "**Run Gunicorn with HTTPS**"): its capitals
+    are a style, not names."""
+    words = [w for w in re.findall(r"[^\W\d_]+", clause)[1:] if len(w) > 3]
+    bare = clause.strip()
+    return bare.startswith("#") or (bare.startswith("**") and bare.rstrip(":").endswith("**")) or \
+        (len(words) >= 2 and sum(w[0].isupper() for w in words) >= 0.6 * len(words))
 
 
 def _asks(clause: str) -> bool:
@@ -208,10 +219,19 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
         replaced = [r for r in replaced if r[0] != "date"]
     if len(replaced) != 1:
         return f"replaced {replaced}"
-    if replaced[0][0] == "date" and not _changes(sb):
-        # two days without a word of change are two events ("the floor plan by June" / "... on Thursday")
-        return "two days"
+    if replaced[0][0] in ("date", "name", "mixed") and not _changes(sb) and \
+            _weighted_overlap(sa.subject, sb.subject, weight, top) < SAME_WORDS:
+        # two days without a word of change are two events ("the floor plan by June" / "... on Thursday"),
+        # two names two things ("the models for your Flask app" / "the Transaction model"), unless said in
+        # nearly the same words ("the offsite is planned in Porto" / "... in Madrid"): a number stands for
+        # the same thing more surely (a port, a price, a count)
+        return "no change said"
     return (shared, overlap, *replaced[0])
+
+
+def _weighted_overlap(a: frozenset[str], b: frozenset[str], weight: dict[str, float], top: float) -> float:
+    union = sum(weight.get(t, top) for t in a | b)
+    return sum(weight.get(t, top) for t in a & b) / union if union else 0.0
 
 
 def subject_words(sentence: str, terms: frozenset[str]) -> list[str]:

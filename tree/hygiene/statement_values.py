@@ -35,7 +35,7 @@ _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 _CLAUSE = re.compile(r"\s*[,;]?\s+because\s+|\s*[,;]\s+(?:and|but|so|while|whereas|which|though|although)\s+"
                      r"|\s+(?:and|but|while|whereas)\s+(?=(?:the|our|my|your|their|his|her|its|we|they|he|she|it)\b|[A-Z])"
                      r"|,\s+(?=[A-Z][\w'-]*\s+[a-z])")
-_COLON = re.compile(r"(?<=\w):\s+")
+_COLON = re.compile(r"(?<=[\w*])\*{0,2}:\s+")
 # a list of values ("sourdough $7.50, croissants $3.75, baguettes $4.20"): split where both sides give a number
 _LIST = re.compile(r",\s+(?:and\s+)?|\s+and\s+")
 _MONEY = "$€£¥"
