@@ -46,6 +46,7 @@ RUNS = HERE / "runs"
 
 from harness.report import RESULTS, log, pct, publish, table  # noqa: E402
 
+ARMS = ("as curated", "approved")    # asked right after curating, then after approving every superseded proposal
 _ABBREV = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|St|vs|e\.g|i\.e|etc)\.$")
 _SAID = re.compile(r"\s*\([^()]*\d{4}[^()]*\)\s*$")      # "(Dana, 23 March 2026)" after the quote
 
@@ -119,27 +120,36 @@ def run_conversation(conv: dict, qs: list[dict], gold: list[dict]) -> tuple[list
 
     work = Path(tempfile.mkdtemp(prefix="memgrove-changed-facts-"))
     try:
-        with Memory.open(work, create=True, durable=False) as mem:
+        with Memory.open(work / "curated", create=True, durable=False) as mem:
             mem.ingest(conversation=conv)
             mem.embed()
-            rows = [ask(mem, q) for q in qs]
             found = mem.dream(dry_run=True, use_model=False)["candidates"]
             # a dream row names the entries; the scan it ran says which statements and values (same tree, same list)
-            said = {tuple(c.paths): c.evidence for c in scan(mem.tree, kinds="superseded")}
+            said = {tuple(c.paths): c for c in scan(mem.tree, kinds="superseded")}
             corpus = read_corpus(mem.tree)
-            msgs = {it.path: sorted(m.split("#", 1)[-1] for m in it.messages) for it in corpus.items}
-            props = []
-            for c in found:
-                if c["kind"] != "superseded":
-                    continue
-                newer, older = c["paths"][:2]
-                ev = said.get(tuple(c["paths"]), {})
-                props.append({"conversation": conv["id"], "older": older, "newer": newer,
-                              "older_messages": msgs.get(older, []), "newer_messages": msgs.get(newer, []),
-                              "old_value": ev.get("old_value"), "new_value": ev.get("new_value"),
-                              "old_statement": ev.get("old_statement"), "new_statement": ev.get("new_statement"),
-                              "statements": len(ev.get("statements") or [1]), "whole_entry": ev.get("whole_entry"),
-                              "op": (c.get("ops") or [{}])[0].get("op"), "confidence": c.get("confidence")})
+            rows = [{**ask(mem, q), "arm": ARMS[0]} for q in qs]
+        msgs = {it.path: sorted(m.split("#", 1)[-1] for m in it.messages) for it in corpus.items}
+        props = []
+        for c in found:
+            if c["kind"] != "superseded":
+                continue
+            newer, older = c["paths"][:2]
+            ev = said[tuple(c["paths"])].evidence if tuple(c["paths"]) in said else {}
+            props.append({"conversation": conv["id"], "older": older, "newer": newer,
+                          "older_messages": msgs.get(older, []), "newer_messages": msgs.get(newer, []),
+                          "old_value": ev.get("old_value"), "new_value": ev.get("new_value"),
+                          "old_statement": ev.get("old_statement"), "new_statement": ev.get("new_statement"),
+                          "statements": len(ev.get("statements") or [1]), "whole_entry": ev.get("whole_entry"),
+                          "op": (c.get("ops") or [{}])[0].get("op"), "confidence": c.get("confidence")})
+        # the same questions on the same curation with every superseded proposal approved (what approving
+        # them all in `memgrove review` writes), in a memory of its own: the first arm's questions leave
+        # retrieval signals that would rank this arm's entries differently
+        with Memory.open(work / "approved", create=True, durable=False) as mem:
+            mem.ingest(conversation=conv)
+            mem.embed()
+            for c in scan(mem.tree, kinds="superseded"):
+                mem.curate([dict(op) for op in c.ops])
+            rows += [{**ask(mem, q), "arm": ARMS[1]} for q in qs]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     facts = {q["fact_id"]: q["history"] for q in qs if q["kind"] == "now"}
@@ -152,9 +162,9 @@ def summarize(rows: list[dict], props: list[dict], gold: list[dict]) -> dict:
         return round(sum(xs) / len(xs), 4) if xs else None
 
     out: dict[str, Any] = {}
-    for kind in ("now", "before"):
-        rs = [r for r in rows if r["kind"] == kind]
-        out[kind] = {"questions": len(rs), "first_sentence": share([r["hit"] for r in rs]),
+    for arm, kind in [(a, k) for a in ARMS for k in ("now", "before")]:
+        rs = [r for r in rows if r["kind"] == kind and r["arm"] == arm]
+        out[kind if arm == ARMS[0] else f"{kind} ({arm})"] = {"questions": len(rs), "first_sentence": share([r["hit"] for r in rs]),
                      "other_value_first": share([r["other_first"] for r in rs]),
                      "found_top3": share([r["found_top3"] for r in rs]),
                      "found_not_picked": share([r["found_top3"] and not r["hit"] for r in rs]),
@@ -175,7 +185,7 @@ def render(rep: dict) -> str:
              ""]
     rows = []
     for split, s in rep["splits"].items():
-        for kind in ("now", "before"):
+        for kind in [k for k in s if k != "dream"]:
             k = s[kind]
             rows.append([split, kind, k["questions"], pct(k["first_sentence"]), pct(k["other_value_first"]),
                          pct(k["found_top3"]), pct(k["found_not_picked"]), pct(k["not_found"])])

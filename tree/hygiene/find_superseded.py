@@ -31,8 +31,9 @@ one candidate per (older, newer) entry pair holds every statement of the older t
 
 - closes the older entry (SUPERSEDE from the newer's day: search ranks it below the newer) when
   those statements are all it states -- a one-line message, or every fact of a longer one;
-- else records them on the older entry (an UPDATE of ``supersededStatements``: each statement, its
-  value, the newer entry, the new value, since when) and leaves it open: closing "the backup runs at
+- else records them on the older entry (a SUPERSEDE with the ``statement``, its ``value`` and
+  ``new_value``: ``supersededStatements`` on it, tree/writes/validity_ops.py) and leaves it open, its
+  ``updatedAt`` and signals unchanged (an UPDATE would make the old message look fresh): closing "the backup runs at
   03:00" would also hide the ports, the deploy window and who is on call said beside it. The record is
   what an answer can read to put the new value first and to quote a replaced statement with its value.
 
@@ -51,7 +52,7 @@ from collections import Counter, defaultdict
 
 from .findings import Candidate
 from ..entries.paths import natural_key
-from .scan_corpus import SUPERSEDED_STATEMENTS, Corpus, ScanItem, each_has_its_own
+from .scan_corpus import Corpus, ScanItem, each_has_its_own
 from ..settings import TreeSettings
 from ..text.analysis import analyze
 from .statement_values import CHANGE_VERBS, CHANGE_WORDS, Statement, proper_words, replaced_values, statements
@@ -241,13 +242,8 @@ def subject_words(sentence: str, terms: frozenset[str]) -> list[str]:
 
 
 def _candidate(changes: list[tuple], stated: list[Statement]) -> Candidate:
-    """The older entry's statements the newer replaces, as one candidate. When they are all the
-    older entry states (a one-line message, or every fact of a longer one), approving closes it
-    (SUPERSEDE: search ranks it below the newer, quotes it as no longer true); when the older
-    entry says more than they do ("the backup runs at 03:00" in a message that also names who is on
-    call), closing it would hide its facts that still hold: approving records the replaced
-    statements on it (``supersededStatements``: the statement, its value, the newer entry, the new
-    value, since when) and leaves the entry open."""
+    """The older entry's statements the newer replaces, as one candidate: closing the older entry when
+    they are all it states, else recording each on it (see the module's docstring)."""
     a, b, sa, sb, shared, overlap, kind, old_value, new_value = changes[0]
     words = subject_words(sb.sentence, shared)
     subject = " ".join(words)
@@ -258,22 +254,17 @@ def _candidate(changes: list[tuple], stated: list[Statement]) -> Candidate:
     replaced = {c[2].sentence for c in changes} | a.superseded_statements
     whole = all(s.sentence in replaced for s in stated)
     if whole:
-        op = {"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}
-        if b.day:
-            op["since"] = b.day
+        ops = [{"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}]
     else:
-        recorded = list(a.entry.extra.get(SUPERSEDED_STATEMENTS) or []) if isinstance(
-            a.entry.extra.get(SUPERSEDED_STATEMENTS), list) else []
-        for c in changes:
-            mark = {"statement": c[2].sentence, "value": c[7], "by": b.path, "newValue": c[8]}
-            if b.day:
-                mark["since"] = b.day
-            recorded.append(mark)
-        op = {"op": "UPDATE", "path": a.path, "extra": {SUPERSEDED_STATEMENTS: recorded}, "reason": reason}
+        # one SUPERSEDE per statement: recorded on the older entry, which stays current for the rest
+        ops = [{"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason, "statement": c[2].sentence,
+                "value": c[7], "new_value": c[8]} for c in changes]
+    if b.day:
+        ops = [{**op, "since": b.day} for op in ops]
     # a statement saying its value changed ("now", "moved to", "from ... to") is the surer sign; without
     # one, two statements with a name each may just tell two stories ("Laura wrote us" / "Cindy wrote it")
     confidence = min(1.0, (0.7 if _changes(sb) else 0.4) + 0.3 * overlap)
-    return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=(op,), reason=reason,
+    return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=tuple(ops), reason=reason,
                      confidence=round(confidence, 3),
                      evidence={"subject": words, "value_kind": kind.split(":")[0], "old_value": old_value,
                                "new_value": new_value, "old_date": a.moment, "new_date": b.moment,
