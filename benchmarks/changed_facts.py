@@ -238,10 +238,21 @@ def render(rep: dict) -> str:
                     "found, not picked", "not found"], rows, "llrrrrrr")
     lines += ["", "`dream --dry-run` superseded proposals against the gold supersessions:", ""]
     lines += table(["split", "dream", "gold pairs", "recall", "facts found", "proposals", "false proposals"],
-                   [[split, "this branch" if key == "dream" else key.removeprefix("dream "), d["gold_pairs"],
+                   [[split, "today" if key == "dream" else key.removeprefix("dream "), d["gold_pairs"],
                      pct(d["recall"]), pct(d["facts_found"]), d["proposals"], f"{d['false']} ({pct(d['false_share'])})"]
                     for split, s in rep["splits"].items() for key, d in s.items() if key.startswith("dream")],
                    "llrrrrr")
+    lines += ["", "- *another value first*: the first sentence gives an older (or, for \"before\", a newer) value of the "
+              "fact and not the one asked; *found in top 3*: an entry stating the asked value is among the first "
+              "three; *found, not picked*: found, but its value is not in the first sentence.",
+              "- *(approved)*: the same curation in a fresh memory with every superseded proposal approved. A "
+              "proposal about a message that says more than what changed records the statement "
+              "(`supersededStatements`) and leaves the entry current; the answer does not read that record yet, so "
+              "only whole-entry closures can change these rows.",
+              "- *recall*: gold pairs (every message stating a value -> the first stating the next) whose older "
+              "message is proposed as superseded by a later value of that fact; *false*: proposals right for no "
+              "fact. Dev was tuned on; the test half was also read while developing (its failures, not its "
+              "thresholds), so it is not a clean held-out number."]
     return "\n".join(lines)
 
 
@@ -254,7 +265,7 @@ def main(argv: list[str] | None = None) -> dict:
     started = time.perf_counter()
     convs, qs, gold = load()
     splits = ("dev", "test") if args.split == "all" else (args.split,)
-    rep: dict[str, Any] = {"command": "python benchmarks/changed_facts.py " + " ".join(argv or sys.argv[1:]),
+    rep: dict[str, Any] = {"command": " ".join(["python benchmarks/changed_facts.py", *(argv or sys.argv[1:])]),
                            "set": f"{len(convs)} conversations, {len(qs) // 2} changed facts, {len(gold)} gold supersessions",
                            "splits": {}}
     RUNS.mkdir(exist_ok=True)
