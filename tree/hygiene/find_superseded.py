@@ -90,7 +90,8 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.
 _CHANGE_PHRASE = re.compile(r"\b(?:take[sn]?|took|taking) over\b|\bgoes to\b|\bwent to\b|\bbump(?:ed)?\b|"
                             r"\brais(?:e|ed|es)\b|\bextended\b|\bslip(?:s|ped)?\b|\bbecomes?\b|\bback to\b|"
                             r"\b(?:from|starting|as of) (?:today|tonight|now|monday|tuesday|wednesday|thursday|friday|"
-                            r"saturday|sunday|next|this|june|july|may|march|april)\b|\bis at \d|\b(?:is|are) out\b|\breleased\b|"
+                            r"saturday|sunday|next|this|january|february|march|april|may|june|july|august|september|"
+                            r"october|november|december)\b|\bis at \d|\b(?:is|are) out\b|\breleased\b|"
                             r"\bso far\b|\bsince (?:the|last|this|\w+day|\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
 _REFERS = re.compile(r"\b(?:it|them)\b", re.I)
 _EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|"
@@ -266,7 +267,10 @@ def _candidate(changes: list[tuple], stated: list[Statement]) -> Candidate:
     if len(changes) > 1:
         reason += f", and {len(changes) - 1} more of its statements"
     replaced = {c[2].sentence for c in changes} | a.superseded_statements
-    whole = all(s.sentence in replaced for s in stated)
+    # a clause giving only the replaced values again is the same fact ("Ping Rafael about the reporting
+    # rota, Rafael owns it")
+    old_values = " ".join(f" {c[7]} " for c in changes)
+    whole = all(s.sentence in replaced or all(f" {v} " in old_values for v in s.value_set()) for s in stated)
     if whole:
         ops = [{"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}]
     else:

@@ -64,7 +64,7 @@ _WEEKDAYS |= {d + "s" for d in _WEEKDAYS}        # "on Tuesdays" names the day t
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
 # capitalized words that name nothing: interjections, small talk, words announcing a change ("Heads up", "FYI")
-_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "noted",
+_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "noted", "ping",
                                         "thanks", "fyi", "btw", "heads", "wow", "omg", "lol", "ps", "hmm", "yeah"}
 
 
