@@ -196,6 +196,12 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
     # compared by their cores (``Statement.core``): "My highest score is 132 now, mostly thanks to picking
     # up the 10-pin spares" is about a score, not about spares
     ca, cb = sa.core or sa.subject, sb.core or sb.subject
+    # a core of one word may miss what the clause names after a pause ("Port 2645 is where the demo cache
+    # listens"): it takes the words of its clause that the other's core says
+    if len(ca) < 2:
+        ca |= sa.subject & cb
+    if len(cb) < 2:
+        cb |= sb.subject & ca
     shared = ca & cb
     replaced = _replaced(sa, sb)
     # a sum of money replaced by another ("rent is $1,850" / "rent will be $1,975"), or a count of the same

@@ -41,7 +41,7 @@ _LIST = re.compile(r",\s+(?:and\s+)?|\s+and\s+")
 _MONEY = "$€£¥"
 _PAUSES = ",;:()"
 _PHRASE_ENDS = frozenset("after before since until because when while with from by as if so but and which that "
-                         "who where for".split())
+                         "who for".split())
 CORE_AFTER = 2      # content words after a value that still say what it is ("6 nodes", "45 minutes per job")
 _VOCATIVE_BEFORE = frozenset("thanks thank hi hey hello dear congrats ping cheers bye morning".split())
 
