@@ -150,10 +150,14 @@ def ask(mem: Any, q: dict[str, Any]) -> dict[str, Any]:
     top = mem.search(q["question"], limit=3)
     found_at = next((i + 1 for i, h in enumerate(top) if hit(q, entry_text(mem, h.path))), 0)
     in_first = hit(q, first)
+    # what the answer quotes below its first sentence (the chosen entries, clipped as shown)
+    quoted = "\n".join(f"{e.get('title', '')}\n{e.get('text', '')}" for e in answer.evidence or [])
     status = "answered" if in_first else ("found, not picked" if found_at else "not found")
     return {"id": q["id"], "split": q["split"], "kind": q["kind"], "question": q["question"], "gold": q["answer"],
             "first_sentence": first, "in_first": in_first, "in_answer": hit(q, answer.answer or ""),
-            "found_at": found_at, "status": status, "tier": answer.tier, "cached": bool(answer.cached),
+            "found_at": found_at, "status": status,
+            "in_evidence": hit(q, quoted),
+            "tier": answer.tier, "cached": bool(answer.cached),
             "top3": [h.path for h in top], "page": q["page"], "ms": round(ms, 1)}
 
 
@@ -171,7 +175,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "answered_when_found": rate([r["in_first"] for r in found]),
             "in_whole_answer": rate([r["in_answer"] for r in rows]),
             "found_top1": rate([r["found_at"] == 1 for r in rows]),
+            "in_evidence": rate([r["in_evidence"] for r in rows]),
             "status": dict(Counter(r["status"] for r in rows)),
+            "tiers": dict(sorted(Counter(str(r["tier"]) for r in rows).items())),
             "by_kind": {k: {"questions": len(rs), "answered": rate([r["in_first"] for r in rs]),
                             "found_top3": rate([bool(r["found_at"]) for r in rs])}
                         for k, rs in sorted(_group(rows, "kind").items())}}
@@ -215,9 +221,11 @@ def render(rep: dict[str, Any]) -> str:
     lines = [f"Documentation QA ({rep['pages']} pages -> {rep['entries']} entries, curated in "
              f"{rep['curate_seconds']} s; {rep['seconds']} s in all, median query {rep['query_ms_median']} ms)", ""]
     lines += table(["half", "questions", "answered (gold in 1st sentence)", "found in top 3",
-                    "answered when found", "gold anywhere in the answer", "found at rank 1"],
+                    "answered when found", "gold anywhere in the answer", "found at rank 1",
+                    "gold in the quoted evidence"],
                    [[h, s["questions"], f"{s['answered']:.1f}%", f"{s['found_top3']:.1f}%",
-                     f"{s['answered_when_found']:.1f}%", f"{s['in_whole_answer']:.1f}%", f"{s['found_top1']:.1f}%"]
+                     f"{s['answered_when_found']:.1f}%", f"{s['in_whole_answer']:.1f}%", f"{s['found_top1']:.1f}%",
+                     f"{s['in_evidence']:.1f}%"]
                     for h, s in rep["halves"].items()])
     for h, s in rep["halves"].items():
         lines += ["", f"{h}, by kind of answer:"]
@@ -229,7 +237,8 @@ def render(rep: dict[str, Any]) -> str:
 
 def render_rows(rows: list[dict[str, Any]]) -> str:
     def cell(s: str, n: int = 140) -> str:
-        s = " ".join(str(s).split()).replace("|", "\\|")
+        # a quoted markdown link stays text here (its target is relative to the page it came from)
+        s = " ".join(str(s).split()).replace("|", "\\|").replace("[", "\\[")
         return s if len(s) <= n else s[: n - 1] + "…"
 
     out = ["| id | half | question | gold | first sentence | top 3 |", "|---|---|---|---|---|---|"]
@@ -267,9 +276,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (RESULTS / "doc_answers.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (RESULTS / "doc_answers.md").write_text(
             "# Documentation QA: the answer's first sentence and the top 3 entries\n\n"
-            "`python benchmarks/doc_answers.py --split all --results` "
-            "(set and protocol: benchmarks/doc_answers.py, benchmarks/data/docqa/SOURCE.md)\n\n"
-            + text + "\n\n" + render_rows(rep["rows"]) + "\n", encoding="utf-8")
+            f"`python benchmarks/doc_answers.py --split {args.split} --results`, {time.strftime('%Y-%m-%d')} "
+            "(the set and its sources: benchmarks/data/docqa/SOURCE.md; the protocol: the script's docstring; "
+            "the per-question table of each run: benchmarks/runs/doc_answers-*.md)\n\n" + text + "\n",
+            encoding="utf-8")
     print(json.dumps(summary, indent=2) if args.json else text)
     return rep
 
