@@ -39,3 +39,9 @@ def test_the_first_sentence_is_the_first_lines_first_sentence():
     assert bench.first_sentence("Installed in 2.0.0 on Linux. Then") == "Installed in 2.0.0 on Linux."
     assert bench.first_sentence("Use `--refresh` (e.g. uv sync --refresh)") == "Use `--refresh` (e.g. uv sync --refresh)"
     assert bench.first_sentence("") == ""
+
+
+def test_a_link_is_read_as_its_text():
+    q = {"answer": "nox-poetry", "alternatives": []}
+    assert bench.hit(q, "Use the [`nox-poetry`](https://github.com/cjolowicz/nox-poetry) package.")
+    assert bench.readable('see [here]({{< relref "cli#add" >}} "the add command").') == "see here."
