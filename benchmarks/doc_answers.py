@@ -237,6 +237,9 @@ def render(rep: dict[str, Any]) -> str:
                      f"{s['answered_when_found']:.1f}%", f"{s['in_whole_answer']:.1f}%", f"{s['found_top1']:.1f}%",
                      f"{s['in_evidence']:.1f}%"]
                     for h, s in rep["halves"].items()])
+    lines += [""] + [f"{h}: " + ", ".join(f'"{k}" {s["status"].get(k, 0)}' for k in STATUSES)
+                     + "; the query's tier " + ", ".join(f"{t}: {n}" for t, n in s["tiers"].items())
+                     for h, s in rep["halves"].items()]
     for h, s in rep["halves"].items():
         lines += ["", f"{h}, by kind of answer:"]
         lines += table(["kind", "questions", "answered", "found in top 3"],
