@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
     "beam": ("beam", ["beam.py", "--chats", "3", "--out", Q], [["beam.py"], BEAM_500K]),
     "answer_first": ("locomo", ["answer_first.py", "--conversations", "2", "--json"],
                      [["answer_first.py", "--json", ">benchmarks/results/answer_first.json"]]),
+    "doc_answers": (None, ["doc_answers.py", "--split", "dev", "--json"], [["doc_answers.py", "--results"]]),
     "fuzzy_cache": (None, ["fuzzy_cache.py", "--out", f"{Q}/fuzzy_cache.md"], [["fuzzy_cache.py"]]),
     "longmemeval": ("longmemeval", ["longmemeval.py", str(TINY_LME), "--no-cache", "--out", Q],
                     [["longmemeval.py", "$LONGMEMEVAL_PATH"]]),
