@@ -37,7 +37,8 @@ SEPARATOR = " › "
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(={3,}|-{3,})[ \t]*$")
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+# at any indentation, as the curator always read fences: a fence in a list item is indented
+_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _NOT_PARAGRAPH = re.compile(r"^\s*(?:[-*+>|]\s|\d+[.)]\s|<|#|```|~~~|\s{4})|\|")
 TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
@@ -63,8 +64,7 @@ class FenceTracker:
         """Feed one line; True when it is part of fenced code (its fences included)."""
         if self.fence:
             stripped = line.strip()
-            if stripped and set(stripped) == {self.fence[0]} and len(stripped) >= len(self.fence) \
-                    and len(line) - len(line.lstrip(" ")) < 4:
+            if stripped and set(stripped) == {self.fence[0]} and len(stripped) >= len(self.fence):
                 self.fence = ""
             return True
         m = _FENCE_OPEN.match(line)

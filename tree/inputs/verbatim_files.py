@@ -17,7 +17,7 @@ from ..entries.paths import snake_case
 from .placement import Owner, Placer, digest as _digest
 from . import markdown_sections
 from .documents import FrontMatter, split_front_matter
-from .verbatim_parts import _chunks, _first_sentence, _iso, _words, paragraphs
+from .verbatim_parts import _FENCE, _chunks, _first_sentence, _iso, _words, paragraphs
 
 # the frontmatter key of a page's first entry holding what its front matter said beyond title,
 # description, tags and keywords: the dates as written, aliases, other keys
@@ -198,12 +198,20 @@ def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Plac
     return ops
 
 
+def _prose(body: str) -> str:
+    """A section's text without what is not a sentence to summarise it by: fenced code, tables
+    (a table's header line is no summary: "| Flag | Default |"), HTML comments."""
+    text = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
+    return "\n\n".join(b for b, is_table in markdown_sections.blocks(text)
+                       if not is_table and not _FENCE.match(b))
+
+
 def _file_op(path: str, name: str, title: str, body: str, ref: str, at: str) -> dict[str, Any]:
     return {
         "op": "UPSERT",
         "path": path,
         "title": title,
-        "summary": _first_sentence(re.sub(r"```.*?```", " ", body, flags=re.S)) or title,
+        "summary": _first_sentence(_prose(body)) or title,
         "content": {"narrative": body},
         "sources": [{"kind": "file", "ref": ref, "at": at}],
         "reason": f"verbatim curator: section {name} of {ref.rsplit('#', 1)[0]}",
