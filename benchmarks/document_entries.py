@@ -10,7 +10,8 @@ are described: how many, their titles (how many open with a bare "Synopsis" or "
 section named without its page; the longest), their size in lines and words (median, 90th
 percentile, max), and the faults a reader of documents would see: front matter text in a body
 (``title:`` or ``description:`` lines before the first paragraph), an entry that is only a table's
-header, and a part of a table that starts with rows but without the table's header.
+header, a part of a table that starts with rows but without the table's header, a summary that is
+a table's row, and a heading line (outside code) left inside a body, where it was not split.
 Deterministic: the example titles are every n-th entry, in file order.
 """
 
@@ -27,12 +28,17 @@ from typing import Any
 
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _DELIMITER = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.M)
 _FRONT_KEY = re.compile(r"^(title|description|section|tags|date|lastmod):\s", re.M)
 
 
 def _pct(values: list[int], q: float) -> int:
     s = sorted(values)
     return s[min(len(s) - 1, int(q * len(s)))] if s else 0
+
+
+def _unfenced(body: str) -> str:
+    return re.sub(r"^\s*(```|~~~).*?^\s*\1", "", body, flags=re.S | re.M)
 
 
 def header_only(body: str) -> bool:
@@ -76,6 +82,8 @@ def describe(folder: Path) -> dict[str, Any]:
         "front_matter_in_body": sum(bool(_FRONT_KEY.search(b.split("\n\n", 1)[0])) for b in bodies),
         "table_header_only": sum(map(header_only, bodies)),
         "table_rows_without_header": sum(map(headless_rows, bodies)),
+        "summary_is_a_table_row": sum(op["summary"].lstrip().startswith("|") for op in ops),
+        "heading_lines_in_body": sum(bool(_HEADING_LINE.search(_unfenced(b))) for b in bodies),
         "example_titles": titles[::step][:10],
         "titles": titles,
     }

@@ -148,21 +148,16 @@ def read(data: dict[str, Any]) -> FrontMatter:
     """A parsed block's keys as a page's metadata, every value bounded and made plain text."""
     fm = FrontMatter()
     keys = {str(k): v for k, v in data.items()}
-    used: set[str] = set()
 
     def first(names: tuple[str, ...]) -> Any:
-        for name in names:
-            if name in keys and keys[name] not in (None, "", [], {}):
-                used.add(name)
-                return keys[name]
-        return None
+        return next((keys[n] for n in names if keys.get(n) not in (None, "", [], {})), None)
 
     fm.title = _scalar(first(TITLE_KEYS), TITLE_CHARS)
     fm.summary = _scalar(first(SUMMARY_KEYS), SUMMARY_CHARS)
     fm.created = _scalar(first(CREATED_KEYS), 64)
     fm.updated = _scalar(first(UPDATED_KEYS), 64)
-    # every key read into a field is left out of ``extra``, the second of two descriptions too
-    used.update(TAG_KEYS + KEYWORD_KEYS + ALIAS_KEYS + SUMMARY_KEYS + TITLE_KEYS + CREATED_KEYS + UPDATED_KEYS)
+    # every key read into a field is left out of ``extra``, a second description too
+    used = set(TAG_KEYS + KEYWORD_KEYS + ALIAS_KEYS + SUMMARY_KEYS + TITLE_KEYS + CREATED_KEYS + UPDATED_KEYS)
     fm.tags = _words([w for k in TAG_KEYS for w in _listed(keys.get(k))])
     fm.keywords = _words([w for k in KEYWORD_KEYS for w in _listed(keys.get(k))])
     fm.aliases = _words([w for k in ALIAS_KEYS for w in _listed(keys.get(k))])

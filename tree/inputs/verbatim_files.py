@@ -1,5 +1,6 @@
 """The verbatim curator's free text and files (``curator``): input bytes read and decoded,
-notes in the day's folder, a file's markdown sections or ~220-word parts.
+notes in the day's folder, a markdown page's sections (its front matter their metadata:
+``documents``, ``markdown_sections``) or another text file's ~220-word parts.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Plac
     paths, so a page curated again finds the entries it was given."""
     meta, body = split_front_matter(text)
     meta = meta or FrontMatter()
-    page, sections = markdown_sections.split(body, meta.title)
+    page, sections = markdown_sections.split(body, markdown_sections.plain_heading(meta.title))
     page = page or path.stem
     at = meta.at or at
     keywords = list(dict.fromkeys(meta.keywords + meta.aliases))
