@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memgrove import Memory
 from memgrove.tree.inputs import curator, documents, markdown_sections
@@ -235,3 +237,40 @@ def test_curating_a_folder_again_changes_nothing(mem: Memory, tmp_path: Path) ->
     again = mem.ingest(files=[docs])
     assert [r.path for r in again] == [r.path for r in first] and len(first) == 5
     assert {r.status for r in first} == {"added"} and {r.status for r in again} == {"unchanged"}
+
+
+def test_a_document_sent_without_its_file_reads_alike() -> None:
+    crlf = "\ufeff" + CONFIG.replace("\n", "\r\n")
+    assert [(o["path"], o["title"], o["content"]) for o in _ops("config.md", crlf)] == \
+        [(o["path"], o["title"], o["content"]) for o in _ops("config.md", CONFIG)]
+
+
+_PIECES = st.sampled_from([
+    "# Top", "## Section", "#### `setting-name`", "###### deep", "Title line\n=====", "```\n# code, not a heading\n```",
+    "~~~\n```\n## still code\n```\n~~~", "| a | b |\n| --- | --- |\n| 1 | 2 |", "Plain words here.", "* a list item",
+    "---\ntitle: x: y\n---", "---\n[broken\n---", "+++\ntitle = 'toml'\n+++", "<!-- a comment -->", "",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=14), st.integers(0, 60))
+def test_any_page_is_curated_without_losing_a_line(pieces: list[str], rows: int) -> None:
+    from memgrove.tree.writes.op_shapes import check_shape
+
+    table = "| k | v |\n|---|---|\n" + "\n".join(f"| row {i} | {'w ' * 30}|" for i in range(rows))
+    text = "\n\n".join(pieces + [table])
+    if not text.strip():
+        return
+    ops = _ops("page.md", text)
+    bodies = "\n".join(o["content"]["narrative"] for o in ops)
+    for op in ops:
+        check_shape(op)                                     # every operation is one the writer takes
+        assert len(op["title"]) <= TITLE_CHARS
+    # every line that is not a heading or front matter is in some entry
+    meta, body = documents.split_front_matter(text)
+    lines = body.split("\n")
+    found = markdown_sections._headings(lines)
+    for i, line in enumerate(lines):
+        setext_text = i + 1 in found and markdown_sections._SETEXT.match(lines[i + 1])
+        if line.strip() and i not in found and not setext_text:
+            assert line.strip() in bodies, line

@@ -175,9 +175,14 @@ def _cut(text: str, limit: int) -> str:
 
 # -- a long section in parts ---------------------------------------------------
 
+def _cells(line: str) -> int:
+    return len(re.split(r"(?<!\\)\|", line.strip().strip("|")))
+
+
 def _table_at(lines: list[str], i: int) -> bool:
+    """A GFM table starts at line ``i``: a row with a ``|``, then a delimiter line of as many cells."""
     return i + 1 < len(lines) and "|" in lines[i] and TABLE_DELIMITER.match(lines[i + 1]) is not None \
-        and "|" in lines[i + 1] + lines[i]
+        and _cells(lines[i]) == _cells(lines[i + 1])
 
 
 def blocks(text: str) -> list[tuple[str, bool]]:

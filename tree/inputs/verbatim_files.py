@@ -157,7 +157,9 @@ def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Plac
     """A markdown page's entries: one per section (``markdown_sections``), its front matter
     (``documents``) their metadata. Each is named after its own heading, as before headings had
     paths, so a page curated again finds the entries it was given."""
-    meta, body = split_front_matter(text)
+    # a document sent without its file (the server's ``documents``) is not decoded here: the same
+    # text as a file's, front matter and headings found alike
+    meta, body = split_front_matter(text.lstrip("\ufeff").replace("\r\n", "\n"))
     meta = meta or FrontMatter()
     page, sections = markdown_sections.split(body, markdown_sections.plain_heading(meta.title))
     page = page or path.stem
