@@ -28,8 +28,11 @@ from dataclasses import dataclass
 from ..text.searchable import searchable
 from .verbatim_parts import PART_CHARS, _paragraph_pieces, _split_chars, paragraphs
 
-# words of one section before it is cut into parts: about a screen of prose (the 90th percentile
-# of two documentation sites' sections, split at every heading, is 220 to 350 words)
+# words of one section before it is cut into parts: about a screen of prose. Split at every
+# heading, two documentation sets (undici's, Node.js's API) have sections of a median 33 and 54
+# words, 95th percentile 178 and 354, 99th 362 and 664: 400 cuts 1 in 25 sections at most, the
+# long reference tables, long examples and pages of prose under one heading, and keeps whole the
+# ordinary section a reader asks about
 SECTION_WORDS = 400
 TITLE_CHARS = 120     # a section's title: the page and the headings down to it
 HEADING_CHARS = 60    # one heading in a title
