@@ -191,20 +191,19 @@ def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Plac
         # front matter and nothing under it: the page is what its front matter says
         ops.append(_file_op(placer.entry(folder, "overview", owner), "overview", markdown_sections.title(page, ()),
                             "", f"{ref}#overview", at))
-    if ops:
-        # the page's description is what its author says it is about; the rest of its front
-        # matter (dates as written, aliases, other keys) is kept once, on the page's first entry
-        if meta.summary:
-            ops[0]["summary"] = meta.summary
-        if meta.record():
-            ops[0]["extra"] = {DOCUMENT_KEY: meta.record()}
+    # the page's description is what its author says it is about; the rest of its front matter
+    # (dates as written, aliases, other keys) is kept once, on the page's first entry
+    if meta.summary:
+        ops[0]["summary"] = meta.summary
+    if meta.record():
+        ops[0]["extra"] = {DOCUMENT_KEY: meta.record()}
     return ops
 
 
 def _prose(body: str) -> str:
     """A section's text without what is not a sentence to summarise it by: fenced code, tables
     (a table's header line is no summary: "| Flag | Default |"), HTML comments."""
-    text = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
+    text = re.sub(r"<!--.*?-->|```.*?```", " ", body, flags=re.S)
     return "\n\n".join(b for b, is_table in markdown_sections.blocks(text)
                        if not is_table and not _FENCE.match(b))
 
