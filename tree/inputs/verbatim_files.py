@@ -164,7 +164,9 @@ def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Plac
     page, sections = markdown_sections.split(body, markdown_sections.plain_heading(meta.title))
     page = page or path.stem
     at = meta.at or at
-    keywords = list(dict.fromkeys(meta.keywords + meta.aliases))
+    # an alias that is a name (Obsidian's) is a word a search should match; one that is an old URL
+    # (Hugo's "/docs/v1/x/") would give every page of a site the same words: kept, not searched
+    keywords = list(dict.fromkeys(meta.keywords + [a for a in meta.aliases if "/" not in a]))
     shared_titles = sum(not s.headings for s in sections) > 1
     used: set[str] = set()
     next_n: dict[str, int] = {}   # per base name, so thousands of equal headings stay linear
