@@ -187,6 +187,10 @@ def test_titles_are_bounded_and_keep_the_page_and_the_section() -> None:
     heads = "".join(f"{'#' * n} Heading number {n} of a very deeply nested reference page here\n\n" for n in range(1, 7))
     t = _ops("deep.md", "---\ntitle: The Page\n---\n\n" + heads + "Text.\n")[0]["title"]
     assert len(t) <= TITLE_CHARS and t.startswith("The Page › …") and "Heading number 6" in t
+    question = "How can I prevent my package from being published to the official registry by mistake, or by a script?"
+    long = _ops("faq.md", f"# FAQ\n\n## {question}\n\nSet `private: true`.\n")[0]
+    assert long["title"].startswith("FAQ › How can I prevent") and long["title"].endswith("…")
+    assert long["content"]["narrative"] == f"{question}\n\nSet `private: true`."   # its words are kept
     assert markdown_sections.plain_heading("[`npm`](/cli) **install** {#install}") == "npm install"
     assert markdown_sections.plain_heading("`_auth` and snake_case_name") == "_auth and snake_case_name"
 

@@ -11,7 +11,8 @@ titles. Lines inside fenced code (``` or ~~~, closed by the same fence) are neve
 
 A section's title is its page title, then the headings down to it: "npm-install › Synopsis",
 "Config › Config Settings › fetch-timeout", as plain text (no backticks, links or emphasis), at
-most ``TITLE_CHARS`` characters (middle headings give way to "…" first).
+most ``TITLE_CHARS`` characters (middle headings give way to "…" first). A section whose own
+heading is longer than its title can show keeps the heading, as written, as its first line.
 
 A section longer than ``SECTION_WORDS`` words (or ``PART_CHARS`` indexed characters) is cut
 between paragraphs into parts of even size; a table is a unit of its own, kept whole when it
@@ -34,8 +35,10 @@ from .verbatim_parts import PART_CHARS, _paragraph_pieces, _split_chars, paragra
 # long reference tables, long examples and pages of prose under one heading, and keeps whole the
 # ordinary section a reader asks about
 SECTION_WORDS = 400
-TITLE_CHARS = 120     # a section's title: the page and the headings down to it
-HEADING_CHARS = 60    # one heading in a title
+TITLE_CHARS = 160     # a section's title: the page and the headings down to it
+HEADING_CHARS = 60    # the page's or a parent heading's part of a title
+OWN_CHARS = 90        # the section's own heading's: "How can I prevent my package from being published…" is asked by its end
+_SCAN_CHARS = 500     # of a heading read for a title: the regular expressions below stay linear
 SEPARATOR = " › "
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
@@ -49,11 +52,19 @@ TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 @dataclass(frozen=True)
 class Section:
     """One heading's text: ``headings`` from the page's top down to its own (plain text, the page
-    title's own heading left out), ``name`` its own heading ("" before the first), ``body``."""
+    title's own heading left out), ``name`` its own heading ("" before the first), ``body``,
+    ``written`` its heading as the page has it."""
 
     headings: tuple[str, ...]
     name: str
     body: str
+    written: str = ""
+
+    @property
+    def text(self) -> str:
+        """The body, after the heading as written when a title cannot show all of it: no word
+        of the page is only in a title that cut it."""
+        return f"{self.written}\n\n{self.body}" if len(self.name) > OWN_CHARS else self.body
 
 
 class FenceTracker:
@@ -80,7 +91,8 @@ class FenceTracker:
 def plain_heading(text: str) -> str:
     """A heading's words as a title shows them: "`fetch-timeout`" -> "fetch-timeout",
     "[npm](/cli) **install** {#install}" -> "npm install"."""
-    t = re.sub(r"\s*\{[#.][^}]*\}\s*$", "", text)                 # {#anchor .class}
+    t = text[:_SCAN_CHARS]
+    t = re.sub(r"\s*\{[#.][^}]*\}\s*$", "", t)                    # {#anchor .class}
     t = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", t)              # links and images
     t = re.sub(r"!?\[([^\]]*)\]\[[^\]]*\]", r"\1", t)
     t = re.sub(r"<(https?://[^>]+)>", r"\1", t)
@@ -130,13 +142,13 @@ def split(text: str, page_title: str = "") -> tuple[str, list[Section]]:
     drop_first = sole_top and plain_heading(first[1]).casefold() == page.casefold()
     out: list[Section] = []
     stack: list[tuple[int, str]] = []
-    name, body = "", []
+    name, written, body = "", "", []
     n_heading = 0
 
     def close() -> None:
         text_ = "\n".join(body).strip("\n")
         if text_.strip():
-            out.append(Section(tuple(h for _, h in stack), name, text_))
+            out.append(Section(tuple(h for _, h in stack), name, text_, written))
 
     for i, line in enumerate(lines):
         if i in taken:
@@ -150,7 +162,7 @@ def split(text: str, page_title: str = "") -> tuple[str, list[Section]]:
             n_heading += 1
             if not (n_heading == 1 and drop_first):
                 stack.append((level, heading))
-            name, body = heading, []
+            name, written, body = heading, raw, []
         else:
             body.append(line)
     close()
@@ -158,12 +170,14 @@ def split(text: str, page_title: str = "") -> tuple[str, list[Section]]:
 
 
 def title(page: str, headings: tuple[str, ...], part: int = 1) -> str:
-    """"page › heading › ... › heading", at most ``TITLE_CHARS`` characters: each heading cut to
-    ``HEADING_CHARS``, then the headings between the page and the section's own give way to "…"
-    from the top down; ``part`` > 1 adds " (part n)"."""
+    """"page › heading › ... › heading", at most ``TITLE_CHARS`` characters: the page and each
+    parent heading cut to ``HEADING_CHARS``, the section's own to ``OWN_CHARS``, then the headings
+    between the page and the section's own give way to "…" from the top down; ``part`` > 1 adds
+    " (part n)"."""
     suffix = f" (part {part})" if part > 1 else ""
     budget = TITLE_CHARS - len(suffix)
-    names = [_cut(h, HEADING_CHARS) for h in (page, *headings) if h]
+    given = [h for h in (page, *headings) if h]
+    names = [_cut(h, OWN_CHARS if i == len(given) - 1 and headings else HEADING_CHARS) for i, h in enumerate(given)]
     out = SEPARATOR.join(names)
     for k in range(1, len(names) - 1):
         if len(out) <= budget:

@@ -175,7 +175,7 @@ def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Plac
         # text before the first heading is the page's own; "overview" tells it from the page's
         # heading's section when there are both
         heads = section.headings or (("overview",) if shared_titles and not section.name else ())
-        for j, part in enumerate(markdown_sections.parts(section.body), 1):
+        for j, part in enumerate(markdown_sections.parts(section.text), 1):
             name = base = (snake_case(section.name) or "overview") + (f"_part_{j}" if j > 1 else "")
             n = next_n.get(base, 2)
             while name in used:
