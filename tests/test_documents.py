@@ -125,7 +125,8 @@ def test_front_matter_values_are_bounded_and_inert(mem: Memory, tmp_path: Path) 
             "related: [../../etc/passwd]\n"
             "permalink: ../../outside\n"
             "theme: {colors: {a: 1}}\n"
-            "---\n\n## Part\n\nWords.\n")
+            + "".join(f"k{i}: [{', '.join(['v' * 150] * 20)}]\n" for i in range(14))   # 42 KB of other keys
+            + "---\n\n## Part\n\nWords.\n")
     results = mem.ingest(files=[_file(tmp_path, "p.md", text)])
     assert [r.path for r in results] == ["files/p/part.md"]     # a name from the heading, never a value
     e = mem.read("files/p/part.md")
@@ -134,6 +135,7 @@ def test_front_matter_values_are_bounded_and_inert(mem: Memory, tmp_path: Path) 
     assert e.related == [] and "supersededBy" not in e.extra
     assert e.extra["document"]["supersededBy"] == "files/other/x.md"
     assert e.extra["document"]["permalink"] == "../../outside" and "theme" not in e.extra["document"]
+    assert len(str(e.extra["document"])) < 2 * documents.EXTRA_CHARS
     assert mem.search("Words")[0].path == "files/p/part.md"   # searchable and not closed
 
 

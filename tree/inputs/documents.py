@@ -33,6 +33,9 @@ WORD_CHARS = 60            # one tag, keyword or alias
 MAX_WORDS = 20             # tags, keywords, aliases: each at most this many
 MAX_KEYS = 20              # other keys kept
 VALUE_CHARS = 200          # the text of one other key's value
+# the text of all other keys: with the rest, an entry's frontmatter stays far below the 64 KiB it
+# may hold (a page's first entry is refused whole if it does not)
+EXTRA_CHARS = 4000
 
 TITLE_KEYS = ("title",)
 SUMMARY_KEYS = ("description", "summary", "excerpt", "abstract")
@@ -161,13 +164,16 @@ def read(data: dict[str, Any]) -> FrontMatter:
     fm.tags = _words([w for k in TAG_KEYS for w in _listed(keys.get(k))])
     fm.keywords = _words([w for k in KEYWORD_KEYS for w in _listed(keys.get(k))])
     fm.aliases = _words([w for k in ALIAS_KEYS for w in _listed(keys.get(k))])
+    room = EXTRA_CHARS
     for k, v in keys.items():
         if k in used or len(fm.extra) >= MAX_KEYS:
             continue
         value = _kept(v)
         name = _scalar(k, 64)
-        if value not in (None, "", []) and name:
+        size = len(name) + sum(len(str(x)) for x in (value if isinstance(value, list) else [value]))
+        if value not in (None, "", []) and name and size <= room:
             fm.extra[name] = value
+            room -= size
     return fm
 
 
