@@ -9,7 +9,8 @@ For every question of categories 1–4 with a gold answer, the conversation is c
 as in ``benchmarks/locomo.py`` (verbatim curator, one entry per message) into a fresh
 memory and asked as a user asks it: ``Memory.query`` with no model configured
 (``MEMGROVE_MODEL`` unset), every setting at its default (with ranking by meaning on where
-the model is installed, every entry's vector computed after curating: ``embed``). Out of
+the model is installed, every entry's vector computed after curating: ``embed``, which
+keeps them in ``benchmarks/runs/answer_first_vectors.db`` for the next run). Out of
 that one answer, same run:
 
 - **first sentence** (the headline): what the user reads first. The answer's text
@@ -156,14 +157,39 @@ def baseline_answer(base: Any, tree: Any, question: str, bodies: list[str], cont
     return f"{text} ({who})" if who and who not in text else text
 
 
-def embed(mem: Any) -> None:
+# vectors computed before, by key (the model and the text): a text's vector is the same in every run,
+# so a run encodes only texts no earlier run did (an ignored file; delete it to encode everything again)
+VECTORS = RUNS / "answer_first_vectors.db"
+
+
+def embed(mem: Any, cache: Path | None = VECTORS) -> None:
     """Every entry's vector, computed right after curating (``memgrove reindex``'s warm-up) when
     ranking by meaning is on: every search then sees the memory its embedder catches up to, not a
-    race with the background thread."""
-    if mem.tree.settings.semantic_weight > 0:
-        t0 = time.perf_counter()
-        n = mem.tree.embed()[0]
-        log(f"  embedded {n} entries in {time.perf_counter() - t0:.1f} s")
+    race with the background thread. Vectors an earlier run computed (``cache``) are stored first."""
+    import sqlite3
+
+    tree = mem.tree
+    if tree.settings.semantic_weight <= 0:
+        return
+    from memgrove.tree.meaning.vectors import key_of
+    t0 = time.perf_counter()
+    name = tree.meaning_encoder().name
+    keys = sorted({key_of(name, t) for t in tree._meaning_texts(sorted(tree.catalog.files())).values()})
+    db = None
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(cache)
+        db.execute("create table if not exists v (k text primary key, b blob)")
+        known = dict(r for i in range(0, len(keys), 500) for r in db.execute(
+            f"select k, b from v where k in ({','.join('?' * len(keys[i:i + 500]))})", keys[i:i + 500]))
+        tree.vectors.put_many(known.items())
+    n = tree.embed()[0]
+    if db is not None:
+        db.executemany("insert or replace into v values (?, ?)", tree.vectors.get_many(keys).items())
+        db.commit()
+        db.close()
+    log(f"  {n} entries with a vector in {time.perf_counter() - t0:.1f} s"
+        + (f" ({len(known)} of {len(keys)} texts from {cache.name})" if cache is not None else ""))
 
 
 def read_entry(tree: Any, path: str) -> Any:
@@ -333,12 +359,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     samples = [s for s in locomo.load_samples(args.data or locomo.default_data())
                if splits.in_split("locomo", s["sample_id"], args.split)][: args.conversations]
+    code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
     records = run(samples)
     rep = report_of(records, time.perf_counter() - t0)
-    rep["command"] = "python benchmarks/answer_first.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    rep["command"] = "python benchmarks/answer_first.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
     rep["meaning"] = {"semantic_weight": semantic_weight()}
-    rep["commit"] = commit()
+    rep["commit"] = code
     md = render(rep)
     print(json.dumps(rep, indent=2) if args.json else md)
     RUNS.mkdir(exist_ok=True)

@@ -293,12 +293,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     a = ap.parse_args(argv)
     root = (a.data or default_data()).resolve()
     dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)][: a.chats]
+    code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
     records = run(dirs, a.tier, a.full_chats)
     rep = report_of(records, a.tier, time.perf_counter() - t0)
-    rep["command"] = "python benchmarks/answer_first_beam.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    rep["command"] = "python benchmarks/answer_first_beam.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
     rep["meaning"] = {"semantic_weight": semantic_weight()}
-    rep["commit"] = commit()
+    rep["commit"] = code
     md = render(rep)
     print(md)
     RUNS.mkdir(exist_ok=True)
