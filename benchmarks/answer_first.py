@@ -30,7 +30,8 @@ that one answer, same run:
 - **top 3 entries**, **chosen entries** (reachable): the gold answer anywhere in the title
   or text of the answer's first 3 evidence entries, or of all of them
   (``direct_max_entries``, 5): a first sentence that misses is "found, not picked" when
-  the gold is in the chosen entries, "not found" when it is not (``misses``).
+  the gold is in the chosen entries, "not found" when it is not, split by whether one of
+  the question's evidence messages is among them (``miss_kind``).
 
 A hit = the normalised gold answer occurs on word boundaries in the text
 (``harness.metrics.answer_in_text``: lower-cased, punctuation removed; category 3 uses
@@ -247,16 +248,22 @@ def rate(xs: list[bool]) -> float | None:
 
 
 def miss_kind(rec: dict[str, Any]) -> str:
-    """Why the first sentence misses: "hit", "not found" (gold in none of the chosen entries),
-    "in top 3, not picked", "in entries 4–5, not picked"."""
-    if rec["first"]:
+    """Why the first sentence misses: "hit"; the gold in none of the chosen entries, with none of the
+    question's evidence messages among them (the search missed) or with one (the gold is written
+    otherwise there: a paraphrase, a relative day, a list gathered from several messages, an
+    inference); "in top 3, not picked"; "in entries 4–5, not picked"."""
+    hit = rec["hit"]
+    if hit["first"]:
         return "hit"
-    if rec["top3"]:
-        return "in top 3, not picked"
-    return "in entries 4–5, not picked" if rec["reachable"] else "not found"
+    if hit["top3"]:
+        return MISS_KINDS[2]
+    if hit["reachable"]:
+        return MISS_KINDS[3]
+    return MISS_KINDS[1] if rec.get("evidence_chosen") else MISS_KINDS[0]
 
 
-MISS_KINDS = ("not found", "in top 3, not picked", "in entries 4–5, not picked")
+MISS_KINDS = ("not found: no evidence message chosen", "not found: an evidence message chosen, gold written otherwise",
+              "in top 3, not picked", "in entries 4–5, not picked")
 
 
 def tally(records: list[dict[str, Any]], group_of: Callable[[dict[str, Any]], str], groups: Iterable[str],
@@ -268,7 +275,9 @@ def tally(records: list[dict[str, Any]], group_of: Callable[[dict[str, Any]], st
     out: dict[str, Any] = {
         "counts": {g: len(m) for g, m in members.items()},
         "rates": {t: {g: rate([r["hit"][t] for r in m]) for g, m in members.items()} for t in texts},
-        "misses": {g: {k: sum(1 for r in m if miss_kind(r["hit"]) == k) for k in MISS_KINDS}
+        "evidence_chosen": {g: rate([bool(r.get("evidence_chosen")) for r in m]) for g, m in members.items()},
+        "evidence_top3": {g: rate([bool(r.get("evidence_top3")) for r in m]) for g, m in members.items()},
+        "misses": {g: {k: sum(1 for r in m if miss_kind(r) == k) for k in MISS_KINDS}
                    for g, m in members.items()},
         "mean_words": {t: round(sum(r["words"][t] for r in records) / len(records), 1) if records else None
                        for t in SHOWN if t in texts},
@@ -284,7 +293,8 @@ def score(answer: str, views: dict[str, Any]) -> dict[str, Any]:
             "words": {t: rm.word_count(views[t]) for t in SHOWN}}
 
 
-def run(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def run(samples: list[dict[str, Any]], settings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    settings = settings or {}
     from memgrove import Memory
 
     records: list[dict[str, Any]] = []
@@ -293,7 +303,7 @@ def run(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
         turns = locomo.turns_of(sample)
         qs = [q for q in locomo.questions_of(sample, turns) if q.category in (1, 2, 3, 4) and q.answer]
         work = Path(tempfile.mkdtemp(prefix="memgrove-answer-first-"))
-        mem = Memory.open(work, create=True, durable=False)
+        mem = Memory.open(work, create=True, durable=False, **settings)
         t0 = time.perf_counter()
         try:
             mem.ingest(conversation=locomo.to_conversation(sample))
@@ -301,9 +311,13 @@ def run(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
             with env_without("MEMGROVE_MODEL"):
                 for q in qs:
                     views = answer_views(mem, q.question, base)
+                    chosen = [{r.rpartition("#")[2] for r in refs} for refs in views["refs"]]
                     records.append({"conv": sample["sample_id"], "index": q.index, "category": q.category,
                                     "question": q.question, "gold": q.answer, "answer": views["answer"],
-                                    "first": views["first"], "tier": views["tier"], **score(q.answer, views)})
+                                    "first": views["first"], "tier": views["tier"], "evidence": q.evidence,
+                                    "evidence_chosen": any(set(q.evidence) & c for c in chosen),
+                                    "evidence_top3": any(set(q.evidence) & c for c in chosen[:3]),
+                                    **score(q.answer, views)})
         finally:
             mem.close()
             shutil.rmtree(work, ignore_errors=True)
@@ -326,6 +340,10 @@ def report_of(records: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
             "baseline_rev": BASELINE_REV, "tiers": dict(sorted(tiers.items())), "halves": by_half}
 
 
+def _p(v: float | None) -> str:
+    return "—" if v is None else f"{v:.1f}%"
+
+
 def render(rep: dict[str, Any]) -> str:
     groups = ("all", "1", "2", "3", "4")
     lines = [f"# Answers first on LoCoMo: the gold answer in the first sentence the user reads", "",
@@ -337,13 +355,16 @@ def render(rep: dict[str, Any]) -> str:
         lines += [f"## {h} half ({len(b['conversations'])} conversations)" if h != "all"
                   else "## both halves", ""]
         lines += table(["gold answer in …", "all", "cat 1", "cat 2", "cat 3", "cat 4", "mean words"],
-                       [[NAMES[t], *(f"{b['rates'][t][g]:.1f}%" for g in groups), b["mean_words"].get(t, "—")]
-                        for t in TEXTS] + [["questions", *(b["counts"][g] for g in groups), ""]])
+                       [[NAMES[t], *(_p(b['rates'][t][g]) for g in groups), b["mean_words"].get(t, "—")]
+                        for t in TEXTS]
+                       + [[f"(an evidence message in the {w})", *(_p(b[k][g]) for g in groups), ""]
+                          for k, w in (("evidence_top3", "top 3"), ("evidence_chosen", "chosen entries")) if k in b]
+                       + [["questions", *(b["counts"][g] for g in groups), ""]])
         lines += ["", "First sentence misses, by where the gold answer was:", ""]
         lines += table(["miss", *groups], [[k, *(b["misses"][g][k] for g in groups)] for k in MISS_KINDS])
         if "rates_any_day_format" in b:
             lines += ["", "A day in the gold written in the other order also counts, all: "
-                      + ", ".join(f"{t} {b['rates_any_day_format'][t]:.1f}%" for t in TEXTS)]
+                      + ", ".join(f"{t} {_p(b['rates_any_day_format'][t])}" for t in TEXTS)]
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -355,16 +376,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--out", type=Path, default=RESULTS / "answer_first", help="the report, without .json/.md")
     ap.add_argument("--no-write", action="store_true", help="print the report only")
+    ap.add_argument("--semantic-weight", type=float, default=None,
+                    help="ranking by meaning (default: the product's, 0.5 where the model is installed; 0: off)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON, write nothing")
     args = ap.parse_args(argv)
     samples = [s for s in locomo.load_samples(args.data or locomo.default_data())
                if splits.in_split("locomo", s["sample_id"], args.split)][: args.conversations]
     code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
-    records = run(samples)
+    records = run(samples, {} if args.semantic_weight is None else {"semantic_weight": args.semantic_weight})
     rep = report_of(records, time.perf_counter() - t0)
     rep["command"] = "python benchmarks/answer_first.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
-    rep["meaning"] = {"semantic_weight": semantic_weight()}
+    rep["meaning"] = {"semantic_weight": semantic_weight() if args.semantic_weight is None else args.semantic_weight}
     rep["commit"] = code
     md = render(rep)
     print(json.dumps(rep, indent=2) if args.json else md)

@@ -166,7 +166,8 @@ def score(qtype: str, qa: dict[str, Any], views: dict[str, Any], texts: dict[str
     return rec
 
 
-def run(chat_paths: list[Path], tier: str, full: bool) -> list[dict[str, Any]]:
+def run(chat_paths: list[Path], tier: str, full: bool, settings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    settings = settings or {}
     from memgrove import Memory
 
     records: list[dict[str, Any]] = []
@@ -176,7 +177,7 @@ def run(chat_paths: list[Path], tier: str, full: bool) -> list[dict[str, Any]]:
         texts = {m.id: m.text for m in msgs}
         probing = json.loads((d / "probing_questions" / "probing_questions.json").read_text(encoding="utf-8"))
         work = Path(tempfile.mkdtemp(prefix="memgrove-answer-first-beam-"))
-        mem = Memory.open(work, create=True, durable=False)
+        mem = Memory.open(work, create=True, durable=False, **settings)
         t0 = time.perf_counter()
         try:
             mem.ingest(conversation=to_conversation(chat, msgs), window=1)
@@ -289,16 +290,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--full-chats", action="store_true", help="chat.json even where BEAM ships a shortened file")
     ap.add_argument("--out", type=Path, default=None, help="the report, without .json/.md "
                     "(default results/answer_first_beam, with the tier when not 100K)")
+    ap.add_argument("--semantic-weight", type=float, default=None,
+                    help="ranking by meaning (default: the product's, 0.5 where the model is installed; 0: off)")
     ap.add_argument("--no-write", action="store_true", help="print the report only")
     a = ap.parse_args(argv)
     root = (a.data or default_data()).resolve()
     dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)][: a.chats]
     code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
-    records = run(dirs, a.tier, a.full_chats)
+    records = run(dirs, a.tier, a.full_chats, {} if a.semantic_weight is None else {"semantic_weight": a.semantic_weight})
     rep = report_of(records, a.tier, time.perf_counter() - t0)
     rep["command"] = "python benchmarks/answer_first_beam.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
-    rep["meaning"] = {"semantic_weight": semantic_weight()}
+    rep["meaning"] = {"semantic_weight": semantic_weight() if a.semantic_weight is None else a.semantic_weight}
     rep["commit"] = code
     md = render(rep)
     print(md)
