@@ -39,7 +39,7 @@ the text before ';'). Beside it (``rates_any_day_format``): a gold answer that i
 also counts written in the other order ("1 May 2023" for "May 1, 2023"). Reported per
 half (``benchmarks/splits.json``: decide on dev, report test) and per category, with the
 texts' mean length in words (a longer text contains more by chance). Per-question records
-go to ``benchmarks/runs/answer_first_questions.jsonl``.
+go to ``benchmarks/runs/<the report's name>_questions.jsonl``.
 """
 
 from __future__ import annotations
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     md = render(rep)
     print(json.dumps(rep, indent=2) if args.json else md)
     RUNS.mkdir(exist_ok=True)
-    (RUNS / "answer_first_questions.jsonl").write_text(
+    (RUNS / f"{args.out.name}_questions.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     if not (args.no_write or args.json):
         write(args.out, rep, md)

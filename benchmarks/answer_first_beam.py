@@ -40,7 +40,7 @@ information_extraction, temporal_reasoning, multi_session_reasoning, event_order
 the statements), instruction_following and preference_following (no gold answer; the
 evidence is the instruction) and summarization. Abstention has no evidence: the share
 answered "not in memory" is given. Per-question records go to
-``benchmarks/runs/answer_first_beam_questions.jsonl``.
+``benchmarks/runs/<the report's name>_questions.jsonl``.
 """
 
 from __future__ import annotations
@@ -326,10 +326,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     md = render(rep)
     print(md)
     RUNS.mkdir(exist_ok=True)
-    (RUNS / f"answer_first_beam_{a.tier.lower()}_questions.jsonl").write_text(
+    out = a.out or RESULTS / ("answer_first_beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}"))
+    (RUNS / f"{out.name}_questions.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     if not a.no_write:
-        out = a.out or RESULTS / ("answer_first_beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}"))
         write(out, rep, md)
     return rep
 
