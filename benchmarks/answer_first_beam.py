@@ -313,12 +313,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--semantic-weight", type=float, default=None,
                     help="ranking by meaning (default: the product's, 0.5 where the model is installed; 0: off)")
     ap.add_argument("--no-write", action="store_true", help="print the report only")
+    ap.add_argument("--from-records", type=Path, nargs="+", default=None, metavar="JSONL",
+                    help="no run: the report of the per-question records of earlier runs (the halves run apart)")
     a = ap.parse_args(argv)
-    root = (a.data or default_data()).resolve()
-    dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)][: a.chats]
     code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
-    records = run(dirs, a.tier, a.full_chats, {} if a.semantic_weight is None else {"semantic_weight": a.semantic_weight})
+    if a.from_records:
+        records = [json.loads(line) for f in a.from_records for line in f.read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
+    else:
+        root = (a.data or default_data()).resolve()
+        dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)][: a.chats]
+        records = run(dirs, a.tier, a.full_chats,
+                      {} if a.semantic_weight is None else {"semantic_weight": a.semantic_weight})
     rep = report_of(records, a.tier, time.perf_counter() - t0)
     rep["command"] = "python benchmarks/answer_first_beam.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
     rep["meaning"] = {"semantic_weight": semantic_weight() if a.semantic_weight is None else a.semantic_weight}
@@ -327,8 +334,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(md)
     RUNS.mkdir(exist_ok=True)
     out = a.out or RESULTS / ("answer_first_beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}"))
-    (RUNS / f"{out.name}_questions.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    if not a.from_records:
+        (RUNS / f"{out.name}_questions.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     if not a.no_write:
         write(out, rep, md)
     return rep
