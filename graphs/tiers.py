@@ -24,9 +24,10 @@ from memgrove.tree.index.cache import QueryCache, normalize_query
 from memgrove.tree.base.fsio import append_line
 from memgrove.tree.base.question_bound import logged
 from memgrove.tree.ranking.hits import Hit
+from memgrove.tree.entries import validity
 from memgrove.tree.entries.validity import current_first
 
-from . import answer_pick
+from . import answer_current, answer_pick
 from .answer import Answer, short_answer, tier_label  # noqa: F401 - their home before answer.py
 from .settings import QuerySettings
 
@@ -144,14 +145,56 @@ def first_sentence_rule(hit: Hit) -> str:
 
 def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
                 said: list[str] = (), labels: list[str] = (), before: list[tuple[str, str]] = (),
-                after: list[tuple[str, str]] = ()) -> str:
+                after: list[tuple[str, str]] = (), times: list[datetime | None] | None = None) -> str:
     """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
     titles and paths) that answers ``question`` (``answer_pick.answer_text``). ``said``: per body,
     who said it and when (a conversation message's title, "Ana, 2 March 2026"), added after the
     sentence: the answer to "when did Ana …" is often that day, not a word of what she said.
     ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/entries/validity.py), added
     after the sentence. ``before``, ``after``: per body, the message it replies to and the reply to
-    it, with their titles (``messages_around``), or ``("", "")``."""
+    it, with their titles (``messages_around``), or ``("", "")``. ``times``: per body, when it was
+    said or written (``times_of``; by default the day ``said`` names): of statements giving one
+    subject different values, the one that answers is the newest, or for a question about the past
+    the one that held then (``answer_current.plan``)."""
+    return current_answer(tree, question, bodies, contexts, said, labels, before, after, times)[0]
+
+
+def current_answer(tree, question: str, bodies: list[str], contexts: list[str] = (), said: list[str] = (),
+                   labels: list[str] = (), before: list[tuple[str, str]] = (), after: list[tuple[str, str]] = (),
+                   times: list[datetime | None] | None = None) -> tuple[str, list[int]]:
+    """``pick_answer``'s answer and the order of the chosen entries it was picked in (the entry with
+    the statement that answers first among those about its subject)."""
+    if times is None:
+        times = [answer_current.time_of((), None, "", s) for s in said]
+    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree))
+    if p.changed:
+        def ordered(xs):
+            xs = list(xs)
+            return [xs[i] for i in p.order if i < len(xs)]
+        bodies, labels = ordered(p.bodies), ordered(p.labels)
+        contexts, said, before, after = ordered(contexts), ordered(said), ordered(before), ordered(after)
+        # a message around a chosen one may hold a statement that no longer answers (or, for the past, a newer one)
+        before = [(p.without(b), t) for b, t in before]
+        after = [(p.without(b), t) for b, t in after]
+    return _picked(tree, question, bodies, contexts, said, labels, before, after), p.order
+
+
+def _weights(tree):
+    """How rare a subject word is in the memory (its idf), asked of the index once per word."""
+    known: dict[str, float] = {}
+
+    def weight(term: str) -> float:
+        if term not in known:
+            try:
+                known.update(tree.engine.idf([term], fields=("content",)))
+            except Exception:  # noqa: BLE001 - an index being rebuilt: every word weighs the same
+                known[term] = 1.0
+        return known.get(term, 1.0)
+    return weight
+
+
+def _picked(tree, question: str, bodies: list[str], contexts: list[str], said: list[str], labels: list[str],
+            before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str:
     terms = tree.engine.terms(question)
     try:
         # a sentence's words are weighed as the text's: a word missing from titles ("use") is not rare
@@ -225,15 +268,57 @@ def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
     return [e["title"] if "conversation" in kinds.get(e["path"], ()) else "" for e in evidence]
 
 
+def times_of(tree, chosen: list[Hit], said: list[str]) -> list[datetime | None]:
+    """Per chosen entry, when it was said or written: a message's time (its sources), else the
+    entry's ``validFrom`` or creation time (read only for an entry whose sources give none)."""
+    out = []
+    for i, h in enumerate(chosen):
+        who = said[i] if i < len(said) else ""
+        at = answer_current.time_of(h.sources, None, "", "")
+        if at is None and not who:
+            try:
+                e = tree.read(h.path)
+                at = answer_current.time_of((), e.extra, e.created_at, "")
+            except Exception:  # noqa: BLE001 - a vanished entry: no time, never ordered
+                at = None
+        out.append(at or answer_current.time_of((), None, "", who))
+    return out
+
+
+def closed_labels(tree, chosen: list[Hit], bodies: list[str]) -> list[str]:
+    """Per chosen entry, a closed one's label naming the value that replaced it ("(until 2 May 2026;
+    since then: 6543)"), found by comparing its statements with the newer entry's; the store's
+    label (the newer entry's title) where no one value changed."""
+    out = []
+    texts = {h.path: b for h, b in zip(chosen, bodies)}
+    for h in chosen:
+        lab = h.label
+        if lab and h.superseded_by:
+            newer = texts.get(h.superseded_by)
+            if newer is None:
+                newer = _entry_text(tree, h.superseded_by)
+            until = validity.valid_until({validity.VALID_UNTIL: h.valid_until}) if h.valid_until else None
+            lab = answer_current.closed_label(texts.get(h.path, ""), newer, until) or lab
+        out.append(lab)
+    return out
+
+
 def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
                     gaps: str) -> tuple[str, str, list[str], list[dict[str, Any]]]:
     """The best entries, quoted, led by the sentence that answers: tier 2, and tiers 3–4 without
     an LLM. Returns ``(answer, text, sources, evidence)``."""
     evidence, bodies = evidence_of(tree, hits, s)
-    labels = [h.label for h in chosen_hits(hits, s)]
+    chosen = chosen_hits(hits, s)
     said = said_of(hits, evidence)
-    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said, labels,
-                         *messages_around(tree, evidence, said)) or first_sentence_rule(chosen_hits(hits, s)[0])
+    labels = closed_labels(tree, chosen, bodies)
+    for e, h, lab in zip(evidence, chosen, labels):
+        if h.label and lab != h.label and e["text"].startswith(h.label):
+            e["text"] = lab + e["text"][len(h.label):]
+    answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels,
+                                   *messages_around(tree, evidence, said), times=times_of(tree, chosen, said))
+    answer = answer or first_sentence_rule(chosen[0])
+    # the entry holding the value that answers comes first among those about its subject
+    evidence = [evidence[i] for i in order if i < len(evidence)]
     details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
                + f"\n\n{e['text']}\n" for e in evidence]
     sources = [e["path"] for e in evidence]

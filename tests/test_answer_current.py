@@ -1,0 +1,125 @@
+"""The current value first (graphs/answer_current.py): of statements giving one subject different
+values, a question about now is answered by the newest, one about the past by the one that held
+then, on any memory, with or without a supersession recorded."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from memgrove.graphs import answer_current as ac
+
+JAN, MAR, MAY = (datetime(2026, m, d, 10, tzinfo=timezone.utc) for m, d in ((1, 10), (3, 2), (5, 2)))
+
+# long messages stating several things at once: one of five changes
+OLD = ("Morning! A few infra notes. The deploy window is Tuesday at 14:00. The staging database listens on "
+       "port 5432. Backups run at 02:00 every night. Priya is on call this week.")
+CHITCHAT = "Lunch was great today. I tried the new ramen place near the office, highly recommended."
+NEW = ("Quick round-up after the migration. We renamed the analytics schema to events. Staging database now "
+       "listens on port 6543 since the migration. The dashboard got a dark mode. Tom is on call from this week.")
+
+
+def _plan(question: str, bodies=(OLD, CHITCHAT, NEW), times=(JAN, MAR, MAY)):
+    return ac.plan(question, list(bodies), list(times), ["Ana, x", "Ben, x", "Ana, x"])
+
+
+def test_a_question_about_now_leaves_out_the_older_statement_and_puts_the_newest_entry_first():
+    p = _plan("Which port does the staging database listen on?")
+    assert "5432" not in p.bodies[0] and "Backups run at 02:00" in p.bodies[0]   # only the one statement goes
+    assert "6543" in p.bodies[2]
+    assert p.order.index(2) < p.order.index(0)
+    assert p.labels == ["", "", ""]
+
+
+def test_a_question_about_the_past_keeps_the_older_value_and_says_what_replaced_it():
+    for q in ("Which port did the staging database use before?", "Which port did staging listen on in March?",
+              "What port did the staging database originally listen on?"):
+        p = _plan(q)
+        assert "6543" not in p.bodies[2] and "5432" in p.bodies[0], q
+        assert p.labels[0] == "(until 2 May 2026; since then: 6543)", q
+        assert p.order.index(0) < p.order.index(2), q
+
+
+def test_a_name_replaced_is_a_new_value_of_one_subject():
+    p = _plan("Who is on call?")
+    assert "Priya" not in p.bodies[0] and "Tom is on call" in p.bodies[2]
+    assert _plan("Who was on call before?").labels[0] == "(until 2 May 2026; since then: Tom)"
+
+
+@pytest.mark.parametrize("old, new", [
+    # two subjects: the production proxy and the preview proxy
+    ("The production auth proxy listens on 5581.", "The preview auth proxy listens on 4767."),
+    # two values changed at once: two facts sharing a template
+    ("Alice's phone is 555-1234.", "Bob's phone is 555-9876."),
+    # the same value said again is no change
+    ("The staging database listens on port 5432.", "Reminder: the staging database listens on port 5432."),
+])
+def test_statements_that_are_not_one_subject_changed_are_left_alone(old, new):
+    # how rare each word is in the memory (the index's idf): "production" and "preview" name the proxy
+    rare = {"product": 3.0, "preview": 3.0}
+    p = ac.plan("Which port does the proxy listen on? What phone? staging database", [old, new], [JAN, MAY],
+                weight=lambda t: rare.get(t, 1.0))
+    assert p.bodies == [old, new] and p.order == [0, 1]
+
+
+def test_statements_without_a_time_or_of_one_time_are_not_ordered():
+    q = "Which port does the staging database listen on?"
+    assert not ac.plan(q, [OLD, NEW], [None, MAY]).changed
+    assert not ac.plan(q, [OLD, NEW], [MAY, MAY]).changed
+
+
+def test_a_first_person_statement_is_its_speakers_own():
+    a, b = "My desk is on floor 3.", "My desk is on floor 5."
+    p = ac.plan("Which floor is my desk on?", [a, b], [JAN, MAY], ["Ana, 10 January 2026", "Ben, 2 May 2026"])
+    assert not p.changed
+    p = ac.plan("Which floor is my desk on?", [a, b], [JAN, MAY], ["Ana, 10 January 2026", "Ana, 2 May 2026"])
+    assert p.changed and p.bodies[0].strip() == ""
+
+
+def test_the_time_asked_picks_the_value_that_held_then():
+    mid = "Update: the staging database listens on port 7000 now."
+    q = "Which port did the staging database listen on in April?"
+    p = ac.plan(q, [OLD, mid, NEW], [JAN, MAR, MAY])
+    assert "7000" in p.bodies[1] and "5432" not in p.bodies[0] and "6543" not in p.bodies[2]
+    assert p.labels[1] == "(until 2 May 2026; since then: 6543)"
+
+
+def test_a_closed_entrys_label_names_the_new_value():
+    assert ac.closed_label(OLD, NEW, MAY.date()) == "(until 2 May 2026; since then: 6543)"
+    assert ac.closed_label("The office is at 12 Oak Road.", "The office moved to 3 Elm Street.", None) \
+        == "(superseded; since then: 3 Elm Street)"
+    assert ac.closed_label(OLD, CHITCHAT, MAY.date()) == ""
+
+
+def test_the_time_of_an_entry_comes_from_its_sources_else_its_dates_else_its_label():
+    assert ac.time_of([{"kind": "conversation", "at": "2026-05-02T09:00:00Z"}]) == \
+        datetime(2026, 5, 2, 9, tzinfo=timezone.utc)
+    # a time memgrove made up (the time of curation) orders nothing
+    assert ac.time_of([{"at": "2026-05-02T09:00:00Z", "generated": "time"}]) is None
+    assert ac.time_of([], {"validFrom": "2026-03-02"}, "2026-01-01T00:00:00Z") == datetime(2026, 3, 2, tzinfo=timezone.utc)
+    assert ac.time_of([], None, "", "Ana, 2 May 2026") == datetime(2026, 5, 2, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("question, past", [
+    ("Which port does staging use?", False), ("Who is on call now?", False),
+    ("What is my highest score so far?", False), ("How old is Ana?", False),
+    ("Which port did staging use before?", True), ("What was the port originally?", True),
+    ("Which port did staging use in March?", True), ("What did we use last year?", True),
+    ("Which port did staging use before 24 April 2026?", True), ("What port did we use to have?", True),
+])
+def test_what_asks_about_the_past(question, past):
+    assert ac.asks_past(question) is past
+
+
+def test_through_a_query_without_a_model(mem):
+    msgs = [("m1", "2026-01-10T10:00:00Z", "Ana", OLD), ("m2", "2026-02-11T10:00:00Z", "Ben", CHITCHAT),
+            ("m3", "2026-05-02T09:00:00Z", "Ana", NEW)]
+    mem.ingest(conversation={"id": "ops", "messages": [{"id": i, "speaker": sp, "text": t, "time": at}
+                                                       for i, at, sp, t in msgs]})
+    now = mem.query("Which port does the staging database listen on?")
+    assert "6543" in now.answer and "5432" not in now.answer
+    assert now.sources[0].endswith("m3.md")
+    before = mem.query("Which port did the staging database use before?")
+    assert "5432" in before.answer and "(until 2 May 2026; since then: 6543)" in before.answer
+    assert "Tom" in mem.query("Who is on call?").answer
