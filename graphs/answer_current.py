@@ -34,12 +34,16 @@ from memgrove.tree.hygiene.statement_values import (Statement, proper_words, rep
 from memgrove.tree.text import dates
 from memgrove.tree.text.analysis import analyze
 
+from . import answer_type
+
 # the share of the shorter statement's subject both must hold: "the staging database listens on"
 # against "we moved it: the staging database now listens on" shares all of the shorter's
 SUBJECT_SHARE = 0.5
 # the most characters of an entry read for statements (the picker reads PICK_CHARS of it too)
 READ_CHARS = 8_000
+OWN_WORDS = "question"
 
+_WORD = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 # "in March", "back in May", "during April": a month without a year, placed when it is read
 _MONTH_ASKED = re.compile(r"\b(?:in|during|back in|as of|by)\s+(?:early |mid-?|late )?("
@@ -60,6 +64,7 @@ class Dated:
     statement: Statement
     at: datetime | None
     speaker: str = ""
+    sentence: str = ""    # the sentence the statement is a clause of (what is left out when it no longer answers)
 
 
 @dataclass
@@ -177,58 +182,105 @@ def _mentions(question_terms: frozenset[str]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, starts)) + ")", re.I)
 
 
+# a sentence states several things at once: "The dentist appointment is on March 14 at 9:00, and Lily's
+# piano lesson is on Wednesdays"; each clause is a statement (its own subject and values)
+_CLAUSE = re.compile(r",\s+(?=(?:and|but|so|while|whereas|although|though|which|plus)\b)|;\s+|\s+[–—]\s+")
+
+
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence, split where a comma and a conjunction or a semicolon start another."""
+    return [c.strip(" ,;") for c in _CLAUSE.split(sentence) if c.strip(" ,;")]
+
+
 def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], said: Sequence[str],
                      question_terms: frozenset[str]) -> list[Dated]:
-    """The statements of ``bodies`` that give a value and hold a word of the question, with their times.
-    Only the sentences with a word like one of the question's are analyzed: a statement costs about
-    0.15 ms, and eight thousand characters of five entries hold hundreds of sentences."""
+    """The statements (clauses) of ``bodies`` that give a value and hold a word of the question, with
+    their times. Only the sentences with a word like one of the question's are analyzed: a statement
+    costs about 0.15 ms, and eight thousand characters of five entries hold hundreds of sentences."""
     sieve = _mentions(question_terms)
-    kept = [[x for x in sentences(b[:READ_CHARS]) if sieve.search(x)] if i < len(times) and times[i] else []
-            for i, b in enumerate(bodies)]
-    proper = proper_words(x for xs in kept for x in xs)
+    texts = [b[:READ_CHARS] if i < len(times) and times[i] else "" for i, b in enumerate(bodies)]
+    every = [sentences(t) for t in texts]
+    kept = [[x for x in xs if sieve.search(x)] for xs in every]
+    # a name is told from a capitalized first word by the rest of what was said ("Big news: ...")
+    proper = proper_words(x for xs in every for x in xs)
     speakers = [s.split(",", 1)[0].strip() for s in said] + [""] * (len(bodies) - len(said))
     names = frozenset(t for s in speakers if s for t in analyze(s))
     out = []
     for i, xs in enumerate(kept):
         for x in xs:
-            st = statement(x, proper, names)
-            if st.values and st.subject & question_terms and not x.rstrip().endswith("?"):
-                out.append(Dated(i, st, times[i], speakers[i]))
+            if x.rstrip().endswith("?"):
+                continue
+            for c in clauses(x):
+                st = statement(c, proper, names)
+                if st.values and st.subject & question_terms:
+                    out.append(Dated(i, st, times[i], speakers[i], x))
     return out
 
 
+def _same_units(values: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """``values`` with a number's unit dropped where the other statement's number has none: "124
+    points" and "my highest score is 132 now" count the same thing."""
+    kinds = {k for _, k in other}
+    return [(v, "number" if k.startswith("number:") and k not in kinds and "number" in kinds else k)
+            for v, k in values]
+
+
 def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
-    got = replaced_values(old.values, new.values)
+    got = replaced_values(_same_units(old.values, new.values), _same_units(new.values, old.values))
     if got or not new.was:
         return got
     was = {v for v, _ in new.was}
     return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
 
 
-def same_subject(a: Dated, b: Dated, question_terms: frozenset[str],
-                 weight: Callable[[str], float]) -> tuple[str, str, str] | None:
-    """``(kind, a's value, b's value)`` when ``a`` and ``b`` give one subject two values, else None."""
+# the statement kinds of value that answer a kind of question (answer_type.asked)
+_KINDS = {answer_type.NUMBER: ("number", "mixed"), answer_type.DURATION: ("number", "mixed"),
+          answer_type.FREQUENCY: ("number", "mixed", "date"), answer_type.VERSION: ("number", "mixed"),
+          answer_type.TIME: ("date", "number", "mixed"), answer_type.PERSON: ("name", "mixed"),
+          answer_type.NAME: ("name", "mixed"), answer_type.PLACE: ("name", "mixed"),
+          answer_type.TITLE: ("name", "mixed")}
+
+
+def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Callable[[str], float],
+                 asked: str | None = None, named: frozenset[str] = frozenset()) -> tuple[str, str, str] | None:
+    """``(kind, a's value, b's value)`` when ``a`` and ``b`` give one subject two values, else None.
+    ``asked``: the kind of value the question asks for (answer_type.asked): for a question asking no
+    time, a date changed beside the value is when it holds ("How much is our rent?" over "$1,850
+    until August" / "$1,975 from March"); ``named``: values the question names ("Alice's phone"): a statement giving one the other
+    does not is about something else."""
     sa, sb = a.statement, b.statement
     shared = sa.subject & sb.subject
-    named = sa.value_set() & sb.value_set()
+    both = sa.value_set() & sb.value_set()
     if question_terms and not shared & question_terms:
         return None
     # two subject words at least ("staging database"), or one that is all either says ("Priya is on
     # call" / "Tom is on call from this week")
-    if len(shared) + len(named) < 2 and sa.subject != sb.subject:
+    if len(shared) + len(both) < 2 and sa.subject != sb.subject:
         return None
     if len(shared) < SUBJECT_SHARE * min(len(sa.subject), len(sb.subject)):
         return None
-    bar = min(weight(t) for t in shared)
-    if any(weight(t) > bar for t in sa.subject - shared) and any(weight(t) > bar for t in sb.subject - shared):
-        return None
+    if OWN_WORDS == "strict":
+        bar = min(weight(t) for t in shared)
+        if any(weight(t) > bar for t in sa.subject - shared) and any(weight(t) > bar for t in sb.subject - shared):
+            return None
+    elif OWN_WORDS == "question":
+        # each says a word of the question the other does not: each answers another part of it
+        if (sa.subject - sb.subject) & question_terms and (sb.subject - sa.subject) & question_terms:
+            return None
     if a.speaker != b.speaker and (_FIRST_PERSON.search(sa.sentence) or _FIRST_PERSON.search(sb.sentence)):
         return None
+    if named and (named & sa.value_set()) != (named & sb.value_set()):
+        return None
     got = _replaced(sa, sb)
+    if len(got) > 1 and asked in _KINDS and asked != answer_type.TIME:
+        # a date changed beside the value asked says when it holds ("$1,850 until August" / "$1,975 from
+        # March"); a name changed beside it is whose it is ("Alice's phone" / "Bob's phone"): two facts
+        got = [g for g in got if g[0] != "date"]
     return got[0] if len(got) == 1 else None
 
 
-def groups(said: list[Dated], question_terms: frozenset[str], weight: Callable[[str], float]) -> list[list[Dated]]:
+def groups(said: list[Dated], question_terms: frozenset[str], weight: Callable[[str], float],
+           asked: str | None = None, named: frozenset[str] = frozenset()) -> list[list[Dated]]:
     """The statements linked by a changed value, grouped (each group oldest first); a statement
     without another of its subject is in none."""
     parent = list(range(len(said)))
@@ -245,7 +297,7 @@ def groups(said: list[Dated], question_terms: frozenset[str], weight: Callable[[
             if a.body == b.body or a.at == b.at:
                 continue
             old, new = (a, b) if a.at < b.at else (b, a)
-            if same_subject(old, new, question_terms, weight):
+            if same_subject(old, new, question_terms, weight, asked, named):
                 parent[root(i)] = root(j)
     out: dict[int, list[Dated]] = {}
     for i, d in enumerate(said):
@@ -309,7 +361,9 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     found = dated_statements(bodies, times, said, qterms)
     if len(found) < 2:
         return out
-    gs = groups(found, qterms, weight or (lambda t: 1.0))
+    low = " " + " ".join(_WORD.findall(question.casefold())) + " "
+    named = frozenset(v for d in found for v in d.statement.value_set() if f" {v} " in low)
+    gs = groups(found, qterms, weight or (lambda t: 1.0), answer_type.asked(question), named)
     if not gs:
         return out
     past = asks_past(question)
@@ -324,9 +378,10 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
         for d in g:
             if d.body != answer.body and d.statement.value_set() != keep:
                 text = masked.get(d.body, out.bodies[d.body])
-                out.masked.append(d.statement.sentence)
-                if d.statement.sentence in text:
-                    masked[d.body] = text.replace(d.statement.sentence, " ", 1)
+                whole = d.sentence or d.statement.sentence
+                out.masked.append(whole)
+                if whole in text:
+                    masked[d.body] = text.replace(whole, " ", 1)
         newer = [d for d in g if d.at > answer.at and d.statement.value_set() != keep]
         if newer:
             out.labels[answer.body] = since_label(answer.statement, newer[0])
