@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
 from memgrove.tree.entries import validity
-from memgrove.tree.hygiene.statement_values import (Statement, proper_words, replaced_values, sentences, statement,
+from memgrove.tree.hygiene.statement_values import (CHANGE_VERBS, Statement, proper_words, replaced_values, sentences, statement,
                                                       statements)
 from memgrove.tree.text import dates
 from memgrove.tree.text.analysis import analyze
@@ -41,7 +41,8 @@ from . import answer_type
 SUBJECT_SHARE = 0.5
 # the most characters of an entry read for statements (the picker reads PICK_CHARS of it too)
 READ_CHARS = 8_000
-OWN_WORDS = "question"
+OWN_WORDS = "swap"
+SHARE_OF = "question"
 
 _WORD = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
@@ -233,6 +234,11 @@ def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
     return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
 
 
+def _says_changed(s: Statement) -> bool:
+    """The statement says its value changed ("now", "moved", "switched", "from ... to")."""
+    return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_VERBS) or bool(s.was)
+
+
 # the statement kinds of value that answer a kind of question (answer_type.asked)
 _KINDS = {answer_type.NUMBER: ("number", "mixed"), answer_type.DURATION: ("number", "mixed"),
           answer_type.FREQUENCY: ("number", "mixed", "date"), answer_type.VERSION: ("number", "mixed"),
@@ -257,11 +263,23 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
     # call" / "Tom is on call from this week")
     if len(shared) + len(both) < 2 and sa.subject != sb.subject:
         return None
-    if len(shared) < SUBJECT_SHARE * min(len(sa.subject), len(sb.subject)):
+    if SHARE_OF == "question":
+        if len(shared & question_terms) < SUBJECT_SHARE * len((sa.subject | sb.subject) & question_terms):
+            return None
+    elif len(shared) < SUBJECT_SHARE * min(len(sa.subject), len(sb.subject)):
         return None
     if OWN_WORDS == "strict":
         bar = min(weight(t) for t in shared)
         if any(weight(t) > bar for t in sa.subject - shared) and any(weight(t) > bar for t in sb.subject - shared):
+            return None
+    elif OWN_WORDS == "swap":
+        # one word swapped for another in one template: "the production auth proxy listens on 5581" /
+        # "the preview auth proxy listens on 4767" are two proxies; a restatement says more words of its own
+        # ("Lily's piano lesson is on Wednesdays" / "her piano teacher switched her to Mondays": unless the
+        # newer says it changed)
+        own_a, own_b = sa.subject - shared, sb.subject - shared
+        if len(own_a) == 1 and len(own_b) == 1 and min(weight(t) for t in own_a | own_b) > min(weight(t) for t in shared) \
+                and not _says_changed(sb):
             return None
     elif OWN_WORDS == "question":
         # each says a word of the question the other does not: each answers another part of it
