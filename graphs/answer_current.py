@@ -205,14 +205,20 @@ def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], sa
     # a name is told from a capitalized first word by the rest of what was said ("Big news: ...")
     proper = proper_words(x for xs in every for x in xs)
     speakers = [s.split(",", 1)[0].strip() for s in said] + [""] * (len(bodies) - len(said))
-    names = frozenset(t for s in speakers if s for t in analyze(s))
+    people = {s for s in speakers if s}
     out = []
     for i, xs in enumerate(kept):
+        # the speaker's own name is no value; another speaker's is one ("Marco is primary on-call
+        # starting today", said by Dana), but for whom a message is addressed to ("Marco, the port ...")
+        own = frozenset(analyze(speakers[i])) if speakers[i] else frozenset()
         for x in xs:
             if x.rstrip().endswith("?"):
                 continue
             for c in clauses(x):
-                st = statement(c, proper, names)
+                head = c.split(",", 1)
+                if len(head) == 2 and head[0].strip() in people:
+                    c = head[1].strip()
+                st = statement(c, proper, own)
                 if st.values and st.subject & question_terms:
                     out.append(Dated(i, st, times[i], speakers[i], x))
     return out
