@@ -133,11 +133,18 @@ _STATE = re.compile(r"\b(?:is|are|am|does|do|has|have|now|current(?:ly)?|latest|
 _EVENT = re.compile(r"\b(?:did|was|were|had)\b", re.I)
 
 
+# "What inspired ...", "Who painted ...": a verb in the past after the question word
+_PAST_VERB = re.compile(r"^\W*(?:who|what|which|where|how)(?:\s+\w+)?\s+\w+ed\b", re.I)
+_PRESENT_VERB = re.compile(r"^\W*(?:who|what|which|where)\s+\w+s\b", re.I)   # "Who maintains ...", "Who supplies ..."
+
+
 def asks_state(question: str) -> bool:
     """The question asks what holds (now, or at a time it names), not what happened: the rule
     applies to these ("what inspired Caroline's painting?" asks about an event, and a newer
     statement about painting is no newer value of it)."""
-    return bool(_STATE.search(question)) and not (_EVENT.search(question) and not asks_past(question))
+    if _EVENT.search(question) or _PAST_VERB.search(question):
+        return False
+    return bool(_STATE.search(question) or _PRESENT_VERB.search(question))
 
 
 def asked_time(question: str, now: datetime | None) -> datetime | None:
@@ -185,7 +192,7 @@ def _mentions(question_terms: frozenset[str]) -> re.Pattern[str]:
 
 # a sentence states several things at once: "The dentist appointment is on March 14 at 9:00, and Lily's
 # piano lesson is on Wednesdays"; each clause is a statement (its own subject and values)
-_CLAUSE = re.compile(r",\s+(?=(?:and|but|so|while|whereas|although|though|which|plus)\b)|;\s+|\s+[–—]\s+")
+_CLAUSE = re.compile(r",\s+(?=(?:and|but|so|while|whereas|although|though|plus)\b)|;\s+|\s+[–—]\s+")
 
 
 def clauses(sentence: str) -> list[str]:
@@ -238,6 +245,16 @@ def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
         return got
     was = {v for v, _ in new.was}
     return [(k, v, f) for v, k in old.values if v in was for f, fk in new.values[:1] if fk == k][:1]
+
+
+_JOINS = re.compile(r"^[\s,]*(?:at|on|from|by|until|@)?[\s,]*$", re.I)
+
+
+def _one_value(sentence: str, values: list[str]) -> bool:
+    """The values stand side by side in the sentence, joined by at most "at", "on" or a comma."""
+    low = sentence.casefold()
+    spans = sorted((low.find(v), low.find(v) + len(v)) for v in values)
+    return all(a >= 0 for a, _ in spans) and all(_JOINS.match(low[e:b]) for (_, e), (b, _) in zip(spans, spans[1:]))
 
 
 def _says_changed(s: Statement) -> bool:
@@ -296,6 +313,9 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
     if named and (named & sa.value_set()) != (named & sb.value_set()):
         return None
     got = _replaced(sa, sb)
+    if len(got) > 1 and _one_value(sa.sentence, [g[1] for g in got]) and _one_value(sb.sentence, [g[2] for g in got]):
+        # values side by side are one: "Thursdays at 16:00 UTC" -> "Tuesdays at 15:00 UTC"
+        return got[0]
     if len(got) > 1 and asked in _KINDS and asked != answer_type.TIME:
         # a date changed beside the value asked says when it holds ("$1,850 until August" / "$1,975 from
         # March"); a name changed beside it is whose it is ("Alice's phone" / "Bob's phone"): two facts
