@@ -232,11 +232,11 @@ def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], sa
 
 
 def _same_units(values: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
-    """``values`` with a number's unit dropped where the other statement's number has none: "124
-    points" and "my highest score is 132 now" count the same thing."""
+    """``values`` with a number's unit dropped where the other statement's number counts the same
+    ("48,200 miles" / "51,900 miles") or names nothing ("124 points" / "my highest score is 132
+    now"): ``replaced_values`` compares numbers of one kind; "606 minutes" and "819 boxes" stay two."""
     kinds = {k for _, k in other}
-    return [(v, "number" if k.startswith("number:") and k not in kinds and "number" in kinds else k)
-            for v, k in values]
+    return [(v, "number" if k.startswith("number:") and (k in kinds or "number" in kinds) else k) for v, k in values]
 
 
 def _replaced(old: Statement, new: Statement) -> list[tuple[str, str, str]]:
@@ -287,7 +287,9 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
     if len(shared) + len(both) < 2 and sa.subject != sb.subject:
         return None
     if SHARE_OF == "question":
-        if len(shared & question_terms) < SUBJECT_SHARE * len((sa.subject | sb.subject) & question_terms):
+        # a value the question names counts as a subject word ("Lily" of "Lily's piano lesson")
+        if len(shared & question_terms) + len(named & both) < \
+                SUBJECT_SHARE * (len((sa.subject | sb.subject) & question_terms) + len(named & (sa.value_set() | sb.value_set()))):
             return None
     elif len(shared) < SUBJECT_SHARE * min(len(sa.subject), len(sb.subject)):
         return None
