@@ -16,7 +16,7 @@ call" / "Tom is on call from this week"), share most of the shorter one's
 subject, neither has a subject word of its own rarer than the rarest they share (the
 production proxy and the preview proxy are two), and exactly one value of one kind changed
 between them ("5432" -> "6543"; "Alice's phone 555-1234" / "Bob's phone 555-9876" changes two).
-A statement in the first person is its speaker's own: another speaker's is another fact.
+Two statements in the first person by two speakers are each their own fact ("my desk is on floor 3").
 Times come from the entries (a message's time, an entry's validFrom or creation day): statements
 of one time are not ordered.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 
 from memgrove.tree.entries import validity
@@ -45,6 +45,7 @@ OWN_WORDS = "swap"
 SHARE_OF = "question"
 
 _WORD = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
+_AGAINST = re.compile(r"\b(?:before|after|since|until|than|instead of|replaced by|other than)\s+(?:[A-Z0-9][\w.:-]*\s*)+")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 # "in March", "back in May", "during April": a month without a year, placed when it is read
 _MONTH_ASKED = re.compile(r"\b(?:in|during|back in|as of|by)\s+(?:early |mid-?|late )?("
@@ -66,6 +67,7 @@ class Dated:
     at: datetime | None
     speaker: str = ""
     sentence: str = ""    # the sentence the statement is a clause of (what is left out when it no longer answers)
+    value: str = ""       # within a group of one subject's statements, the value it gives the subject
 
 
 @dataclass
@@ -310,7 +312,7 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
         # each says a word of the question the other does not: each answers another part of it
         if (sa.subject - sb.subject) & question_terms and (sb.subject - sa.subject) & question_terms:
             return None
-    if a.speaker != b.speaker and (_FIRST_PERSON.search(sa.sentence) or _FIRST_PERSON.search(sb.sentence)):
+    if a.speaker != b.speaker and _FIRST_PERSON.search(sa.sentence) and _FIRST_PERSON.search(sb.sentence):
         return None
     if named and (named & sa.value_set()) != (named & sb.value_set()):
         return None
@@ -327,9 +329,10 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
 
 def groups(said: list[Dated], question_terms: frozenset[str], weight: Callable[[str], float],
            asked: str | None = None, named: frozenset[str] = frozenset()) -> list[list[Dated]]:
-    """The statements linked by a changed value, grouped (each group oldest first); a statement
-    without another of its subject is in none."""
+    """The statements linked by a changed value, grouped (each group oldest first, each statement
+    with its ``value`` of the subject); a statement without another of its subject is in none."""
     parent = list(range(len(said)))
+    value: dict[int, str] = {}
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -343,12 +346,16 @@ def groups(said: list[Dated], question_terms: frozenset[str], weight: Callable[[
             if a.body == b.body or a.at == b.at:
                 continue
             old, new = (a, b) if a.at < b.at else (b, a)
-            if same_subject(old, new, question_terms, weight, asked, named):
+            got = same_subject(old, new, question_terms, weight, asked, named)
+            if got:
                 parent[root(i)] = root(j)
+                value.setdefault(id(old), got[1])
+                value.setdefault(id(new), got[2])
     out: dict[int, list[Dated]] = {}
     for i, d in enumerate(said):
         out.setdefault(root(i), []).append(d)
-    return [sorted(g, key=lambda d: d.at) for g in out.values() if len({d.at for d in g}) > 1]
+    return [[replace(d, value=value.get(id(d), "")) for d in sorted(g, key=lambda d: d.at)]
+            for g in out.values() if len({d.at for d in g}) > 1]
 
 
 # -- the plan -------------------------------------------------------------------
@@ -391,8 +398,7 @@ def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated:
         held = [d for d in group if d.at < until]
         return held[-1] if held else group[0]
     # "before" asks for the value before the current one; the statements that repeat the newest value do not count
-    newest = group[-1].statement.value_set()
-    older = [d for d in group if d.statement.value_set() != newest] or group[:-1]
+    older = [d for d in group if d.value != group[-1].value] or group[:-1]
     return older[-1]
 
 
@@ -407,7 +413,9 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     found = dated_statements(bodies, times, said, qterms)
     if len(found) < 2:
         return out
-    low = " " + " ".join(_WORD.findall(question.casefold())) + " "
+    # a value the question names is what it is about ("Alice's phone"), but for the value it is asked
+    # against ("who maintained the parser before Noor?")
+    low = " " + " ".join(_WORD.findall(_AGAINST.sub(" ", question).casefold())) + " "
     named = frozenset(v for d in found for v in d.statement.value_set() if f" {v} " in low)
     gs = groups(found, qterms, weight or (lambda t: 1.0), answer_type.asked(question), named)
     if not gs:
@@ -420,15 +428,14 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     masked: dict[int, str] = {}
     for g in gs:
         answer = g[0] if past and _ORIGINAL.search(question) else _answering(g, past, until)
-        keep = answer.statement.value_set()
         for d in g:
-            if d.body != answer.body and d.statement.value_set() != keep:
+            if d.body != answer.body and d.value != answer.value:
                 text = masked.get(d.body, out.bodies[d.body])
                 whole = d.sentence or d.statement.sentence
                 out.masked.append(whole)
                 if whole in text:
                     masked[d.body] = text.replace(whole, " ", 1)
-        newer = [d for d in g if d.at > answer.at and d.statement.value_set() != keep]
+        newer = [d for d in g if d.at > answer.at and d.value != answer.value]
         if newer:
             out.labels[answer.body] = since_label(answer.statement, newer[0])
         first = min(out.order.index(d.body) for d in g)
