@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
+from functools import lru_cache
 
 from memgrove.tree.entries import validity
 from memgrove.tree.hygiene.statement_values import (CHANGE_VERBS, Statement, proper_words, replaced_values, sentences, statement,
@@ -185,6 +186,10 @@ def asked_time(question: str, now: datetime | None) -> datetime | None:
 
 # -- statements and their subjects -----------------------------------------------------
 
+_LOWER = re.compile(r"(?<![\w'])[a-z][^\W_]*")
+
+
+@lru_cache(maxsize=256)
 def _mentions(question_terms: frozenset[str]) -> re.Pattern[str]:
     """A word starting like one of the question's terms: a cheap sieve before a sentence is analyzed
     (a stem is a word's start but for its last letters: "stage" of "staging", "happi" of "happy")."""
@@ -209,10 +214,11 @@ def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], sa
     costs about 0.15 ms, and eight thousand characters of five entries hold hundreds of sentences."""
     sieve = _mentions(question_terms)
     texts = [b[:READ_CHARS] if i < len(times) and times[i] else "" for i, b in enumerate(bodies)]
-    every = [sentences(t) for t in texts]
-    kept = [[x for x in xs if sieve.search(x)] for xs in every]
-    # a name is told from a capitalized first word by the rest of what was said ("Big news: ...")
-    proper = proper_words(x for xs in every for x in xs)
+    kept = [[x for x in sentences(t) if sieve.search(x)] if sieve.search(t) else [] for t in texts]
+    # a name is told from a capitalized first word by the rest of what was said ("Big news: ..."):
+    # a word capitalized in these sentences and written in lowercase anywhere is none
+    lower = set(_LOWER.findall(" ".join(texts)))
+    proper = frozenset(w for w in proper_words(x for xs in kept for x in xs) if w.lower() not in lower or w[1:].isupper())
     speakers = [s.split(",", 1)[0].strip() for s in said] + [""] * (len(bodies) - len(said))
     people = {s for s in speakers if s}
     out = []
