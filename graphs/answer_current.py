@@ -83,6 +83,17 @@ class Plan:
     changed: bool = False
     groups: list[list[Dated]] = field(default_factory=list)
     masked: list[str] = field(default_factory=list)   # the statements left out, for the messages around too
+    answers: list[Dated] = field(default_factory=list)   # per group, the statement that answers
+
+    def lead(self, question: str, shown: str) -> Dated | None:
+        """The statement that answers, when the answer ``shown`` holds none of the groups' statements and
+        matches no more of the question's words than it: the picker chose a sentence about something else."""
+        if not self.answers or any((d.sentence or d.statement.sentence) in shown for g in self.groups for d in g):
+            return None
+        asked = set(analyze(question))
+        best = max(self.answers, key=lambda d: len(asked & set(analyze(d.sentence or d.statement.sentence))))
+        mine = len(asked & set(analyze(best.sentence or best.statement.sentence)))
+        return best if mine >= len(asked & set(analyze(shown))) else None
 
     def without(self, text: str) -> str:
         """``text`` (a message around a chosen one) with the statements that do not answer left out."""
@@ -434,6 +445,7 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     masked: dict[int, str] = {}
     for g in gs:
         answer = g[0] if past and _ORIGINAL.search(question) else _answering(g, past, until)
+        out.answers.append(answer)
         for d in g:
             if d.body != answer.body and d.value != answer.value:
                 text = masked.get(d.body, out.bodies[d.body])

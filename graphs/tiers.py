@@ -176,7 +176,15 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
         # a message around a chosen one may hold a statement that no longer answers (or, for the past, a newer one)
         before = [(p.without(b), t) for b, t in before]
         after = [(p.without(b), t) for b, t in after]
-    return _picked(tree, question, bodies, contexts, said, labels, before, after), p.order
+    text = _picked(tree, question, bodies, contexts, said, labels, before, after)
+    lead = p.lead(question, text) if p.changed else None
+    if lead is not None:
+        # the picker chose a sentence about something else that matches as few of the question's words:
+        # the statement giving the subject its value (then) is quoted instead, as the picker shows one
+        i = p.order.index(lead.body)
+        text = _picked(tree, question, [lead.sentence or lead.statement.sentence], contexts[i:i + 1], said[i:i + 1],
+                       labels[i:i + 1], [], []) or text
+    return text, p.order
 
 
 def _weights(tree):
