@@ -30,7 +30,7 @@ from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 
 from memgrove.tree.entries import validity
-from memgrove.tree.hygiene.statement_values import (CHANGE_VERBS, Statement, proper_words, replaced_values, sentences, statement,
+from memgrove.tree.hygiene.statement_values import (CHANGE_VERBS, CHANGE_WORDS, Statement, proper_words, replaced_values, sentences, statement,
                                                       statements)
 from memgrove.tree.text import dates
 from memgrove.tree.text.analysis import analyze
@@ -43,7 +43,10 @@ SUBJECT_SHARE = 0.5
 # the most characters of an entry read for statements (the picker reads PICK_CHARS of it too)
 READ_CHARS = 8_000
 OWN_WORDS = "swap"
-SHARE_OF = "question"
+# the share of the question's words a statement must hold to be about what it asks
+ABOUT = 0.5
+LEAD = "always"
+SHARE_OF = "either"
 
 _WORD = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
 _AGAINST = re.compile(r"\b(?:before|after|since|until|than|instead of|replaced by|other than)\s+(?:[A-Z0-9][\w.:-]*\s*)+")
@@ -93,7 +96,7 @@ class Plan:
         asked = set(analyze(question))
         best = max(self.answers, key=lambda d: len(asked & set(analyze(d.sentence or d.statement.sentence))))
         mine = len(asked & set(analyze(best.sentence or best.statement.sentence)))
-        return best if mine >= len(asked & set(analyze(shown))) else None
+        return best if LEAD == "always" or mine >= len(asked & set(analyze(shown))) else None
 
     def without(self, text: str) -> str:
         """``text`` (a message around a chosen one) with the statements that do not answer left out."""
@@ -276,6 +279,18 @@ def _one_value(sentence: str, values: list[str]) -> bool:
     return all(a >= 0 for a, _ in spans) and all(_JOINS.match(low[e:b]) for (_, e), (b, _) in zip(spans, spans[1:]))
 
 
+def _about(s: Statement, question_terms: frozenset[str], asked: str | None) -> bool:
+    """The statement holds at least half of the question's words (its subject's or its values'), the
+    words asking for the kind of value left aside ("called" of "what is the database called?" is
+    no "on-call") and those saying it changed ("new", "latest")."""
+    kind_words = {t for w in answer_type.asking_words(asked) for t in analyze(w)}
+    wanted = {t for t in question_terms if t not in kind_words and t not in CHANGE_WORDS}
+    if not wanted:
+        return True
+    got = s.subject | {t for v in s.value_set() for t in analyze(v)}
+    return len(got & wanted) >= ABOUT * len(wanted)
+
+
 def _says_changed(s: Statement) -> bool:
     """The statement says its value changed ("now", "moved", "switched", "from ... to")."""
     return bool(set(re.findall(r"[a-z]+", s.sentence.lower())) & CHANGE_VERBS) or bool(s.was)
@@ -301,16 +316,18 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
     both = sa.value_set() & sb.value_set()
     if question_terms and not shared & question_terms:
         return None
+    if question_terms and not (_about(sa, question_terms, asked) and _about(sb, question_terms, asked)):
+        return None
     # two subject words at least ("staging database"), or one that is all either says ("Priya is on
     # call" / "Tom is on call from this week")
     if len(shared) + len(both) < 2 and sa.subject != sb.subject:
         return None
-    if SHARE_OF == "question":
-        # a value the question names counts as a subject word ("Lily" of "Lily's piano lesson")
-        if len(shared & question_terms) + len(named & both) < \
-                SUBJECT_SHARE * (len((sa.subject | sb.subject) & question_terms) + len(named & (sa.value_set() | sb.value_set()))):
-            return None
-    elif len(shared) < SUBJECT_SHARE * min(len(sa.subject), len(sb.subject)):
+    # most of what either says of the question is said by both (a value the question names counts as a
+    # subject word: "Lily" of "Lily's piano lesson"), or most of the shorter one's subject
+    of_question = len(shared & question_terms) + len(named & both) >= \
+        SUBJECT_SHARE * (len((sa.subject | sb.subject) & question_terms) + len(named & (sa.value_set() | sb.value_set())))
+    of_shorter = len(shared) >= SUBJECT_SHARE * min(len(sa.subject), len(sb.subject))
+    if not (of_question if SHARE_OF == "question" else of_shorter if SHARE_OF == "shorter" else of_question or of_shorter):
         return None
     if OWN_WORDS == "strict":
         bar = min(weight(t) for t in shared)
@@ -408,22 +425,28 @@ def closed_label(old_text: str, new_text: str, until: date | None) -> str:
     return validity.label(until, best[1]) if best else ""
 
 
-def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated:
+def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated | None:
+    """The statement of a group that answers: the newest; for the past, the one said last before the
+    time asked (None when all came later: the group tells nothing of then), else the last before
+    the newest value."""
     if not past:
         return group[-1]
     if until is not None:
         held = [d for d in group if d.at < until]
-        return held[-1] if held else group[0]
+        return held[-1] if held else None
     # "before" asks for the value before the current one; the statements that repeat the newest value do not count
     older = [d for d in group if d.value != group[-1].value] or group[:-1]
     return older[-1]
 
 
 def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None], said: Sequence[str] = (),
-         labels: Sequence[str] = (), weight: Callable[[str], float] | None = None) -> Plan:
-    """How the chosen entries (``bodies``, best first, with ``times``) are answered from: see the module."""
+         labels: Sequence[str] = (), weight: Callable[[str], float] | None = None, optional: int = 0) -> Plan:
+    """How the chosen entries (``bodies``, best first, with ``times``) are answered from: see the module.
+    The last ``optional`` bodies are entries found beyond the chosen ones: one is in ``order`` only
+    when it holds the statement that answers (the newer value of a chosen entry's subject, or for the
+    past the older one)."""
     n = len(bodies)
-    out = Plan(list(range(n)), list(bodies), [labels[i] if i < len(labels) else "" for i in range(n)])
+    out = Plan(list(range(n - optional)), list(bodies), [labels[i] if i < len(labels) else "" for i in range(n)])
     qterms = frozenset(analyze(question))
     if n < 2 or not (asks_state(question) or asks_past(question)) or not qterms or sum(t is not None for t in times) < 2:
         return out
@@ -443,9 +466,15 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     if _ORIGINAL.search(question):
         until = None
     masked: dict[int, str] = {}
-    for g in gs:
-        answer = g[0] if past and _ORIGINAL.search(question) else _answering(g, past, until)
+    gs = [g for g in gs if any(d.body < n - optional for d in g)]   # about a chosen entry's subject
+    answering = [(g, g[0] if past and _ORIGINAL.search(question) else _answering(g, past, until)) for g in gs]
+    gs = [g for g, a in answering if a is not None]
+    for g, answer in answering:
+        if answer is None:
+            continue
         out.answers.append(answer)
+        if answer.body not in out.order:
+            out.order.append(answer.body)
         for d in g:
             if d.body != answer.body and d.value != answer.value:
                 text = masked.get(d.body, out.bodies[d.body])
@@ -456,13 +485,13 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
         newer = [d for d in g if d.at > answer.at and d.value != answer.value]
         if newer:
             out.labels[answer.body] = since_label(answer.statement, newer[0])
-        first = min(out.order.index(d.body) for d in g)
+        first = min(out.order.index(d.body) for d in g if d.body in out.order)
         at = out.order.index(answer.body)
         if at > first:
             out.order.insert(first, out.order.pop(at))
     for i, text in masked.items():
         out.bodies[i] = text
-    out.changed = True
+    out.changed = bool(gs)
     out.groups = gs
     return out
 

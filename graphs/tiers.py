@@ -161,13 +161,15 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
 
 def current_answer(tree, question: str, bodies: list[str], contexts: list[str] = (), said: list[str] = (),
                    labels: list[str] = (), before: list[tuple[str, str]] = (), after: list[tuple[str, str]] = (),
-                   times: list[datetime | None] | None = None) -> tuple[str, list[int]]:
+                   times: list[datetime | None] | None = None, optional: int = 0) -> tuple[str, list[int]]:
     """``pick_answer``'s answer and the order of the chosen entries it was picked in (the entry with
-    the statement that answers first among those about its subject)."""
+    the statement that answers first among those about its subject). The last ``optional`` entries
+    are found beyond the chosen ones (``further_look``): one is quoted and listed only when it holds
+    the statement that answers."""
     if times is None:
         times = [answer_current.time_of((), None, "", s) for s in said]
-    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree))
-    if p.changed:
+    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional)
+    if p.changed or optional:
         def ordered(xs):
             xs = list(xs)
             return [xs[i] for i in p.order if i < len(xs)]
@@ -276,6 +278,25 @@ def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
     return [e["title"] if "conversation" in kinds.get(e["path"], ()) else "" for e in evidence]
 
 
+# the most entries beyond the chosen ones read for a newer (or, for the past, older) statement of a
+# chosen one's subject: the rest of the search's hits (prefetch_limit), already ranked, only read
+FURTHER = 5
+
+
+def further_look(tree, question: str, hits: list[Hit], chosen: list[Hit],
+                 s: QuerySettings) -> tuple[list[dict[str, Any]], list[str], list[Hit]]:
+    """For a question about a state or the past, the search's next hits after the chosen ones (at most
+    ``FURTHER``), as evidence, texts and hits: the newer value of a subject is often said in a long
+    message that ranks below the short one it replaced. No new search: the hits are at hand, and each
+    costs one read."""
+    if not (answer_current.asks_state(question) or answer_current.asks_past(question)):
+        return [], [], []
+    taken = {h.path for h in chosen}
+    rest = [h for h in hits if h.kind == "entry" and h.path not in taken][:FURTHER]
+    evidence, bodies = evidence_of(tree, rest, s.replace(direct_max_entries=len(rest))) if rest else ([], [])
+    return evidence, bodies, rest
+
+
 def times_of(tree, chosen: list[Hit], said: list[str]) -> list[datetime | None]:
     """Per chosen entry, when it was said or written: a message's time (its sources), else the
     entry's ``validFrom`` or creation time (read only for an entry whose sources give none)."""
@@ -317,13 +338,17 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     an LLM. Returns ``(answer, text, sources, evidence)``."""
     evidence, bodies = evidence_of(tree, hits, s)
     chosen = chosen_hits(hits, s)
+    more = further_look(tree, question, hits, chosen, s)
+    evidence, bodies, chosen = evidence + more[0], bodies + more[1], chosen + more[2]
     said = said_of(hits, evidence)
     labels = closed_labels(tree, chosen, bodies)
     for e, h, lab in zip(evidence, chosen, labels):
         if h.label and lab != h.label and e["text"].startswith(h.label):
             e["text"] = lab + e["text"][len(h.label):]
-    answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels,
-                                   *messages_around(tree, evidence, said), times=times_of(tree, chosen, said))
+    before, after = messages_around(tree, evidence[:len(evidence) - len(more[0])], said)
+    before, after = before + [("", "")] * len(more[0]), after + [("", "")] * len(more[0])
+    answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels, before, after,
+                                   times=times_of(tree, chosen, said), optional=len(more[0]))
     answer = answer or first_sentence_rule(chosen[0])
     # the entry holding the value that answers comes first among those about its subject
     evidence = [evidence[i] for i in order if i < len(evidence)]
