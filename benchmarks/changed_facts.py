@@ -114,6 +114,7 @@ def score_dream(props: list[dict], facts: dict[str, list[dict]], gold: list[dict
 
 def run_conversation(conv: dict, qs: list[dict], gold: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
     from memgrove import Memory
+    from memgrove.tree.hygiene.scan import scan
     from memgrove.tree.hygiene.scan_corpus import read_corpus
 
     work = Path(tempfile.mkdtemp(prefix="memgrove-changed-facts-"))
@@ -123,6 +124,8 @@ def run_conversation(conv: dict, qs: list[dict], gold: list[dict]) -> tuple[list
             mem.embed()
             rows = [ask(mem, q) for q in qs]
             found = mem.dream(dry_run=True, use_model=False)["candidates"]
+            # a dream row names the entries; the scan it ran says which statements and values (same tree, same list)
+            said = {tuple(c.paths): c.evidence for c in scan(mem.tree, kinds="superseded")}
             corpus = read_corpus(mem.tree)
             msgs = {it.path: sorted(m.split("#", 1)[-1] for m in it.messages) for it in corpus.items}
             props = []
@@ -130,12 +133,13 @@ def run_conversation(conv: dict, qs: list[dict], gold: list[dict]) -> tuple[list
                 if c["kind"] != "superseded":
                     continue
                 newer, older = c["paths"][:2]
-                ev = c.get("evidence") or {}
+                ev = said.get(tuple(c["paths"]), {})
                 props.append({"conversation": conv["id"], "older": older, "newer": newer,
                               "older_messages": msgs.get(older, []), "newer_messages": msgs.get(newer, []),
                               "old_value": ev.get("old_value"), "new_value": ev.get("new_value"),
                               "old_statement": ev.get("old_statement"), "new_statement": ev.get("new_statement"),
-                              "confidence": c.get("confidence")})
+                              "statements": len(ev.get("statements") or [1]), "whole_entry": ev.get("whole_entry"),
+                              "op": (c.get("ops") or [{}])[0].get("op"), "confidence": c.get("confidence")})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     facts = {q["fact_id"]: q["history"] for q in qs if q["kind"] == "now"}
