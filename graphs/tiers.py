@@ -27,7 +27,7 @@ from memgrove.tree.ranking.hits import Hit
 from memgrove.tree.entries import validity
 from memgrove.tree.entries.validity import current_first
 
-from . import answer_current, answer_pick
+from . import answer_current, answer_pick, answer_when
 from .answer import Answer, short_answer, tier_label  # noqa: F401 - their home before answer.py
 from .settings import QuerySettings
 
@@ -167,7 +167,7 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
     are found beyond the chosen ones (``further_look``): one is quoted and listed only when it holds
     the statement that answers."""
     if times is None:
-        times = [answer_current.time_of((), None, "", s) for s in said]
+        times = [answer_when.time_of((), None, "", s) for s in said]
     p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional)
     if p.changed or optional:
         def ordered(xs):
@@ -289,7 +289,7 @@ def further_look(tree, question: str, hits: list[Hit], chosen: list[Hit],
     ``FURTHER``), as evidence, texts and hits: the newer value of a subject is often said in a long
     message that ranks below the short one it replaced. No new search: the hits are at hand, and each
     costs one read."""
-    if not (answer_current.asks_state(question) or answer_current.asks_past(question)):
+    if not (answer_when.asks_state(question) or answer_when.asks_past(question)):
         return [], [], []
     taken = {h.path for h in chosen}
     rest = [h for h in hits if h.kind == "entry" and h.path not in taken][:FURTHER]
@@ -303,14 +303,14 @@ def times_of(tree, chosen: list[Hit], said: list[str]) -> list[datetime | None]:
     out = []
     for i, h in enumerate(chosen):
         who = said[i] if i < len(said) else ""
-        at = answer_current.time_of(h.sources, None, "", "")
+        at = answer_when.time_of(h.sources, None, "", "")
         if at is None and not who:
             try:
                 e = tree.read(h.path)
-                at = answer_current.time_of((), e.extra, e.created_at, "")
+                at = answer_when.time_of((), e.extra, e.created_at, "")
             except Exception:  # noqa: BLE001 - a vanished entry: no time, never ordered
                 at = None
-        out.append(at or answer_current.time_of((), None, "", who))
+        out.append(at or answer_when.time_of((), None, "", who))
     return out
 
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from memgrove.graphs import answer_current as ac
+from memgrove.graphs import answer_current as ac, answer_when
 
 JAN, MAR, MAY = (datetime(2026, m, d, 10, tzinfo=timezone.utc) for m, d in ((1, 10), (3, 2), (5, 2)))
 
@@ -93,12 +93,12 @@ def test_a_closed_entrys_label_names_the_new_value():
 
 
 def test_the_time_of_an_entry_comes_from_its_sources_else_its_dates_else_its_label():
-    assert ac.time_of([{"kind": "conversation", "at": "2026-05-02T09:00:00Z"}]) == \
+    assert answer_when.time_of([{"kind": "conversation", "at": "2026-05-02T09:00:00Z"}]) == \
         datetime(2026, 5, 2, 9, tzinfo=timezone.utc)
     # a time memgrove made up (the time of curation) orders nothing
-    assert ac.time_of([{"at": "2026-05-02T09:00:00Z", "generated": "time"}]) is None
-    assert ac.time_of([], {"validFrom": "2026-03-02"}, "2026-01-01T00:00:00Z") == datetime(2026, 3, 2, tzinfo=timezone.utc)
-    assert ac.time_of([], None, "", "Ana, 2 May 2026") == datetime(2026, 5, 2, tzinfo=timezone.utc)
+    assert answer_when.time_of([{"at": "2026-05-02T09:00:00Z", "generated": "time"}]) is None
+    assert answer_when.time_of([], {"validFrom": "2026-03-02"}, "2026-01-01T00:00:00Z") == datetime(2026, 3, 2, tzinfo=timezone.utc)
+    assert answer_when.time_of([], None, "", "Ana, 2 May 2026") == datetime(2026, 5, 2, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize("question, past", [
@@ -109,7 +109,7 @@ def test_the_time_of_an_entry_comes_from_its_sources_else_its_dates_else_its_lab
     ("Which port did staging use before 24 April 2026?", True), ("What port did we use to have?", True),
 ])
 def test_what_asks_about_the_past(question, past):
-    assert ac.asks_past(question) is past
+    assert answer_when.asks_past(question) is past
 
 
 def test_through_a_query_without_a_model(mem):
