@@ -123,3 +123,42 @@ def test_through_a_query_without_a_model(mem):
     before = mem.query("Which port did the staging database use before?")
     assert "5432" in before.answer and "(until 2 May 2026; since then: 6543)" in before.answer
     assert "Tom" in mem.query("Who is on call?").answer
+
+
+def test_a_time_asked_before_every_value_tells_nothing():
+    p = ac.plan("Which port did the staging database listen on in 2025?", [OLD, NEW], [JAN, MAY])
+    assert not p.changed and p.bodies == [OLD, NEW]
+
+
+def test_an_entry_found_beyond_the_chosen_ones_is_added_only_when_it_answers():
+    q = "Which port does the staging database listen on?"
+    p = ac.plan(q, [OLD, CHITCHAT, NEW], [JAN, MAR, MAY], optional=1)
+    assert p.order[0] == 2 and set(p.order) == {0, 1, 2}          # the newer value, found further, leads
+    p = ac.plan(q, [NEW, CHITCHAT, OLD], [MAY, MAR, JAN], optional=1)
+    assert p.order == [0, 1]            # an older one, for now, is not added
+    p = ac.plan("Which port did the staging database use before?", [NEW, CHITCHAT, OLD], [MAY, MAR, JAN], optional=1)
+    assert p.order[0] == 2 and p.labels[2] == "(until 2 May 2026; since then: 6543)"
+
+
+def test_the_statement_that_answers_leads_when_the_picker_chose_another_subject():
+    p = _plan("Which port does the staging database listen on?")
+    assert p.lead("…", "The dashboard got a dark mode. (Ana, 2 May 2026)").sentence.startswith("Staging database now")
+    assert p.lead("…", "Staging database now listens on port 6543 since the migration. (Ana, 2 May 2026)") is None
+
+
+def test_a_sentence_is_split_into_clauses_where_it_states_two_things():
+    assert ac.clauses("The dentist appointment is on March 14 at 9:00, and Lily's piano lesson is on Wednesdays.") == \
+        ["The dentist appointment is on March 14 at 9:00", "and Lily's piano lesson is on Wednesdays."]
+    # "which" keeps its subject: "the docs, which are hosted on Read the Docs"
+    assert len(ac.clauses("I keep the docs, which are hosted on Read the Docs.")) == 1
+
+
+def test_values_side_by_side_are_one_and_a_date_beside_the_value_asked_is_when_it_holds():
+    p = ac.plan("When is the maintainers' sync?", ["Our maintainers' sync stays on Thursdays at 16:00 UTC, same link.",
+                                                  "The maintainers' sync moves to Tuesdays at 15:00 UTC, same link."],
+                [JAN, MAY])
+    assert p.changed and "Thursdays" not in p.bodies[0]
+    p = ac.plan("How much is our rent?", ["Our rent is $1,850 a month until the lease ends in August.",
+                                          "The lease renewal letter came: rent will be $1,975 a month from March."],
+                [JAN, MAY], ["Maya, x", "Maya, x"])
+    assert p.changed and "1,850" not in p.bodies[0]
