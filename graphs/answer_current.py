@@ -128,11 +128,19 @@ def clauses(sentence: str) -> list[str]:
     return [c.strip(" ,;") for c in _CLAUSE.split(sentence) if c.strip(" ,;")]
 
 
+def mentions(question: str, text: str) -> bool:
+    """``text`` may hold a statement about what the question asks (the sieves of ``dated_statements``)."""
+    terms = frozenset(analyze(question))
+    return bool(terms) and bool(_mentions(terms).search(text)) and \
+        _may_be_about(text, wanted(terms, answer_type.asked(question)))
+
+
 def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], said: Sequence[str],
-                     question_terms: frozenset[str]) -> list[Dated]:
-    """The statements (clauses) of ``bodies`` that give a value and hold a word of the question, with
-    their times. Only the sentences with a word like one of the question's are analyzed: a statement
-    costs about 0.15 ms, and eight thousand characters of five entries hold hundreds of sentences."""
+                     question_terms: frozenset[str], want: frozenset[str] = frozenset()) -> list[Dated]:
+    """The statements (clauses) of ``bodies`` that give a value, hold a word of the question and
+    ``ABOUT`` of the words ``want``ed (``wanted``), with their times. Only the sentences with words
+    like the question's are analyzed: a statement costs about 0.15 ms, and eight thousand characters
+    of five entries hold hundreds of sentences."""
     sieve = _mentions(question_terms)
     texts = [b[:READ_CHARS] if i < len(times) and times[i] else "" for i, b in enumerate(bodies)]
     kept = [[x for x in sentences(t) if sieve.search(x)] if sieve.search(t) else [] for t in texts]
@@ -150,8 +158,10 @@ def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], sa
             if x.rstrip().endswith("?"):
                 continue
             for c in clauses(x):
+                if not _may_be_about(c, want):
+                    continue
                 st = statement(c, proper, people)
-                if st.values and st.subject & question_terms:
+                if st.values and st.subject & question_terms and _about(st, want):
                     out.append(Dated(i, st, times[i], speakers[i], x))
     return out
 
@@ -182,16 +192,27 @@ def _one_value(sentence: str, values: list[str]) -> bool:
     return all(a >= 0 for a, _ in spans) and all(_JOINS.match(low[e:b]) for (_, e), (b, _) in zip(spans, spans[1:]))
 
 
-def _about(s: Statement, question_terms: frozenset[str], asked: str | None) -> bool:
-    """The statement holds at least half of the question's words (its subject's or its values'), the
-    words asking for the kind of value left aside ("called" of "what is the database called?" is
-    no "on-call") and those saying it changed ("new", "latest")."""
+@lru_cache(maxsize=256)
+def wanted(question_terms: frozenset[str], asked: str | None) -> frozenset[str]:
+    """The question's words a statement about what it asks holds: less those asking for the kind of
+    value ("called" of "what is the database called?" is no "on-call") and those saying it changed
+    ("new", "latest")."""
     kind_words = {t for w in answer_type.asking_words(asked) for t in analyze(w)}
-    wanted = {t for t in question_terms if t not in kind_words and t not in CHANGE_WORDS}
-    if not wanted:
+    return frozenset(t for t in question_terms if t not in kind_words and t not in CHANGE_WORDS)
+
+
+def _about(s: Statement, want: frozenset[str]) -> bool:
+    """The statement holds at least ``ABOUT`` of the words wanted (its subject's or its values')."""
+    if not want:
         return True
     got = s.subject | {t for v in s.value_set() for t in analyze(v)}
-    return len(got & wanted) >= ABOUT * len(wanted)
+    return len(got & want) >= ABOUT * len(want)
+
+
+def _may_be_about(text: str, want: frozenset[str]) -> bool:
+    """A cheap sieve before ``_about``: enough of the wanted words' starts stand in ``text``."""
+    low = text.lower()
+    return sum(t[:max(3, len(t) - 2)] in low for t in want) >= ABOUT * len(want)
 
 
 def _says_changed(s: Statement) -> bool:
@@ -218,8 +239,6 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
     shared = sa.subject & sb.subject
     both = sa.value_set() & sb.value_set()
     if question_terms and not shared & question_terms:
-        return None
-    if question_terms and not (_about(sa, question_terms, asked) and _about(sb, question_terms, asked)):
         return None
     # two subject words at least ("staging database"), or one that is all either says ("Priya is on
     # call" / "Tom is on call from this week")
@@ -345,14 +364,15 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     qterms = frozenset(analyze(question))
     if n < 2 or not (asks_state(question) or asks_past(question)) or not qterms or sum(t is not None for t in times) < 2:
         return out
-    found = dated_statements(bodies, times, said, qterms)
+    asked = answer_type.asked(question)
+    found = dated_statements(bodies, times, said, qterms, wanted(qterms, asked))
     if len(found) < 2:
         return out
     # a value the question names is what it is about ("Alice's phone"), but for the value it is asked
     # against ("who maintained the parser before Noor?")
     low = " " + " ".join(_WORD.findall(_AGAINST.sub(" ", question).casefold())) + " "
     named = frozenset(v for d in found for v in d.statement.value_set() if f" {v} " in low)
-    gs = groups(found, qterms, weight or (lambda t: 1.0), answer_type.asked(question), named)
+    gs = groups(found, qterms, weight or (lambda t: 1.0), asked, named)
     if not gs:
         return out
     past = asks_past(question)
@@ -391,5 +411,5 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     return out
 
 
-__all__ = ["Dated", "Plan", "closed_label", "clauses", "dated_statements", "groups", "plan", "same_subject", "since_label",
+__all__ = ["Dated", "Plan", "closed_label", "clauses", "dated_statements", "groups", "mentions", "plan", "wanted", "same_subject", "since_label",
            "value_as_written"]

@@ -111,12 +111,15 @@ PICK_CHARS = 8_000
 NEAR_CHARS = 2_000
 
 
-def _entry_text(tree, path: str) -> str:
+def _entry_text(tree, path: str, read: dict | None = None) -> str:
+    """An entry's text; ``read`` keeps the entry (or None) for the next look at it in the same answer."""
     try:
         entry = tree.read(path)
     except Exception:  # noqa: BLE001 - a vanished entry: fall back to the excerpt
-        return ""
-    return (entry.body or entry.summary).strip()
+        entry = None
+    if read is not None:
+        read[path] = entry
+    return (entry.body or entry.summary).strip() if entry is not None else ""
 
 
 def _clip(text: str, limit: int) -> str:
@@ -241,11 +244,13 @@ def messages_around(tree, evidence: list[dict[str, Any]],
     return before, after
 
 
-def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
-    """The chosen entries as evidence (``{"path", "title", "refs", "text"}``), and their full texts."""
+def evidence_of(tree, hits: list[Hit], s: QuerySettings,
+                read: dict | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The chosen entries as evidence (``{"path", "title", "refs", "text"}``), and their full texts
+    (``read``: where the entries read are kept)."""
     evidence, bodies = [], []
     for h in chosen_hits(hits, s):
-        full = _entry_text(tree, h.path) or h.excerpt
+        full = _entry_text(tree, h.path, read) or h.excerpt
         refs = [str(src["ref"]) for src in h.sources if src.get("ref")]
         text = _clip(full, s.direct_max_chars)
         evidence.append({"path": h.path, "title": h.title, "refs": refs, "text": f"{h.label}\n{text}" if h.label else text})
@@ -283,33 +288,34 @@ def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
 FURTHER = 5
 
 
-def further_look(tree, question: str, hits: list[Hit], chosen: list[Hit],
-                 s: QuerySettings) -> tuple[list[dict[str, Any]], list[str], list[Hit]]:
+def further_look(tree, question: str, hits: list[Hit], chosen: list[Hit], s: QuerySettings,
+                 read: dict | None = None) -> tuple[list[dict[str, Any]], list[str], list[Hit]]:
     """For a question about a state or the past, the search's next hits after the chosen ones (at most
     ``FURTHER``), as evidence, texts and hits: the newer value of a subject is often said in a long
     message that ranks below the short one it replaced. No new search: the hits are at hand, and each
-    costs one read."""
+    costs one read, only for a hit whose title, summary or excerpt holds a word like the question's."""
     if not (answer_when.asks_state(question) or answer_when.asks_past(question)):
         return [], [], []
     taken = {h.path for h in chosen}
     rest = [h for h in hits if h.kind == "entry" and h.path not in taken][:FURTHER]
-    evidence, bodies = evidence_of(tree, rest, s.replace(direct_max_entries=len(rest))) if rest else ([], [])
+    rest = [h for h in rest if answer_current.mentions(question, f"{h.title} {h.summary} {h.excerpt}")]
+    evidence, bodies = evidence_of(tree, rest, s.replace(direct_max_entries=len(rest)), read) if rest else ([], [])
     return evidence, bodies, rest
 
 
-def times_of(tree, chosen: list[Hit], said: list[str]) -> list[datetime | None]:
+def times_of(tree, chosen: list[Hit], said: list[str], read: dict | None = None) -> list[datetime | None]:
     """Per chosen entry, when it was said or written: a message's time (its sources), else the
-    entry's ``validFrom`` or creation time (read only for an entry whose sources give none)."""
+    entry's ``validFrom`` or creation time (``read``: the entries already read; another is read)."""
     out = []
+    read = {} if read is None else read
     for i, h in enumerate(chosen):
         who = said[i] if i < len(said) else ""
         at = answer_when.time_of(h.sources, None, "", "")
         if at is None and not who:
-            try:
-                e = tree.read(h.path)
-                at = answer_when.time_of((), e.extra, e.created_at, "")
-            except Exception:  # noqa: BLE001 - a vanished entry: no time, never ordered
-                at = None
+            if h.path not in read:
+                _entry_text(tree, h.path, read)
+            e = read.get(h.path)
+            at = answer_when.time_of((), e.extra, e.created_at, "") if e is not None else None
         out.append(at or answer_when.time_of((), None, "", who))
     return out
 
@@ -336,9 +342,12 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
                     gaps: str) -> tuple[str, str, list[str], list[dict[str, Any]]]:
     """The best entries, quoted, led by the sentence that answers: tier 2, and tiers 3–4 without
     an LLM. Returns ``(answer, text, sources, evidence)``."""
-    evidence, bodies = evidence_of(tree, hits, s)
+    read: dict = {}
+    evidence, bodies = evidence_of(tree, hits, s, read)
     chosen = chosen_hits(hits, s)
-    more = further_look(tree, question, hits, chosen, s)
+    # what holds now, or held then: only such a question is answered by the current value
+    timed = answer_when.asks_state(question) or answer_when.asks_past(question)
+    more = further_look(tree, question, hits, chosen, s, read) if timed else ([], [], [])
     evidence, bodies, chosen = evidence + more[0], bodies + more[1], chosen + more[2]
     said = said_of(hits, evidence)
     labels = closed_labels(tree, chosen, bodies)
@@ -348,7 +357,8 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     before, after = messages_around(tree, evidence[:len(evidence) - len(more[0])], said)
     before, after = before + [("", "")] * len(more[0]), after + [("", "")] * len(more[0])
     answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels, before, after,
-                                   times=times_of(tree, chosen, said), optional=len(more[0]))
+                                   times=times_of(tree, chosen, said, read) if timed else [None] * len(chosen),
+                                   optional=len(more[0]))
     answer = answer or first_sentence_rule(chosen[0])
     # the entry holding the value that answers comes first among those about its subject
     evidence = [evidence[i] for i in order if i < len(evidence)]
