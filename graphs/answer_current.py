@@ -79,6 +79,8 @@ class Plan:
     groups: list[list[Dated]] = field(default_factory=list)
     masked: list[str] = field(default_factory=list)   # the statements left out, for the messages around too
     answers: list[Dated] = field(default_factory=list)   # per group, the statement that answers
+    # a statement dream recorded as replaced -> its label, added when the answer quotes it
+    quoted_labels: dict[str, str] = field(default_factory=dict)
 
     def lead(self, question: str, shown: str) -> Dated | None:
         """The statement that answers (of the group whose answer holds most of the question's words),
@@ -339,6 +341,45 @@ def closed_label(old_text: str, new_text: str, until: date | None) -> str:
     return validity.label(until, best[1]) if best else ""
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A statement of a chosen entry that an approved ``dream`` finding recorded as replaced
+    (``supersededStatements``: the entry stays open for what else it says)."""
+
+    body: int
+    sentence: str
+    new_value: str
+    since: date | None
+    newer_here: bool     # the entry that replaced it is among those answered from
+
+
+def recorded_of(extra: dict, body: int, paths: Sequence[str]) -> list[Recorded]:
+    """The replaced statements an entry's ``supersededStatements`` records
+    (``[{"statement", "value", "by", "newValue", "since"}]``, tree/hygiene/find_superseded.py)."""
+    got = extra.get("supersededStatements") if isinstance(extra, dict) else None
+    out = []
+    for x in got if isinstance(got, list) else []:
+        if isinstance(x, dict) and x.get("statement"):
+            since = validity.valid_until({validity.VALID_UNTIL: x["since"]}) if x.get("since") else None
+            out.append(Recorded(body, str(x["statement"]), str(x.get("newValue") or ""), since, x.get("by") in paths))
+    return out
+
+
+def with_recorded(p: Plan, question: str, recorded: Sequence[Recorded]) -> Plan:
+    """``p`` with what dream recorded: for a question about now, a replaced statement whose newer entry
+    is among those answered from is left out (as ``plan`` leaves out an older value); quoted, it says
+    what replaced it ("(until 2 May 2026; since then: 6543)")."""
+    past = asks_past(question)
+    for r in recorded:
+        if r.new_value:
+            p.quoted_labels.setdefault(r.sentence, validity.label(r.since, r.new_value))
+        if not past and r.newer_here and asks_state(question) and r.sentence in p.bodies[r.body]:
+            p.bodies[r.body] = p.bodies[r.body].replace(r.sentence, " ", 1)
+            p.masked.append(r.sentence)
+            p.changed = True
+    return p
+
+
 def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated | None:
     """The statement of a group that answers: the newest; for the past, the one said last before the
     time asked (None when all came later: the group tells nothing of then), else the last before
@@ -411,5 +452,5 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     return out
 
 
-__all__ = ["Dated", "Plan", "closed_label", "clauses", "dated_statements", "groups", "mentions", "plan", "wanted", "same_subject", "since_label",
+__all__ = ["Dated", "Plan", "Recorded", "closed_label", "clauses", "dated_statements", "groups", "mentions", "plan", "recorded_of", "wanted", "with_recorded", "same_subject", "since_label",
            "value_as_written"]

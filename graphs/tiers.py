@@ -164,14 +164,17 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
 
 def current_answer(tree, question: str, bodies: list[str], contexts: list[str] = (), said: list[str] = (),
                    labels: list[str] = (), before: list[tuple[str, str]] = (), after: list[tuple[str, str]] = (),
-                   times: list[datetime | None] | None = None, optional: int = 0) -> tuple[str, list[int]]:
+                   times: list[datetime | None] | None = None, optional: int = 0,
+                   recorded: list = ()) -> tuple[str, list[int]]:
     """``pick_answer``'s answer and the order of the chosen entries it was picked in (the entry with
     the statement that answers first among those about its subject). The last ``optional`` entries
     are found beyond the chosen ones (``further_look``): one is quoted and listed only when it holds
-    the statement that answers."""
+    the statement that answers. ``recorded``: the statements dream recorded as replaced
+    (``answer_current.recorded_of``)."""
     if times is None:
         times = [answer_when.time_of((), None, "", s) for s in said]
     p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional)
+    p = answer_current.with_recorded(p, question, recorded)
     if p.changed or optional:
         def ordered(xs):
             xs = list(xs)
@@ -189,6 +192,9 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
         i = p.order.index(lead.body)
         text = _picked(tree, question, [lead.sentence or lead.statement.sentence], contexts[i:i + 1], said[i:i + 1],
                        labels[i:i + 1], [], []) or text
+    for sentence, label in p.quoted_labels.items():
+        if sentence in text and "(until " not in text:
+            text = f"{text} {label}"
     return text, p.order
 
 
@@ -303,6 +309,13 @@ def further_look(tree, question: str, hits: list[Hit], chosen: list[Hit], s: Que
     return evidence, bodies, rest
 
 
+def recorded_in(chosen: list[Hit], read: dict) -> list:
+    """The statements of the chosen entries an approved ``dream`` finding recorded as replaced."""
+    paths = [h.path for h in chosen]
+    return [r for i, h in enumerate(chosen) if read.get(h.path) is not None
+            for r in answer_current.recorded_of(read[h.path].extra, i, paths)]
+
+
 def times_of(tree, chosen: list[Hit], said: list[str], read: dict | None = None) -> list[datetime | None]:
     """Per chosen entry, when it was said or written: a message's time (its sources), else the
     entry's ``validFrom`` or creation time (``read``: the entries already read; another is read)."""
@@ -358,7 +371,7 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     before, after = before + [("", "")] * len(more[0]), after + [("", "")] * len(more[0])
     answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels, before, after,
                                    times=times_of(tree, chosen, said, read) if timed else [None] * len(chosen),
-                                   optional=len(more[0]))
+                                   optional=len(more[0]), recorded=recorded_in(chosen, read) if timed else [])
     answer = answer or first_sentence_rule(chosen[0])
     # the entry holding the value that answers comes first among those about its subject
     evidence = [evidence[i] for i in order if i < len(evidence)]

@@ -162,3 +162,34 @@ def test_values_side_by_side_are_one_and_a_date_beside_the_value_asked_is_when_i
                                           "The lease renewal letter came: rent will be $1,975 a month from March."],
                 [JAN, MAY], ["Maya, x", "Maya, x"])
     assert p.changed and "1,850" not in p.bodies[0]
+
+
+def test_a_statement_dream_recorded_as_replaced_is_left_out_for_now_and_quoted_with_its_new_value():
+    extra = {"supersededStatements": [{"statement": "The staging database listens on port 5432.", "value": "5432",
+                                       "by": "ops/new.md", "newValue": "6543", "since": "2026-05-02"}]}
+    recorded = ac.recorded_of(extra, 0, ["ops/old.md", "ops/new.md"])
+    assert recorded == [ac.Recorded(0, "The staging database listens on port 5432.", "6543",
+                                    datetime(2026, 5, 2).date(), True)]
+    now = ac.with_recorded(ac.Plan([0, 1], [OLD, "Something else entirely."], ["", ""]), "Which port does staging use?",
+                           recorded)
+    assert "5432" not in now.bodies[0] and now.changed
+    before = ac.with_recorded(ac.Plan([0, 1], [OLD, "x"], ["", ""]), "Which port did staging use before?", recorded)
+    assert "5432" in before.bodies[0]
+    assert before.quoted_labels == {"The staging database listens on port 5432.": "(until 2 May 2026; since then: 6543)"}
+    # the newer entry not among those answered from: the statement stays, and says what replaced it when quoted
+    far = ac.with_recorded(ac.Plan([0], [OLD], [""]), "Which port does staging use?",
+                           ac.recorded_of(extra, 0, ["ops/old.md"]))
+    assert "5432" in far.bodies[0] and far.quoted_labels
+
+
+def test_dreams_record_is_read_by_the_answer(mem):
+    msgs = [("m1", "2026-01-10T10:00:00Z", "Ana", OLD), ("m3", "2026-05-02T09:00:00Z", "Ana", NEW)]
+    mem.ingest(conversation={"id": "ops", "messages": [{"id": i, "speaker": sp, "text": t, "time": at}
+                                                       for i, at, sp, t in msgs]})
+    old = next(p for p in mem.tree.entry_paths() if p.endswith("m1.md"))
+    new = next(p for p in mem.tree.entry_paths() if p.endswith("m3.md"))
+    mem.curate([{"op": "UPDATE", "path": old, "reason": "dream: the backup time changed", "extra": {
+        "supersededStatements": [{"statement": "Backups run at 02:00 every night.", "value": "02:00", "by": new,
+                                  "newValue": "03:30", "since": "2026-05-02"}]}}])
+    a = mem.query("When did backups run before?")
+    assert "02:00" in a.answer and "(until 2 May 2026; since then: 03:30)" in a.answer
