@@ -395,15 +395,24 @@ def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated 
 
 
 def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None], said: Sequence[str] = (),
-         labels: Sequence[str] = (), weight: Callable[[str], float] | None = None, optional: int = 0) -> Plan:
+         labels: Sequence[str] = (), weight: Callable[[str], float] | None = None, optional: int = 0,
+         around: Sequence[tuple[str, datetime | None, str]] = ()) -> Plan:
     """How the chosen entries (``bodies``, best first, with ``times``) are answered from: see the module.
     The last ``optional`` bodies are entries found beyond the chosen ones: one is in ``order`` only
     when it holds the statement that answers (the newer value of a chosen entry's subject, or for the
-    past the older one)."""
+    past the older one). ``around``: the messages before and after chosen ones (text, time, label),
+    which the picker reads too: their statements count (BEAM's "150 commits" in the first part of a
+    long message, "165" in a later one) and are left out when they no longer answer, but no entry
+    of theirs is listed or led by."""
     n = len(bodies)
     out = Plan(list(range(n - optional)), list(bodies), [labels[i] if i < len(labels) else "" for i in range(n)])
+    if around:
+        bodies = [*bodies, *(t for t, _, _ in around)]
+        times = [*times, *([None] * (n - len(times))), *(at for _, at, _ in around)]
+        said = [*said, *([""] * (n - len(said))), *(lab for _, _, lab in around)]
     qterms = frozenset(analyze(question))
-    if n < 2 or not (asks_state(question) or asks_past(question)) or not qterms or sum(t is not None for t in times) < 2:
+    if len(bodies) < 2 or not (asks_state(question) or asks_past(question)) or not qterms \
+            or sum(t is not None for t in times) < 2:
         return out
     asked = answer_type.asked(question)
     found = dated_statements(bodies, times, said, qterms, wanted(qterms, asked))
@@ -428,19 +437,22 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     for g, answer in answering:
         if answer is None:
             continue
-        out.answers.append(answer)
-        if answer.body not in out.order:
+        if answer.body < n:
+            out.answers.append(answer)
+        if answer.body not in out.order and answer.body < n:
             out.order.append(answer.body)
         for d in g:
             if d.body != answer.body and d.value != answer.value:
-                text = masked.get(d.body, out.bodies[d.body])
                 whole = d.sentence or d.statement.sentence
                 out.masked.append(whole)
+                text = masked.get(d.body, out.bodies[d.body]) if d.body < n else ""
                 if whole in text:
                     masked[d.body] = text.replace(whole, " ", 1)
         newer = [d for d in g if d.at > answer.at and d.value != answer.value]
-        if newer:
+        if newer and answer.body < n:
             out.labels[answer.body] = since_label(answer.statement, newer[0])
+        if answer.body >= n or not any(d.body in out.order for d in g):
+            continue
         first = min(out.order.index(d.body) for d in g if d.body in out.order)
         at = out.order.index(answer.body)
         if at > first:

@@ -31,16 +31,32 @@ def time_of(sources: Sequence[dict], extra: dict | None = None, created: str = "
             said: str = "") -> datetime | None:
     """When an entry's statements were made: the latest time its sources give (a conversation
     message's ``at``), else its ``validFrom``, its creation time, the day its label names."""
-    got = [_parse(str(s.get("at") or "")) for s in sources or () if "time" not in str(s.get("generated", ""))]
-    got = [g for g in got if g is not None]
+    got = [(t + _in_order(str(s.get("ref") or "")), s) for s in sources or ()
+           if "time" not in str(s.get("generated", "")) for t in [_parse(str(s.get("at") or ""))] if t is not None]
     if got:
-        return max(got)
+        return max(t for t, _ in got)
     for raw in ((extra or {}).get("validFrom"), created):
         t = _parse(str(raw or ""))
         if t is not None:
             return t
     day = dates.day_of(said) if said else None
     return datetime(day.year, day.month, day.day, tzinfo=timezone.utc) if day else None
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _in_order(ref: str) -> timedelta:
+    """Messages of one time (a chat export dating its sessions, not its messages: BEAM's 148 and 182
+    both "25 April 2024") keep the order of their ids ("conv#148" before "conv#182", "D1:3" before
+    "D1:12"): a few microseconds each, never a second, so they order nothing said at another time."""
+    digits = _DIGITS.findall(ref.rpartition("#")[2])
+    if not digits:
+        return timedelta(0)
+    seq = 0
+    for d in digits[-2:]:
+        seq = seq * 10_000 + min(int(d), 9_999)
+    return timedelta(microseconds=min(seq, 999_999))
 
 
 def _parse(raw: str) -> datetime | None:

@@ -16,7 +16,7 @@ import json
 import re
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +173,11 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
     (``answer_current.recorded_of``)."""
     if times is None:
         times = [answer_when.time_of((), None, "", s) for s in said]
-    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional)
+    # the messages around a chosen one, just before and after it in time (the picker reads them too)
+    tick = timedelta(microseconds=1)
+    around = [(text, at + step, title) for (b, a), at in zip(zip(before, after), times) if at is not None
+              for (text, title), step in ((b, -tick), (a, tick)) if text]
+    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, around)
     p = answer_current.with_recorded(p, question, recorded)
     if p.changed or optional:
         def ordered(xs):
