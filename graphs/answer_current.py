@@ -341,6 +341,21 @@ def closed_label(old_text: str, new_text: str, until: date | None) -> str:
     return validity.label(until, best[1]) if best else ""
 
 
+# a sentence longer than this is quoted by its clause that answers (a run-on chat sentence of ten
+# clauses holds its answer in one)
+QUOTE_WORDS = 40
+_LEADING = re.compile(r"^(?:and|but|so|while|whereas|although|though|plus)\s+", re.I)
+
+
+def quotable(d: Dated) -> str:
+    """What a statement that answers is quoted as: its sentence, or its clause when the sentence is long."""
+    whole = d.sentence or d.statement.sentence
+    if len(whole.split()) <= QUOTE_WORDS:
+        return whole
+    clause = _LEADING.sub("", d.statement.sentence.strip())
+    return clause[:1].upper() + clause[1:]
+
+
 @dataclass(frozen=True)
 class Recorded:
     """A statement of a chosen entry that an approved ``dream`` finding recorded as replaced
@@ -451,9 +466,12 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
         newer = [d for d in g if d.at > answer.at and d.value != answer.value]
         if newer and answer.body < n:
             out.labels[answer.body] = since_label(answer.statement, newer[0])
-        if answer.body >= n or not any(d.body in out.order for d in g):
+        # the entry with the answer goes above those with other values (one restating the answer's value
+        # keeps its place: BEAM's "the first sprint ends on March 29" ranked first, said again later)
+        others = [out.order.index(d.body) for d in g if d.body in out.order and d.value != answer.value]
+        if answer.body >= n or not others:
             continue
-        first = min(out.order.index(d.body) for d in g if d.body in out.order)
+        first = min(others)
         at = out.order.index(answer.body)
         if at > first:
             out.order.insert(first, out.order.pop(at))
@@ -464,5 +482,5 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     return out
 
 
-__all__ = ["Dated", "Plan", "Recorded", "closed_label", "clauses", "dated_statements", "groups", "mentions", "plan", "recorded_of", "wanted", "with_recorded", "same_subject", "since_label",
+__all__ = ["Dated", "Plan", "Recorded", "closed_label", "clauses", "dated_statements", "groups", "mentions", "plan", "quotable", "recorded_of", "wanted", "with_recorded", "same_subject", "since_label",
            "value_as_written"]

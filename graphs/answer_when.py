@@ -72,8 +72,21 @@ def _parse(raw: str) -> datetime | None:
 
 # -- what the question asks ---------------------------------------------------------
 
+# "Have I ever met Kelly ...?", "Have I completed any coin toss problems before?": whether something
+# happened at all, not a value then or now (BEAM's contradiction questions: the rule turned "I've never
+# completed any coin toss problems before" into a later statement about coin tosses)
+_EVER = re.compile(r"\bever\b|^\W*(?:have|has|had|did)\b.*\bbefore\W*$", re.I)
+
+
+def asks_ever(question: str) -> bool:
+    """The question asks whether something ever happened."""
+    return bool(_EVER.search(question))
+
+
 def asks_past(question: str) -> bool:
     """The question asks how things were ("before", "originally", "used to", "in March", "last year")."""
+    if asks_ever(question):
+        return False
     return validity.asks_about_past(question) or bool(
         _MONTH_ASKED.search(question) or _MONTH_BOUND.search(question) or _LAST.search(question)
         or dates.dates_asked(question) or dates.bounds_asked(question) or ORIGINAL.search(question))
@@ -96,7 +109,7 @@ def asks_state(question: str) -> bool:
     """The question asks what holds (now, or at a time it names), not what happened: the rule
     applies to these ("what inspired Caroline's painting?" asks about an event, and a newer
     statement about painting is no newer value of it)."""
-    if _EVENT.search(question) or _PAST_VERB.search(question):
+    if _EVENT.search(question) or _PAST_VERB.search(question) or asks_ever(question):
         return False
     return bool(_STATE.search(question) or _PRESENT_VERB.search(question))
 
@@ -135,4 +148,4 @@ def asked_time(question: str, now: datetime | None) -> datetime | None:
     return None
 
 
-__all__ = ["ORIGINAL", "asked_time", "asks_past", "asks_state", "time_of"]
+__all__ = ["ORIGINAL", "asked_time", "asks_ever", "asks_past", "asks_state", "time_of"]

@@ -176,7 +176,7 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
     # the messages around a chosen one, just before and after it in time (the picker reads them too)
     tick = timedelta(microseconds=1)
     around = [(text, at + step, title) for (b, a), at in zip(zip(before, after), times) if at is not None
-              for (text, title), step in ((b, -tick), (a, tick)) if text]
+              for (text, title), step in ((b, -tick), (a, tick)) if text] if AROUND else []
     p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, around)
     p = answer_current.with_recorded(p, question, recorded)
     if p.changed or optional:
@@ -194,7 +194,7 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
         # the picker chose a sentence about something else that matches as few of the question's words:
         # the statement giving the subject its value (then) is quoted instead, as the picker shows one
         i = p.order.index(lead.body)
-        text = _picked(tree, question, [lead.sentence or lead.statement.sentence], contexts[i:i + 1], said[i:i + 1],
+        text = _picked(tree, question, [answer_current.quotable(lead)], contexts[i:i + 1], said[i:i + 1],
                        labels[i:i + 1], [], []) or text
     for sentence, label in p.quoted_labels.items():
         if sentence in text and "(until " not in text:
@@ -293,6 +293,7 @@ def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
     return [e["title"] if "conversation" in kinds.get(e["path"], ()) else "" for e in evidence]
 
 
+AROUND = False
 # the most entries beyond the chosen ones read for a newer (or, for the past, older) statement of a
 # chosen one's subject: the rest of the search's hits (prefetch_limit), already ranked, only read
 FURTHER = 5
