@@ -223,6 +223,7 @@ def _says_changed(s: Statement) -> bool:
 
 
 # the statement kinds of value that answer a kind of question (answer_type.asked)
+# the kinds of statement value that answer each kind of question (answer_type.asked)
 _KINDS = {answer_type.NUMBER: ("number", "mixed"), answer_type.DURATION: ("number", "mixed"),
           answer_type.FREQUENCY: ("number", "mixed", "date"), answer_type.VERSION: ("number", "mixed"),
           answer_type.TIME: ("date", "number", "mixed"), answer_type.PERSON: ("name", "mixed"),
@@ -274,7 +275,12 @@ def same_subject(a: Dated, b: Dated, question_terms: frozenset[str], weight: Cal
         # a date changed beside the value asked says when it holds ("$1,850 until August" / "$1,975 from
         # March"); a name changed beside it is whose it is ("Alice's phone" / "Bob's phone"): two facts
         got = [g for g in got if g[0] != "date"]
-    return got[0] if len(got) == 1 else None
+    if len(got) != 1:
+        return None
+    # the value changed is of the kind asked ("how many sources": a number, not "Given" -> "Organizing")
+    if asked in _KINDS and got[0][0].split(":")[0] not in _KINDS[asked]:
+        return None
+    return got[0]
 
 
 def groups(said: list[Dated], question_terms: frozenset[str], weight: Callable[[str], float],
@@ -411,11 +417,14 @@ def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated 
 
 def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None], said: Sequence[str] = (),
          labels: Sequence[str] = (), weight: Callable[[str], float] | None = None, optional: int = 0,
-         around: Sequence[tuple[str, datetime | None, str]] = ()) -> Plan:
+         around: Sequence[tuple[str, datetime | None, str]] = (), echoes: Sequence[bool] = ()) -> Plan:
     """How the chosen entries (``bodies``, best first, with ``times``) are answered from: see the module.
     The last ``optional`` bodies are entries found beyond the chosen ones: one is in ``order`` only
     when it holds the statement that answers (the newer value of a chosen entry's subject, or for the
-    past the older one). ``around``: the messages before and after chosen ones (text, time, label),
+    past the older one). ``echoes``: per body, whether an AI assistant said it: an assistant restates
+    the user's values (BEAM's "Given that you have 45 sources in your Zotero library", a stale count,
+    after the user's "I've added 52 sources"), it does not change them; its statements are no value
+    of a subject. ``around``: the messages before and after chosen ones (text, time, label),
     which the picker reads too: their statements count (BEAM's "150 commits" in the first part of a
     long message, "165" in a later one) and are left out when they no longer answer, but no entry
     of theirs is listed or led by."""
@@ -430,6 +439,7 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
             or sum(t is not None for t in times) < 2:
         return out
     asked = answer_type.asked(question)
+    times = [None if i < len(echoes) and echoes[i] else t for i, t in enumerate(times)]
     found = dated_statements(bodies, times, said, qterms, wanted(qterms, asked))
     if len(found) < 2:
         return out

@@ -165,7 +165,7 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
 def current_answer(tree, question: str, bodies: list[str], contexts: list[str] = (), said: list[str] = (),
                    labels: list[str] = (), before: list[tuple[str, str]] = (), after: list[tuple[str, str]] = (),
                    times: list[datetime | None] | None = None, optional: int = 0,
-                   recorded: list = ()) -> tuple[str, list[int]]:
+                   recorded: list = (), echoes: list[bool] = ()) -> tuple[str, list[int]]:
     """``pick_answer``'s answer and the order of the chosen entries it was picked in (the entry with
     the statement that answers first among those about its subject). The last ``optional`` entries
     are found beyond the chosen ones (``further_look``): one is quoted and listed only when it holds
@@ -177,7 +177,7 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
     tick = timedelta(microseconds=1)
     around = [(text, at + step, title) for (b, a), at in zip(zip(before, after), times) if at is not None
               for (text, title), step in ((b, -tick), (a, tick)) if text] if AROUND else []
-    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, around)
+    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, around, echoes)
     p = answer_current.with_recorded(p, question, recorded)
     if p.changed or optional:
         def ordered(xs):
@@ -376,7 +376,8 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     before, after = before + [("", "")] * len(more[0]), after + [("", "")] * len(more[0])
     answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels, before, after,
                                    times=times_of(tree, chosen, said, read) if timed else [None] * len(chosen),
-                                   optional=len(more[0]), recorded=recorded_in(chosen, read) if timed else [])
+                                   optional=len(more[0]), recorded=recorded_in(chosen, read) if timed else [],
+                                   echoes=[any(src.get("role") == "assistant" for src in h.sources) for h in chosen])
     answer = answer or first_sentence_rule(chosen[0])
     # the entry holding the value that answers comes first among those about its subject
     evidence = [evidence[i] for i in order if i < len(evidence)]
