@@ -51,6 +51,8 @@ READ_CHARS = 8_000
 _WORD = re.compile(r"[^\W_]+(?:[.:/,-][^\W_]+)*")
 # "before Noor", "after 2.4.0": the value a question asks against names no subject
 _AGAINST = re.compile(r"\b(?:before|after|since|until|than|instead of|replaced by|other than)\s+(?:[A-Z0-9][\w.:-]*\s*)+")
+_ASKS = re.compile(r"^\W*(?:is|are|am|was|were|do|does|did|can|could|should|would|will|have|has|how|what|which|who|"
+                   r"whom|whose|where|when|why)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 
 
@@ -157,8 +159,8 @@ def dated_statements(bodies: Sequence[str], times: Sequence[datetime | None], sa
     out = []
     for i, xs in enumerate(kept):
         for x in xs:
-            if x.rstrip().endswith("?"):
-                continue
+            if x.rstrip().endswith("?") and _ASKS.match(x):
+                continue     # a question states nothing ("is staging still on 5432?"); "I've added 52 sources, how ...?" does
             for c in clauses(x):
                 if not _may_be_about(c, want):
                     continue

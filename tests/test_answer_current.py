@@ -193,3 +193,38 @@ def test_dreams_record_is_read_by_the_answer(mem):
                                   "newValue": "03:30", "since": "2026-05-02"}]}}])
     a = mem.query("When did backups run before?")
     assert "02:00" in a.answer and "(until 2 May 2026; since then: 03:30)" in a.answer
+
+
+def test_messages_of_one_time_keep_the_order_of_their_ids():
+    day = "2024-04-25"
+    assert answer_when.time_of([{"at": day, "ref": "chat#148"}]) < answer_when.time_of([{"at": day, "ref": "chat#182"}])
+    assert answer_when.time_of([{"at": day, "ref": "chat#D1:3"}]) < answer_when.time_of([{"at": day, "ref": "chat#D1:12"}])
+    # never across a second: what was said at another time keeps its order
+    assert answer_when.time_of([{"at": "2024-04-25T10:00:01Z", "ref": "chat#1"}]) > \
+        answer_when.time_of([{"at": "2024-04-25T10:00:00Z", "ref": "chat#9999"}])
+
+
+def test_the_value_changed_is_of_the_kind_asked_and_an_assistant_restates_none():
+    a = "Given that you have 45 sources in your Zotero library, tagged by theme."
+    b = "I've added 52 sources to my Zotero library, how can I organize them?"
+    q = "How many sources are in my Zotero library?"
+    assert ac.plan(q, [a, b], [JAN, MAY], ["user, x", "user, x"]).changed
+    assert not ac.plan(q, [b, a], [JAN, MAY], ["user, x", "assistant, x"], echoes=[False, True]).changed
+    # a name swapped is no answer to "how many"
+    assert not ac.plan(q, ["Organizing your sources in Zotero library helps.", "Groups of sources in Zotero library."],
+                       [JAN, MAY]).changed
+
+
+@pytest.mark.parametrize("question", ["Have I ever met Kelly at a book club?",
+                                      "Have I completed any coin toss problems before?"])
+def test_whether_something_ever_happened_is_no_question_about_a_value(question):
+    assert not answer_when.asks_state(question) and not answer_when.asks_past(question)
+
+
+def test_a_long_sentence_is_quoted_by_its_clause():
+    long = ("I reviewed the routing tutorials dated Feb 2024 and added error handlers for 404 and 500 with custom "
+            "responses for every endpoint of the API, and I've scheduled two-week sprints, first sprint ends March 29, "
+            "focusing on user registration and login.")
+    d = ac.Dated(0, ac.statement("and I've scheduled two-week sprints, first sprint ends March 29", frozenset()), JAN,
+                 sentence=long)
+    assert ac.quotable(d) == "I've scheduled two-week sprints, first sprint ends March 29"
