@@ -16,7 +16,7 @@ import json
 import re
 import sqlite3
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,14 @@ from memgrove.tree.index.cache import QueryCache, normalize_query
 from memgrove.tree.base.fsio import append_line
 from memgrove.tree.base.question_bound import logged
 from memgrove.tree.ranking.hits import Hit
-from memgrove.tree.entries import validity
 from memgrove.tree.entries.validity import current_first
 
-from . import answer_current, answer_pick, answer_when
+from . import answer_pick
+from .current import recorded as answer_recorded, statements as answer_current
+from .evidence import (FURTHER, NEAR_CHARS, PICK_CHARS, _clip, _entry_text, chosen_hits,  # noqa: F401 - their home
+                       closed_labels, contexts_of, evidence_of, evidence_of_paths, further_look, messages_around,
+                       recorded_in, said_of, times_of)
+from .current.when import asks_past, asks_state, time_of
 from .answer import Answer, short_answer, tier_label  # noqa: F401 - their home before answer.py
 from .settings import QuerySettings
 
@@ -102,41 +106,12 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 
 # -- answers without an LLM ----------------------------------------------------
 
-# The most of an entry's text the answer is picked from: a sentence beyond it is not worth
-# analyzing every sentence of a 10 MB entry for.
-PICK_CHARS = 8_000
-# The most of the messages around a chosen one that is read as its context (a message is short;
-# its context is the end of what was said before it and the start of the reply, not a whole
-# pasted document).
-NEAR_CHARS = 2_000
-
-
-def _entry_text(tree, path: str, read: dict | None = None) -> str:
-    """An entry's text; ``read`` keeps the entry (or None) for the next look at it in the same answer."""
-    try:
-        entry = tree.read(path)
-    except Exception:  # noqa: BLE001 - a vanished entry: fall back to the excerpt
-        entry = None
-    if read is not None:
-        read[path] = entry
-    return (entry.body or entry.summary).strip() if entry is not None else ""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
-
-
 def format_answer(summary: str, details: list[str], sources: list[str], gaps: str) -> str:
     parts = ["## Summary", summary.strip(), "", "## Details"]
     parts += details or ["(none)"]
     parts += ["", "## Sources"] + ([f"- {p}" for p in sources] or ["- (none)"])
     parts += ["", "## Gaps", gaps.strip() or "none"]
     return "\n".join(parts)
-
-
-def chosen_hits(hits: list[Hit], s: QuerySettings) -> list[Hit]:
-    """The entries an answer without a model is made of: the best ``direct_max_entries``."""
-    return [h for h in hits if h.kind == "entry"][: s.direct_max_entries] or hits[: s.direct_max_entries]
 
 
 def first_sentence_rule(hit: Hit) -> str:
@@ -170,15 +145,11 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
     the statement that answers first among those about its subject). The last ``optional`` entries
     are found beyond the chosen ones (``further_look``): one is quoted and listed only when it holds
     the statement that answers. ``recorded``: the statements dream recorded as replaced
-    (``answer_current.recorded_of``)."""
+    (``answer_recorded.recorded_of``)."""
     if times is None:
-        times = [answer_when.time_of((), None, "", s) for s in said]
-    # the messages around a chosen one, just before and after it in time (the picker reads them too)
-    tick = timedelta(microseconds=1)
-    around = [(text, at + step, title) for (b, a), at in zip(zip(before, after), times) if at is not None
-              for (text, title), step in ((b, -tick), (a, tick)) if text] if AROUND else []
-    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, around, echoes)
-    p = answer_current.with_recorded(p, question, recorded)
+        times = [time_of((), None, "", s) for s in said]
+    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, echoes)
+    p = answer_recorded.with_recorded(p, question, recorded)
     if p.changed or optional:
         def ordered(xs):
             xs = list(xs)
@@ -229,133 +200,6 @@ def _picked(tree, question: str, bodies: list[str], contexts: list[str], said: l
                                    [(b[:NEAR_CHARS], t) for b, t in after])
 
 
-def messages_around(tree, evidence: list[dict[str, Any]],
-                    said: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Per chosen entry that is a conversation's message (``said``), the message before it in its
-    session and the one after it, each with its title: the verbatim curator links each message to
-    the next one (``related``), so they are its backlink and its link in the same folder.
-    ``("", "")`` where there is none, and for entries that are no message."""
-    before, after = [], []
-    for e, who in zip(evidence, said):
-        found = [("", ""), ("", "")]
-        if who:
-            folder = e["path"].rpartition("/")[0]
-            try:
-                links = tree.links(e["path"])
-                for i, paths in enumerate((links[1], links[0])):
-                    near = [p for p in paths if p.rpartition("/")[0] == folder]
-                    if near:
-                        entry = tree.read(near[0])
-                        found[i] = ((entry.body or entry.summary).strip(), entry.title)
-            except Exception:  # noqa: BLE001 - a vanished or unreadable neighbour: no context
-                pass
-        before.append(found[0])
-        after.append(found[1])
-    return before, after
-
-
-def evidence_of(tree, hits: list[Hit], s: QuerySettings,
-                read: dict | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """The chosen entries as evidence (``{"path", "title", "refs", "text"}``), and their full texts
-    (``read``: where the entries read are kept)."""
-    evidence, bodies = [], []
-    for h in chosen_hits(hits, s):
-        full = _entry_text(tree, h.path, read) or h.excerpt
-        refs = [str(src["ref"]) for src in h.sources if src.get("ref")]
-        text = _clip(full, s.direct_max_chars)
-        evidence.append({"path": h.path, "title": h.title, "refs": refs, "text": f"{h.label}\n{text}" if h.label else text})
-        bodies.append(full)
-    return evidence, bodies
-
-
-def evidence_of_paths(tree, paths: list[str], s: QuerySettings) -> list[dict[str, Any]]:
-    """The entries a model's answer cites, as evidence (a vanished one is left out)."""
-    out = []
-    for p in paths:
-        try:
-            entry = tree.read(p)
-        except Exception:  # noqa: BLE001 - deleted since the model read it
-            continue
-        refs = [str(src["ref"]) for src in entry.sources if src.get("ref")]
-        out.append({"path": p, "title": entry.title, "refs": refs,
-                    "text": _clip((entry.body or entry.summary).strip(), s.direct_max_chars)})
-    return out
-
-
-def contexts_of(evidence: list[dict[str, Any]]) -> list[str]:
-    """What each chosen entry is about, beyond its sentences: its title and the words of its path."""
-    return [f"{e['title']} {e['path'].replace('/', ' ')}" for e in evidence]
-
-
-def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
-    """Per chosen entry, its title when it is a conversation's message (who said it, and when)."""
-    kinds = {h.path: {src.get("kind") for src in h.sources} for h in hits}
-    return [e["title"] if "conversation" in kinds.get(e["path"], ()) else "" for e in evidence]
-
-
-AROUND = False
-# the most entries beyond the chosen ones read for a newer (or, for the past, older) statement of a
-# chosen one's subject: the rest of the search's hits (prefetch_limit), already ranked, only read
-FURTHER = 5
-
-
-def further_look(tree, question: str, hits: list[Hit], chosen: list[Hit], s: QuerySettings,
-                 read: dict | None = None) -> tuple[list[dict[str, Any]], list[str], list[Hit]]:
-    """For a question about a state or the past, the search's next hits after the chosen ones (at most
-    ``FURTHER``), as evidence, texts and hits: the newer value of a subject is often said in a long
-    message that ranks below the short one it replaced. No new search: the hits are at hand, and each
-    costs one read, only for a hit whose title, summary or excerpt holds a word like the question's."""
-    if not (answer_when.asks_state(question) or answer_when.asks_past(question)):
-        return [], [], []
-    taken = {h.path for h in chosen}
-    rest = [h for h in hits if h.kind == "entry" and h.path not in taken][:FURTHER]
-    rest = [h for h in rest if answer_current.mentions(question, f"{h.title} {h.summary} {h.excerpt}")]
-    evidence, bodies = evidence_of(tree, rest, s.replace(direct_max_entries=len(rest)), read) if rest else ([], [])
-    return evidence, bodies, rest
-
-
-def recorded_in(chosen: list[Hit], read: dict) -> list:
-    """The statements of the chosen entries an approved ``dream`` finding recorded as replaced."""
-    paths = [h.path for h in chosen]
-    return [r for i, h in enumerate(chosen) if read.get(h.path) is not None
-            for r in answer_current.recorded_of(read[h.path].extra, i, paths)]
-
-
-def times_of(tree, chosen: list[Hit], said: list[str], read: dict | None = None) -> list[datetime | None]:
-    """Per chosen entry, when it was said or written: a message's time (its sources), else the
-    entry's ``validFrom`` or creation time (``read``: the entries already read; another is read)."""
-    out = []
-    read = {} if read is None else read
-    for i, h in enumerate(chosen):
-        who = said[i] if i < len(said) else ""
-        at = answer_when.time_of(h.sources, None, "", "")
-        if at is None and not who:
-            if h.path not in read:
-                _entry_text(tree, h.path, read)
-            e = read.get(h.path)
-            at = answer_when.time_of((), e.extra, e.created_at, "") if e is not None else None
-        out.append(at or answer_when.time_of((), None, "", who))
-    return out
-
-
-def closed_labels(tree, chosen: list[Hit], bodies: list[str]) -> list[str]:
-    """Per chosen entry, a closed one's label naming the value that replaced it ("(until 2 May 2026;
-    since then: 6543)"), found by comparing its statements with the newer entry's; the store's
-    label (the newer entry's title) where no one value changed."""
-    out = []
-    texts = {h.path: b for h, b in zip(chosen, bodies)}
-    for h in chosen:
-        lab = h.label
-        if lab and h.superseded_by:
-            newer = texts.get(h.superseded_by)
-            if newer is None:
-                newer = _entry_text(tree, h.superseded_by)
-            until = validity.valid_until({validity.VALID_UNTIL: h.valid_until}) if h.valid_until else None
-            lab = answer_current.closed_label(texts.get(h.path, ""), newer, until) or lab
-        out.append(lab)
-    return out
-
-
 def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
                     gaps: str) -> tuple[str, str, list[str], list[dict[str, Any]]]:
     """The best entries, quoted, led by the sentence that answers: tier 2, and tiers 3–4 without
@@ -364,7 +208,7 @@ def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
     evidence, bodies = evidence_of(tree, hits, s, read)
     chosen = chosen_hits(hits, s)
     # what holds now, or held then: only such a question is answered by the current value
-    timed = answer_when.asks_state(question) or answer_when.asks_past(question)
+    timed = asks_state(question) or asks_past(question)
     more = further_look(tree, question, hits, chosen, s, read) if timed else ([], [], [])
     evidence, bodies, chosen = evidence + more[0], bodies + more[1], chosen + more[2]
     said = said_of(hits, evidence)

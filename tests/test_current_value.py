@@ -1,4 +1,4 @@
-"""The current value first (graphs/answer_current.py): of statements giving one subject different
+"""The current value first (graphs/current/): of statements giving one subject different
 values, a question about now is answered by the newest, one about the past by the one that held
 then, on any memory, with or without a supersession recorded."""
 
@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from memgrove.graphs import answer_current as ac, answer_when
+from memgrove.graphs.current import recorded as answer_recorded, statements as ac, when as answer_when
 
 JAN, MAR, MAY = (datetime(2026, m, d, 10, tzinfo=timezone.utc) for m, d in ((1, 10), (3, 2), (5, 2)))
 
@@ -86,10 +86,10 @@ def test_the_time_asked_picks_the_value_that_held_then():
 
 
 def test_a_closed_entrys_label_names_the_new_value():
-    assert ac.closed_label(OLD, NEW, MAY.date()) == "(until 2 May 2026; since then: 6543)"
-    assert ac.closed_label("The office is at 12 Oak Road.", "The office moved to 3 Elm Street.", None) \
+    assert answer_recorded.closed_label(OLD, NEW, MAY.date()) == "(until 2 May 2026; since then: 6543)"
+    assert answer_recorded.closed_label("The office is at 12 Oak Road.", "The office moved to 3 Elm Street.", None) \
         == "(superseded; since then: 3 Elm Street)"
-    assert ac.closed_label(OLD, CHITCHAT, MAY.date()) == ""
+    assert answer_recorded.closed_label(OLD, CHITCHAT, MAY.date()) == ""
 
 
 def test_the_time_of_an_entry_comes_from_its_sources_else_its_dates_else_its_label():
@@ -167,18 +167,18 @@ def test_values_side_by_side_are_one_and_a_date_beside_the_value_asked_is_when_i
 def test_a_statement_dream_recorded_as_replaced_is_left_out_for_now_and_quoted_with_its_new_value():
     extra = {"supersededStatements": [{"statement": "The staging database listens on port 5432.", "value": "5432",
                                        "by": "ops/new.md", "newValue": "6543", "since": "2026-05-02"}]}
-    recorded = ac.recorded_of(extra, 0, ["ops/old.md", "ops/new.md"])
-    assert recorded == [ac.Recorded(0, "The staging database listens on port 5432.", "6543",
+    recorded = answer_recorded.recorded_of(extra, 0, ["ops/old.md", "ops/new.md"])
+    assert recorded == [answer_recorded.Recorded(0, "The staging database listens on port 5432.", "6543",
                                     datetime(2026, 5, 2).date(), True)]
-    now = ac.with_recorded(ac.Plan([0, 1], [OLD, "Something else entirely."], ["", ""]), "Which port does staging use?",
+    now = answer_recorded.with_recorded(ac.Plan([0, 1], [OLD, "Something else entirely."], ["", ""]), "Which port does staging use?",
                            recorded)
     assert "5432" not in now.bodies[0] and now.changed
-    before = ac.with_recorded(ac.Plan([0, 1], [OLD, "x"], ["", ""]), "Which port did staging use before?", recorded)
+    before = answer_recorded.with_recorded(ac.Plan([0, 1], [OLD, "x"], ["", ""]), "Which port did staging use before?", recorded)
     assert "5432" in before.bodies[0]
     assert before.quoted_labels == {"The staging database listens on port 5432.": "(until 2 May 2026; since then: 6543)"}
     # the newer entry not among those answered from: the statement stays, and says what replaced it when quoted
-    far = ac.with_recorded(ac.Plan([0], [OLD], [""]), "Which port does staging use?",
-                           ac.recorded_of(extra, 0, ["ops/old.md"]))
+    far = answer_recorded.with_recorded(ac.Plan([0], [OLD], [""]), "Which port does staging use?",
+                           answer_recorded.recorded_of(extra, 0, ["ops/old.md"]))
     assert "5432" in far.bodies[0] and far.quoted_labels
 
 

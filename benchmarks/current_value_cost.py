@@ -1,15 +1,15 @@
 #!/usr/bin/env python
-"""What the current-value rule (graphs/answer_current.py) adds to the answer step of a warm query.
+"""What the current-value rule (graphs/current/) adds to the answer step of a warm query.
 
-    python benchmarks/answer_current_cost.py --size 25000 --tree /tmp/current25k   # builds once, then reuses
-    python benchmarks/answer_current_cost.py --size 2000                           # quicker
+    python benchmarks/current_value_cost.py --size 25000 --tree /tmp/current25k   # builds once, then reuses
+    python benchmarks/current_value_cost.py --size 2000                           # quicker
 
 A memory of ``--size`` seeded synthetic entries (harness/synthetic.py, as benchmarks/scale.py
 builds them) plus the six conversations of the changed-facts set (benchmarks/data/changed_facts/),
 ranking by meaning off (its cost is the search's, not the answer step's). For each of the set's 90
 questions, the search runs once (``QueryPipeline.retrieve``), then the answer step
 (``tiers.evidence_answer``: the chosen entries read, the sentence picked) is timed with the rule
-and without it (``answer_current.plan`` replaced by one that changes nothing; the further look's
+and without it (``current.statements.plan`` replaced by one that changes nothing; the further look's
 reads skipped too), interleaved, ``--repeats`` times each after one warm-up: the medians per
 question, and their differences (median, p90, max). Raw rows go to benchmarks/runs/.
 """
@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from memgrove import Memory
-    from memgrove.graphs import answer_current, tiers
+    from memgrove.graphs import tiers
+    from memgrove.graphs.current import statements as answer_current
     from memgrove.graphs.pipeline import QueryPipeline
 
     folder = args.tree or Path(tempfile.mkdtemp(prefix="memgrove-current-cost-"))
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
                         "max": round(added[-1], 2)}}
     runs = HERE / "runs"
     runs.mkdir(exist_ok=True)
-    (runs / f"answer_current_cost_{args.size}.json").write_text(json.dumps({**out, "rows": rows}, indent=1))
+    (runs / f"current_value_cost_{args.size}.json").write_text(json.dumps({**out, "rows": rows}, indent=1))
     print(json.dumps(out, indent=1))
     return out
 

@@ -19,7 +19,7 @@ proxy" / "the preview auth proxy") unless the newer says it changed, and exactly
 changed ("5432" -> "6543"; "Alice's phone 555-1234" / "Bob's phone 555-9876" changes two; values
 side by side are one: "Thursdays at 16:00" -> "Tuesdays at 15:00"; a date beside the value asked
 is when it holds). Two statements in the first person by two speakers are each their own fact.
-Times come from the entries (answer_when.time_of): statements of one time are not ordered.
+Times come from the entries (``when.time_of``): statements of one time are not ordered.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import datetime
 from functools import lru_cache
 
 from memgrove.tree.entries import validity
 from memgrove.tree.hygiene.statement_values import (CHANGE_VERBS, CHANGE_WORDS, Statement, proper_words,
-                                                      replaced_values, sentences, statement, statements)
+                                                      replaced_values, sentences, statement)
 from memgrove.tree.text.analysis import analyze
 
-from . import answer_type
-from .answer_when import ORIGINAL, asked_time, asks_past, asks_state
+from .. import answer_type
+from .when import ORIGINAL, asked_time, asks_past, asks_state
 
 # the share of the question's words both statements say where either says one ("Lily's piano lesson":
 # 0.5 kept the restatements that drop a word; 1.0 lost "the bank raised our pre-approval" for "mortgage")
@@ -331,26 +331,6 @@ def since_label(old: Statement, new: Dated) -> str:
     return validity.label(new.at.date() if new.at else None, what)
 
 
-def closed_label(old_text: str, new_text: str, until: date | None) -> str:
-    """A closed entry's label naming what replaced it: ``(until 2 May 2026; since then: 6543)``,
-    the value its statement gives in the entry that closed it (``new_text``), or that statement
-    when more than one value changed; "" when no statement of the two is about one subject."""
-    proper = proper_words([old_text[:READ_CHARS], new_text[:READ_CHARS]])
-    olds = [Dated(0, s, None) for s in statements(old_text[:READ_CHARS], proper) if s.values and s.subject]
-    news = [Dated(1, s, None) for s in statements(new_text[:READ_CHARS], proper) if s.values and s.subject]
-    best: tuple[int, str] | None = None
-    for a in olds:
-        for b in news:
-            got = same_subject(a, b, frozenset(), lambda t: 1.0)
-            if got:
-                shared = len(a.statement.subject & b.statement.subject)
-                if best is None or shared > best[0]:
-                    best = (shared, value_as_written(got[2], b.statement.sentence))
-    return validity.label(until, best[1]) if best else ""
-
-
-# a sentence longer than this is quoted by its clause that answers (a run-on chat sentence of ten
-# clauses holds its answer in one)
 QUOTE_WORDS = 40
 _LEADING = re.compile(r"^(?:and|but|so|while|whereas|although|though|plus)\s+", re.I)
 
@@ -362,45 +342,6 @@ def quotable(d: Dated) -> str:
         return whole
     clause = _LEADING.sub("", d.statement.sentence.strip())
     return clause[:1].upper() + clause[1:]
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """A statement of a chosen entry that an approved ``dream`` finding recorded as replaced
-    (``supersededStatements``: the entry stays open for what else it says)."""
-
-    body: int
-    sentence: str
-    new_value: str
-    since: date | None
-    newer_here: bool     # the entry that replaced it is among those answered from
-
-
-def recorded_of(extra: dict, body: int, paths: Sequence[str]) -> list[Recorded]:
-    """The replaced statements an entry's ``supersededStatements`` records
-    (``[{"statement", "value", "by", "newValue", "since"}]``, tree/hygiene/find_superseded.py)."""
-    got = extra.get("supersededStatements") if isinstance(extra, dict) else None
-    out = []
-    for x in got if isinstance(got, list) else []:
-        if isinstance(x, dict) and x.get("statement"):
-            since = validity.valid_until({validity.VALID_UNTIL: x["since"]}) if x.get("since") else None
-            out.append(Recorded(body, str(x["statement"]), str(x.get("newValue") or ""), since, x.get("by") in paths))
-    return out
-
-
-def with_recorded(p: Plan, question: str, recorded: Sequence[Recorded]) -> Plan:
-    """``p`` with what dream recorded: for a question about now, a replaced statement whose newer entry
-    is among those answered from is left out (as ``plan`` leaves out an older value); quoted, it says
-    what replaced it ("(until 2 May 2026; since then: 6543)")."""
-    past = asks_past(question)
-    for r in recorded:
-        if r.new_value:
-            p.quoted_labels.setdefault(r.sentence, validity.label(r.since, r.new_value))
-        if not past and r.newer_here and asks_state(question) and r.sentence in p.bodies[r.body]:
-            p.bodies[r.body] = p.bodies[r.body].replace(r.sentence, " ", 1)
-            p.masked.append(r.sentence)
-            p.changed = True
-    return p
 
 
 def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated | None:
@@ -419,23 +360,18 @@ def _answering(group: list[Dated], past: bool, until: datetime | None) -> Dated 
 
 def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None], said: Sequence[str] = (),
          labels: Sequence[str] = (), weight: Callable[[str], float] | None = None, optional: int = 0,
-         around: Sequence[tuple[str, datetime | None, str]] = (), echoes: Sequence[bool] = ()) -> Plan:
+         echoes: Sequence[bool] = ()) -> Plan:
     """How the chosen entries (``bodies``, best first, with ``times``) are answered from: see the module.
     The last ``optional`` bodies are entries found beyond the chosen ones: one is in ``order`` only
     when it holds the statement that answers (the newer value of a chosen entry's subject, or for the
     past the older one). ``echoes``: per body, whether an AI assistant said it: an assistant restates
     the user's values (BEAM's "Given that you have 45 sources in your Zotero library", a stale count,
     after the user's "I've added 52 sources"), it does not change them; its statements are no value
-    of a subject. ``around``: the messages before and after chosen ones (text, time, label),
-    which the picker reads too: their statements count (BEAM's "150 commits" in the first part of a
-    long message, "165" in a later one) and are left out when they no longer answer, but no entry
-    of theirs is listed or led by."""
+    of a subject. The messages before and after chosen ones, which the picker reads too, are no
+    statements here: read as said just before and after them, they made BEAM's dev knowledge-update
+    answers worse (47.1% -> 41.2%), the stale restatements around a message leading."""
     n = len(bodies)
     out = Plan(list(range(n - optional)), list(bodies), [labels[i] if i < len(labels) else "" for i in range(n)])
-    if around:
-        bodies = [*bodies, *(t for t, _, _ in around)]
-        times = [*times, *([None] * (n - len(times))), *(at for _, at, _ in around)]
-        said = [*said, *([""] * (n - len(said))), *(lab for _, _, lab in around)]
     qterms = frozenset(analyze(question))
     if len(bodies) < 2 or not (asks_state(question) or asks_past(question)) or not qterms \
             or sum(t is not None for t in times) < 2:
@@ -464,24 +400,23 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     for g, answer in answering:
         if answer is None:
             continue
-        if answer.body < n:
-            out.answers.append(answer)
-        if answer.body not in out.order and answer.body < n:
+        out.answers.append(answer)
+        if answer.body not in out.order:
             out.order.append(answer.body)
         for d in g:
             if d.body != answer.body and d.value != answer.value:
                 whole = d.sentence or d.statement.sentence
                 out.masked.append(whole)
-                text = masked.get(d.body, out.bodies[d.body]) if d.body < n else ""
+                text = masked.get(d.body, out.bodies[d.body])
                 if whole in text:
                     masked[d.body] = text.replace(whole, " ", 1)
         newer = [d for d in g if d.at > answer.at and d.value != answer.value]
-        if newer and answer.body < n:
+        if newer:
             out.labels[answer.body] = since_label(answer.statement, newer[0])
         # the entry with the answer goes above those with other values (one restating the answer's value
         # keeps its place: BEAM's "the first sprint ends on March 29" ranked first, said again later)
         others = [out.order.index(d.body) for d in g if d.body in out.order and d.value != answer.value]
-        if answer.body >= n or not others:
+        if not others:
             continue
         first = min(others)
         at = out.order.index(answer.body)
@@ -494,5 +429,5 @@ def plan(question: str, bodies: Sequence[str], times: Sequence[datetime | None],
     return out
 
 
-__all__ = ["Dated", "Plan", "Recorded", "closed_label", "clauses", "dated_statements", "groups", "mentions", "plan", "quotable", "recorded_of", "wanted", "with_recorded", "same_subject", "since_label",
-           "value_as_written"]
+__all__ = ["Dated", "Plan", "clauses", "dated_statements", "groups", "mentions", "plan", "quotable", "same_subject",
+           "since_label", "value_as_written", "wanted"]
