@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     real_plan, real_look = answer_current.plan, tiers.further_look
 
-    def no_plan(question, bodies, times, said=(), labels=(), weight=None, optional=0):
+    def no_plan(question, bodies, times, said=(), labels=(), weight=None, optional=0, *rest, **kw):
         n = len(bodies)
         return answer_current.Plan(list(range(n - optional)), list(bodies), [labels[i] if i < len(labels) else ""
                                                                             for i in range(n)])

@@ -72,10 +72,10 @@ def _parse(raw: str) -> datetime | None:
 
 # -- what the question asks ---------------------------------------------------------
 
-# "Have I ever met Kelly ...?", "Have I completed any coin toss problems before?": whether something
-# happened at all, not a value then or now (BEAM's contradiction questions: the rule turned "I've never
-# completed any coin toss problems before" into a later statement about coin tosses)
-_EVER = re.compile(r"\bever\b|^\W*(?:have|has|had|did)\b.*\bbefore\W*$", re.I)
+# "Have I ever met Kelly ...?", "Have I completed any coin toss problems before?", "Did we ...?": whether
+# something happened at all, not a value then or now (BEAM's contradiction questions: the rule turned
+# "I've never completed any coin toss problems before" into a later statement about coin tosses)
+_EVER = re.compile(r"\bever\b|^\W*(?:have|has|had|did)\s+(?:i|we|you|he|she|they|it|my|our|your|the)\b", re.I)
 
 
 def asks_ever(question: str) -> bool:
