@@ -31,6 +31,7 @@ Raw per-question rows and proposals go to ``benchmarks/runs/changed_facts-<split
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shutil
@@ -46,6 +47,7 @@ RUNS = HERE / "runs"
 
 from harness.report import RESULTS, log, pct, publish, table  # noqa: E402
 
+ARMS = ("as curated", "approved")    # asked right after curating, then after approving every superseded proposal
 _ABBREV = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|St|vs|e\.g|i\.e|etc)\.$")
 _SAID = re.compile(r"\s*\([^()]*\d{4}[^()]*\)\s*$")      # "(Dana, 23 March 2026)" after the quote
 
@@ -112,6 +114,41 @@ def score_dream(props: list[dict], facts: dict[str, list[dict]], gold: list[dict
     return props, gold
 
 
+BASELINE_REV = "c584502"     # main before issue 44: dream compared whole one-line messages
+_BASELINE_MODULES = ("scan_corpus", "statement_values", "find_superseded")
+
+
+@functools.lru_cache(maxsize=1)
+def baseline_finder(rev: str = BASELINE_REV) -> Any:
+    """``find_superseded`` and ``read_corpus`` as they are at ``rev`` (git), loaded beside today's
+    (``memgrove.tree.hygiene._base_*``), with the overlap setting's default there: the dream of
+    before, in the same run."""
+    import subprocess
+    import types
+
+    loaded = {}
+    for name in _BASELINE_MODULES:
+        src = subprocess.run(["git", "show", f"{rev}:tree/hygiene/{name}.py"], cwd=HERE.parent, check=True,
+                             capture_output=True, text=True).stdout
+        for other in _BASELINE_MODULES:
+            src = src.replace(f"from .{other} import", f"from ._base_{other} import")
+        mod = types.ModuleType(f"memgrove.tree.hygiene._base_{name}")
+        mod.__package__ = "memgrove.tree.hygiene"
+        sys.modules[mod.__name__] = mod
+        exec(compile(src, f"{rev}:tree/hygiene/{name}.py", "exec"), mod.__dict__)
+        loaded[name] = mod
+    settings = subprocess.run(["git", "show", f"{rev}:tree/settings.py"], cwd=HERE.parent, check=True,
+                              capture_output=True, text=True).stdout
+    overlap = float(re.search(r"dream_supersede_overlap: float = setting\(([\d.]+)", settings).group(1))
+    return loaded["find_superseded"].find_superseded, loaded["scan_corpus"].read_corpus, overlap
+
+
+def baseline_proposals(tree: Any) -> list[tuple[str, str]]:
+    """(older, newer) paths ``dream --dry-run`` proposed as superseded at ``BASELINE_REV``."""
+    find, read, overlap = baseline_finder()
+    return [(c.paths[1], c.paths[0]) for c in find(read(tree), tree.settings.replace(dream_supersede_overlap=overlap))]
+
+
 def run_conversation(conv: dict, qs: list[dict], gold: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
     from memgrove import Memory
     from memgrove.tree.hygiene.scan import scan
@@ -119,32 +156,49 @@ def run_conversation(conv: dict, qs: list[dict], gold: list[dict]) -> tuple[list
 
     work = Path(tempfile.mkdtemp(prefix="memgrove-changed-facts-"))
     try:
-        with Memory.open(work, create=True, durable=False) as mem:
+        with Memory.open(work / "curated", create=True, durable=False) as mem:
             mem.ingest(conversation=conv)
             mem.embed()
-            rows = [ask(mem, q) for q in qs]
             found = mem.dream(dry_run=True, use_model=False)["candidates"]
             # a dream row names the entries; the scan it ran says which statements and values (same tree, same list)
-            said = {tuple(c.paths): c.evidence for c in scan(mem.tree, kinds="superseded")}
+            said = {tuple(c.paths): c for c in scan(mem.tree, kinds="superseded")}
             corpus = read_corpus(mem.tree)
-            msgs = {it.path: sorted(m.split("#", 1)[-1] for m in it.messages) for it in corpus.items}
-            props = []
-            for c in found:
-                if c["kind"] != "superseded":
-                    continue
-                newer, older = c["paths"][:2]
-                ev = said.get(tuple(c["paths"]), {})
-                props.append({"conversation": conv["id"], "older": older, "newer": newer,
-                              "older_messages": msgs.get(older, []), "newer_messages": msgs.get(newer, []),
-                              "old_value": ev.get("old_value"), "new_value": ev.get("new_value"),
-                              "old_statement": ev.get("old_statement"), "new_statement": ev.get("new_statement"),
-                              "statements": len(ev.get("statements") or [1]), "whole_entry": ev.get("whole_entry"),
-                              "op": (c.get("ops") or [{}])[0].get("op"), "confidence": c.get("confidence")})
+            before = baseline_proposals(mem.tree)
+            rows = [{**ask(mem, q), "arm": ARMS[0]} for q in qs]
+        msgs = {it.path: sorted(m.split("#", 1)[-1] for m in it.messages) for it in corpus.items}
+        props = []
+        for c in found:
+            if c["kind"] != "superseded":
+                continue
+            newer, older = c["paths"][:2]
+            ev = said[tuple(c["paths"])].evidence if tuple(c["paths"]) in said else {}
+            props.append({"conversation": conv["id"], "older": older, "newer": newer,
+                          "older_messages": msgs.get(older, []), "newer_messages": msgs.get(newer, []),
+                          "old_value": ev.get("old_value"), "new_value": ev.get("new_value"),
+                          "old_statement": ev.get("old_statement"), "new_statement": ev.get("new_statement"),
+                          "statements": len(ev.get("statements") or [1]), "whole_entry": ev.get("whole_entry"),
+                          "op": (c.get("ops") or [{}])[0].get("op"), "confidence": c.get("confidence")})
+        props += [{"conversation": conv["id"], "baseline": BASELINE_REV, "older": o, "newer": n,
+                   "older_messages": msgs.get(o, []), "newer_messages": msgs.get(n, [])} for o, n in before]
+        # the same questions on the same curation with every superseded proposal approved (what approving
+        # them all in `memgrove review` writes), in a memory of its own: the first arm's questions leave
+        # retrieval signals that would rank this arm's entries differently
+        with Memory.open(work / "approved", create=True, durable=False) as mem:
+            mem.ingest(conversation=conv)
+            mem.embed()
+            for c in scan(mem.tree, kinds="superseded"):
+                mem.curate([dict(op) for op in c.ops])
+            rows += [{**ask(mem, q), "arm": ARMS[1]} for q in qs]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     facts = {q["fact_id"]: q["history"] for q in qs if q["kind"] == "now"}
-    props, gold = score_dream(props, facts, [dict(g) for g in gold])
-    return rows, props, gold
+    now = [p for p in props if "baseline" not in p]
+    base = [p for p in props if "baseline" in p]
+    now, gold = score_dream(now, facts, [dict(g) for g in gold])
+    base, gold_base = score_dream(base, facts, [dict(g) for g in gold])
+    for g, b in zip(gold, gold_base):
+        g["found_baseline"] = b["found"]
+    return rows, now + base, gold
 
 
 def summarize(rows: list[dict], props: list[dict], gold: list[dict]) -> dict:
@@ -152,19 +206,20 @@ def summarize(rows: list[dict], props: list[dict], gold: list[dict]) -> dict:
         return round(sum(xs) / len(xs), 4) if xs else None
 
     out: dict[str, Any] = {}
-    for kind in ("now", "before"):
-        rs = [r for r in rows if r["kind"] == kind]
-        out[kind] = {"questions": len(rs), "first_sentence": share([r["hit"] for r in rs]),
+    for arm, kind in [(a, k) for a in ARMS for k in ("now", "before")]:
+        rs = [r for r in rows if r["kind"] == kind and r["arm"] == arm]
+        out[kind if arm == ARMS[0] else f"{kind} ({arm})"] = {"questions": len(rs), "first_sentence": share([r["hit"] for r in rs]),
                      "other_value_first": share([r["other_first"] for r in rs]),
                      "found_top3": share([r["found_top3"] for r in rs]),
                      "found_not_picked": share([r["found_top3"] and not r["hit"] for r in rs]),
                      "not_found": share([not r["found_top3"] and not r["hit"] for r in rs])}
     facts = {g["fact_id"] for g in gold}
-    out["dream"] = {"gold_pairs": len(gold), "recall": share([g["found"] for g in gold]),
-                    "facts": len(facts),
-                    "facts_found": share([any(g["found"] for g in gold if g["fact_id"] == f) for f in facts]),
-                    "proposals": len(props), "false": sum(1 for p in props if not p["right_for"]),
-                    "false_share": share([not p["right_for"] for p in props])}
+    for key, found, ps in (("dream", "found", [p for p in props if "baseline" not in p]),
+                           (f"dream at {BASELINE_REV}", "found_baseline", [p for p in props if "baseline" in p])):
+        out[key] = {"gold_pairs": len(gold), "recall": share([g[found] for g in gold]), "facts": len(facts),
+                    "facts_found": share([any(g[found] for g in gold if g["fact_id"] == f) for f in facts]),
+                    "proposals": len(ps), "false": sum(1 for p in ps if not p["right_for"]),
+                    "false_share": share([not p["right_for"] for p in ps])}
     return out
 
 
@@ -175,17 +230,29 @@ def render(rep: dict) -> str:
              ""]
     rows = []
     for split, s in rep["splits"].items():
-        for kind in ("now", "before"):
+        for kind in [k for k in s if not k.startswith("dream")]:
             k = s[kind]
             rows.append([split, kind, k["questions"], pct(k["first_sentence"]), pct(k["other_value_first"]),
                          pct(k["found_top3"]), pct(k["found_not_picked"]), pct(k["not_found"])])
     lines += table(["split", "question", "n", "value in 1st sentence", "another value first", "found in top 3",
                     "found, not picked", "not found"], rows, "llrrrrrr")
     lines += ["", "`dream --dry-run` superseded proposals against the gold supersessions:", ""]
-    lines += table(["split", "gold pairs", "recall", "facts found", "proposals", "false proposals"],
-                   [[split, s["dream"]["gold_pairs"], pct(s["dream"]["recall"]), pct(s["dream"]["facts_found"]),
-                     s["dream"]["proposals"], f"{s['dream']['false']} ({pct(s['dream']['false_share'])})"]
-                    for split, s in rep["splits"].items()], "lrrrrr")
+    lines += table(["split", "dream", "gold pairs", "recall", "facts found", "proposals", "false proposals"],
+                   [[split, "today" if key == "dream" else key.removeprefix("dream "), d["gold_pairs"],
+                     pct(d["recall"]), pct(d["facts_found"]), d["proposals"], f"{d['false']} ({pct(d['false_share'])})"]
+                    for split, s in rep["splits"].items() for key, d in s.items() if key.startswith("dream")],
+                   "llrrrrr")
+    lines += ["", "- *another value first*: the first sentence gives an older (or, for \"before\", a newer) value of the "
+              "fact and not the one asked; *found in top 3*: an entry stating the asked value is among the first "
+              "three; *found, not picked*: found, but its value is not in the first sentence.",
+              "- *(approved)*: the same curation in a fresh memory with every superseded proposal approved. A "
+              "proposal about a message that says more than what changed records the statement "
+              "(`supersededStatements`) and leaves the entry current; the answer does not read that record yet, so "
+              "only whole-entry closures can change these rows.",
+              "- *recall*: gold pairs (every message stating a value -> the first stating the next) whose older "
+              "message is proposed as superseded by a later value of that fact; *false*: proposals right for no "
+              "fact. Dev was tuned on; the test half was also read while developing (its failures, not its "
+              "thresholds), so it is not a clean held-out number."]
     return "\n".join(lines)
 
 
@@ -198,7 +265,7 @@ def main(argv: list[str] | None = None) -> dict:
     started = time.perf_counter()
     convs, qs, gold = load()
     splits = ("dev", "test") if args.split == "all" else (args.split,)
-    rep: dict[str, Any] = {"command": "python benchmarks/changed_facts.py " + " ".join(argv or sys.argv[1:]),
+    rep: dict[str, Any] = {"command": " ".join(["python benchmarks/changed_facts.py", *(argv or sys.argv[1:])]),
                            "set": f"{len(convs)} conversations, {len(qs) // 2} changed facts, {len(gold)} gold supersessions",
                            "splits": {}}
     RUNS.mkdir(exist_ok=True)

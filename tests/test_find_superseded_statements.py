@@ -51,10 +51,9 @@ def test_a_long_message_restating_one_thing_among_several_is_found(mem: Memory) 
     # the older message says more than the backup time: approving must not close it
     assert ev["whole_entry"] is False
     [op] = sup.ops
-    assert op["op"] == "UPDATE" and op["path"] == old
-    [mark] = op["extra"]["supersededStatements"]
-    assert mark["value"] == "03:00" and mark["newValue"] == "04:30" and mark["by"] == new
-    assert mark["since"] == (T0 + timedelta(days=50)).date().isoformat()
+    assert op["op"] == "SUPERSEDE" and (op["path"], op["by"]) == (old, new)
+    assert op["statement"].startswith("The nightly backup runs at 03:00")
+    assert (op["value"], op["new_value"], op["since"]) == ("03:00", "04:30", (T0 + timedelta(days=50)).date().isoformat())
 
 
 def test_approving_records_the_statement_keeps_the_entry_open_and_is_not_proposed_again(mem: Memory) -> None:
@@ -66,12 +65,20 @@ def test_approving_records_the_statement_keeps_the_entry_open_and_is_not_propose
     assert (sup.evidence["old_value"], sup.evidence["new_value"]) == ("5432", "6543")
     run = mem.dream(use_model=False)
     assert [r["status"] for r in run["candidates"] if r["kind"] == "superseded"] == ["queued"]
+    before = mem.read(sup.paths[1])
     mem.review_approve(all=True)
     old = mem.read(sup.paths[1])
     assert not old.extra.get("supersededBy")                       # still current for what else it says
+    assert old.updated_at == before.updated_at and old.body == before.body   # not news about it
     [mark] = old.extra["supersededStatements"]
-    assert mark["statement"].startswith("The staging database listens on port 5432") and mark["newValue"] == "6543"
+    assert mark["statement"].startswith("The staging database listens on port 5432")
+    assert (mark["value"], mark["newValue"], mark["by"]) == ("5432", "6543", sup.paths[0])
     assert superseded(mem) == []
+    # journaled like any change: undone, the entry is as it was
+    [rec] = mem.history(limit=1)
+    assert rec.op == "SUPERSEDE" and rec.path == sup.paths[1]
+    mem.undo(rec.id)
+    assert "supersededStatements" not in mem.read(sup.paths[1]).extra
 
 
 def test_a_one_statement_message_is_still_closed_whole(mem: Memory) -> None:
@@ -142,3 +149,25 @@ def test_what_a_clause_states_in_a_long_message() -> None:
     assert {"highest", "score"} <= s.core and "pick" not in s.core
     s = statement("they'll be at Lakeside Elementary instead of Westbrook", proper_words(["Westbrook", "Lakeside"]))
     assert [v for v, _ in s.was] == ["westbrook"]
+
+
+def test_a_statement_supersede_is_recorded_once_and_checked(mem: Memory) -> None:
+    from memgrove.tree.base.errors import BatchRejected, InvalidEntry
+
+    mem.curate([{"op": "ADD", "path": "ops/notes/kickoff.md", "title": "Kickoff", "content": KICKOFF, "reason": "t"},
+                {"op": "ADD", "path": "ops/notes/backup.md", "title": "Backup", "reason": "t",
+                 "content": "Backups run at 04:30 from tonight."}])
+    op = {"op": "SUPERSEDE", "path": "ops/notes/kickoff.md", "by": "ops/notes/backup.md", "reason": "t",
+          "statement": "The nightly backup runs at 03:00", "value": "03:00", "new_value": "04:30", "since": "2026-03-03"}
+    [done] = mem.curate([op])
+    assert done.status == "superseded"
+    e = mem.read("ops/notes/kickoff.md")
+    assert e.extra["supersededStatements"] == [{"statement": "The nightly backup runs at 03:00", "value": "03:00",
+                                                "by": "ops/notes/backup.md", "newValue": "04:30", "since": "2026-03-03"}]
+    assert "supersedes" not in mem.read("ops/notes/backup.md").extra and "supersededBy" not in e.extra
+    [again] = mem.curate([op])
+    assert again.status == "unchanged"
+    with pytest.raises((InvalidEntry, BatchRejected), match="go with 'statement'"):
+        mem.curate([{k: v for k, v in op.items() if k != "statement"}])
+    with pytest.raises((InvalidEntry, BatchRejected), match="belong to SUPERSEDE"):
+        mem.curate([{"op": "ARCHIVE", "path": "ops/notes/kickoff.md", "reason": "t", "statement": "x"}])

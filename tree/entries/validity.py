@@ -25,6 +25,9 @@ from .entry import Entry
 
 SUPERSEDED_BY, VALID_UNTIL, SUPERSEDES = "supersededBy", "validUntil", "supersedes"
 KEYS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDES)
+# statements of a still-current entry that a newer entry replaced (SUPERSEDE with a ``statement``):
+# ``[{"statement", "value", "by", "newValue", "since"}]``
+SUPERSEDED_STATEMENTS = "supersededStatements"
 # a chain of replacements is followed at most this far (a hand edit may have made a loop)
 MAX_CHAIN = 20
 

@@ -31,8 +31,9 @@ one candidate per (older, newer) entry pair holds every statement of the older t
 
 - closes the older entry (SUPERSEDE from the newer's day: search ranks it below the newer) when
   those statements are all it states -- a one-line message, or every fact of a longer one;
-- else records them on the older entry (an UPDATE of ``supersededStatements``: each statement, its
-  value, the newer entry, the new value, since when) and leaves it open: closing "the backup runs at
+- else records them on the older entry (a SUPERSEDE with the ``statement``, its ``value`` and
+  ``new_value``: ``supersededStatements`` on it, tree/writes/validity_ops.py) and leaves it open, its
+  ``updatedAt`` and signals unchanged (an UPDATE would make the old message look fresh): closing "the backup runs at
   03:00" would also hide the ports, the deploy window and who is on call said beside it. The record is
   what an answer can read to put the new value first and to quote a replaced statement with its value.
 
@@ -51,7 +52,7 @@ from collections import Counter, defaultdict
 
 from .findings import Candidate
 from ..entries.paths import natural_key
-from .scan_corpus import SUPERSEDED_STATEMENTS, Corpus, ScanItem, each_has_its_own
+from .scan_corpus import Corpus, ScanItem, each_has_its_own
 from ..settings import TreeSettings
 from ..text.analysis import analyze
 from .statement_values import CHANGE_VERBS, CHANGE_WORDS, Statement, proper_words, replaced_values, statements
@@ -59,11 +60,22 @@ from .statement_values import CHANGE_VERBS, CHANGE_WORDS, Statement, proper_word
 KEYS = 4        # rarest subject words a statement is filed under
 MOST = 80       # a subject word more statements share than this files nothing
 MIN_SHARED = 2
+SAME_WORDS = 0.6    # overlap at which a name or a day replaced needs no word of change
 
 
 def _subject_statements(it: ScanItem, proper: frozenset[str], names: frozenset[str]) -> list[Statement]:
     return [s for s in statements(it.text, proper, names, by_clause=True)
-            if s.values and s.subject and not s.sentence.rstrip().endswith("?") and not _asks(s.sentence)]
+            if s.values and s.subject and not s.sentence.rstrip().endswith("?") and not _asks(s.sentence)
+            and not _heading(s.sentence)]
+
+
+def _heading(clause: str) -> bool:
+    """A heading or a label ("### Running the Application", "**Run Gunicorn with HTTPS**"): its capitals
+    are a style, not names."""
+    words = [w for w in re.findall(r"[^\W\d_]+", clause)[1:] if len(w) > 3]
+    bare = clause.strip()
+    return bare.startswith("#") or (bare.startswith("**") and bare.rstrip(":").endswith("**")) or \
+        (len(words) >= 2 and sum(w[0].isupper() for w in words) >= 0.6 * len(words))
 
 
 def _asks(clause: str) -> bool:
@@ -78,7 +90,10 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.
 _CHANGE_PHRASE = re.compile(r"\b(?:take[sn]?|took|taking) over\b|\bgoes to\b|\bwent to\b|\bbump(?:ed)?\b|"
                             r"\brais(?:e|ed|es)\b|\bextended\b|\bslip(?:s|ped)?\b|\bbecomes?\b|\bback to\b|"
                             r"\b(?:from|starting|as of) (?:today|tonight|now|monday|tuesday|wednesday|thursday|friday|"
-                            r"saturday|sunday|next|this|june|july|may|march|april)\b|\bis at \d|\b(?:is|are) out\b|\breleased\b", re.I)
+                            r"saturday|sunday|next|this|january|february|march|april|may|june|july|august|september|"
+                            r"october|november|december)\b|\bis at \d|\b(?:is|are) out\b|\breleased\b|"
+                            r"\bso far\b|\bsince (?:the|last|this|\w+day|\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
+_REFERS = re.compile(r"\b(?:it|them)\b", re.I)
 _EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|"
                       r"this (?:morning|afternoon|evening)|last (?:night|weekend)|"
                       r"(?:this|last) (?:week|month)(?:end)?)\b", re.I)
@@ -185,8 +200,14 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
     replaced = _replaced(sa, sb)
     # a sum of money replaced by another ("rent is $1,850" / "rent will be $1,975"), or a count of the same
     # thing ("86 contributors" / "112 contributors"), says what it is once more
-    money = int(len(replaced) == 1 and replaced[0][0].startswith("number:"))
-    if len(shared) + len(named) + money < MIN_SHARED and not (shared and _changes(sb)):
+    money = int(any(k.startswith("number:") for k, _, _ in replaced))
+    changes = _changes(sb)
+    if len(shared) + len(named) + money < MIN_SHARED and not (
+            shared and changes and min(weight.get(t, top) for t in shared) >= top / 2
+            and not _REFERS.search(sa.sentence) and not _REFERS.search(sb.sentence)):
+        # one word in common is enough only when it is rare and the newer says it changed ("Patch release
+        # 2.4.2 is out" after "the latest release is 2.3.1"; not "Leona now owns ..." after "Marta owns it":
+        # "it" is said elsewhere)
         return "few shared"
     if episodic(sa):
         return "episode"
@@ -198,20 +219,35 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
         return f"overlap {overlap:.2f}"
     if each_has_its_own(ca, cb, {t: weight.get(t, top) for t in ca | cb}):
         return "each its own"
+    if not changes and each_has_its_own(sa.subject, sb.subject, {t: weight.get(t, top) for t in sa.subject | sb.subject}):
+        # without a word of change, what each says beyond the core tells two events apart ("paid 205 euros
+        # for a secondhand canoe" / "paid 397 euros for a solar-powered kayak")
+        return "each its own (said)"
     if _wedged(sa, sb, shared):
         return "wedged"
     # a first-person statement is its speaker's own fact ("my desk is on floor 3" / "... floor 5")
     if (_FIRST_PERSON.search(sa.sentence) or _FIRST_PERSON.search(sb.sentence)) and a.speakers != b.speakers:
         return "first person"
-    if len(replaced) == 2 and _changes(sb) and sorted(k.split(":")[0] == "date" for k, _, _ in replaced) == [False, True]:
-        # "the limit goes to 1,200 this Thursday" after "1,000 from Monday": the day says when it changed
+    if len(replaced) == 2 and _changes(sb) and sorted(k.split(":")[0] for k, _, _ in replaced) == ["date", "number"]:
+        # "the limit goes to 1,200 this Thursday" after "1,000 from Monday": the day says when it changed (a
+        # name and a day changed at once are two things: "the Comet launch ... 26 August" / "the Beacon launch
+        # moved to 6 October")
         replaced = [r for r in replaced if r[0] != "date"]
     if len(replaced) != 1:
         return f"replaced {replaced}"
-    if replaced[0][0] == "date" and not _changes(sb):
-        # two days without a word of change are two events ("the floor plan by June" / "... on Thursday")
-        return "two days"
+    if replaced[0][0] in ("date", "name", "mixed") and not _changes(sb) and \
+            _weighted_overlap(sa.subject, sb.subject, weight, top) < SAME_WORDS:
+        # two days without a word of change are two events ("the floor plan by June" / "... on Thursday"),
+        # two names two things ("the models for your Flask app" / "the Transaction model"), unless said in
+        # nearly the same words ("the offsite is planned in Porto" / "... in Madrid"): a number stands for
+        # the same thing more surely (a port, a price, a count)
+        return "no change said"
     return (shared, overlap, *replaced[0])
+
+
+def _weighted_overlap(a: frozenset[str], b: frozenset[str], weight: dict[str, float], top: float) -> float:
+    union = sum(weight.get(t, top) for t in a | b)
+    return sum(weight.get(t, top) for t in a & b) / union if union else 0.0
 
 
 def subject_words(sentence: str, terms: frozenset[str]) -> list[str]:
@@ -221,13 +257,8 @@ def subject_words(sentence: str, terms: frozenset[str]) -> list[str]:
 
 
 def _candidate(changes: list[tuple], stated: list[Statement]) -> Candidate:
-    """The older entry's statements the newer replaces, as one candidate. When they are all the
-    older entry states (a one-line message, or every fact of a longer one), approving closes it
-    (SUPERSEDE: search ranks it below the newer, quotes it as no longer true); when the older
-    entry says more than they do ("the backup runs at 03:00" in a message that also names who is on
-    call), closing it would hide its facts that still hold: approving records the replaced
-    statements on it (``supersededStatements``: the statement, its value, the newer entry, the new
-    value, since when) and leaves the entry open."""
+    """The older entry's statements the newer replaces, as one candidate: closing the older entry when
+    they are all it states, else recording each on it (see the module's docstring)."""
     a, b, sa, sb, shared, overlap, kind, old_value, new_value = changes[0]
     words = subject_words(sb.sentence, shared)
     subject = " ".join(words)
@@ -236,24 +267,22 @@ def _candidate(changes: list[tuple], stated: list[Statement]) -> Candidate:
     if len(changes) > 1:
         reason += f", and {len(changes) - 1} more of its statements"
     replaced = {c[2].sentence for c in changes} | a.superseded_statements
-    whole = all(s.sentence in replaced for s in stated)
+    # a clause giving only the replaced values again is the same fact ("Ping Rafael about the reporting
+    # rota, Rafael owns it")
+    old_values = " ".join(f" {c[7]} " for c in changes)
+    whole = all(s.sentence in replaced or all(f" {v} " in old_values for v in s.value_set()) for s in stated)
     if whole:
-        op = {"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}
-        if b.day:
-            op["since"] = b.day
+        ops = [{"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason}]
     else:
-        recorded = list(a.entry.extra.get(SUPERSEDED_STATEMENTS) or []) if isinstance(
-            a.entry.extra.get(SUPERSEDED_STATEMENTS), list) else []
-        for c in changes:
-            mark = {"statement": c[2].sentence, "value": c[7], "by": b.path, "newValue": c[8]}
-            if b.day:
-                mark["since"] = b.day
-            recorded.append(mark)
-        op = {"op": "UPDATE", "path": a.path, "extra": {SUPERSEDED_STATEMENTS: recorded}, "reason": reason}
+        # one SUPERSEDE per statement: recorded on the older entry, which stays current for the rest
+        ops = [{"op": "SUPERSEDE", "path": a.path, "by": b.path, "reason": reason, "statement": c[2].sentence,
+                "value": c[7], "new_value": c[8]} for c in changes]
+    if b.day:
+        ops = [{**op, "since": b.day} for op in ops]
     # a statement saying its value changed ("now", "moved to", "from ... to") is the surer sign; without
     # one, two statements with a name each may just tell two stories ("Laura wrote us" / "Cindy wrote it")
     confidence = min(1.0, (0.7 if _changes(sb) else 0.4) + 0.3 * overlap)
-    return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=(op,), reason=reason,
+    return Candidate(kind="superseded", paths=(b.path, a.path), action="SUPERSEDE", ops=tuple(ops), reason=reason,
                      confidence=round(confidence, 3),
                      evidence={"subject": words, "value_kind": kind.split(":")[0], "old_value": old_value,
                                "new_value": new_value, "old_date": a.moment, "new_date": b.moment,

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..text import dates
 from ..text.analysis import analyze, words
+from ..entries import validity
 from ..entries.entry import Entry, parse, see_also
 from ..base.errors import InvalidEntry, InvalidPath
 from ..entries.lifecycle import decayed_importance
@@ -150,13 +151,10 @@ def _text_of(e: Entry, is_message: bool) -> str:
     return body if is_message else (e.title + "\n" + body).strip()
 
 
-SUPERSEDED_STATEMENTS = "supersededStatements"
-
-
 def recorded_statements(e: Entry) -> frozenset[str]:
     """The statements of ``e`` recorded as replaced by a later entry (``supersededStatements``:
     ``[{"statement", "value", "by", "newValue", "since"}]``)."""
-    got = e.extra.get(SUPERSEDED_STATEMENTS)
+    got = e.extra.get(validity.SUPERSEDED_STATEMENTS)
     if not isinstance(got, list):
         return frozenset()
     return frozenset(str(x.get("statement", "")) for x in got if isinstance(x, dict) and x.get("statement"))

@@ -35,7 +35,7 @@ _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 _CLAUSE = re.compile(r"\s*[,;]?\s+because\s+|\s*[,;]\s+(?:and|but|so|while|whereas|which|though|although)\s+"
                      r"|\s+(?:and|but|while|whereas)\s+(?=(?:the|our|my|your|their|his|her|its|we|they|he|she|it)\b|[A-Z])"
                      r"|,\s+(?=[A-Z][\w'-]*\s+[a-z])")
-_COLON = re.compile(r"(?<=\w):\s+")
+_COLON = re.compile(r"(?<=[\w*])\*{0,2}:\s+")
 # a list of values ("sourdough $7.50, croissants $3.75, baguettes $4.20"): split where both sides give a number
 _LIST = re.compile(r",\s+(?:and\s+)?|\s+and\s+")
 _MONEY = "$€£¥"
@@ -64,7 +64,7 @@ _WEEKDAYS |= {d + "s" for d in _WEEKDAYS}        # "on Tuesdays" names the day t
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
 # capitalized words that name nothing: interjections, small talk, words announcing a change ("Heads up", "FYI")
-_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "noted",
+_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "noted", "ping",
                                         "thanks", "fyi", "btw", "heads", "wow", "omg", "lol", "ps", "hmm", "yeah"}
 
 
@@ -162,8 +162,8 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
     (the speakers' names) where the speaker addresses them; a speaker named as what the sentence
     says something of ("Ben is on call") is a value. The ``core`` of the subject: the words before
     its first value and the first ``CORE_AFTER`` after each ("the staging cluster has 6 nodes, all on
-    the older instance type" -> stage, cluster, node, instanc): what a long clause says the value
-    is of, without the rest it goes on to say."""
+    the older instance type" -> stage, cluster, node, instanc), or all after a value the clause opens
+    with: what a long clause says the value is of, without the rest it goes on to say."""
     matches = list(_TOKEN.finditer(sentence))
     toks = [m.group() for m in matches]
     values: list[tuple[str, str]] = []
@@ -217,7 +217,9 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
             if not run:
                 money = m.start() > 0 and sentence[m.start() - 1] in _MONEY and k == "number"
             run.append((tok, k))
-            after = CORE_AFTER
+            # a value the clause opens with ("Leona now owns the onboarding service on-call rota"): what
+            # follows it, to the clause's end or a pause, says what it is of
+            after = CORE_AFTER if core or after >= 0 else len(toks)
     close("", money)
     subject = frozenset(t for t in analyze(" ".join(plain)) if t not in CHANGE_WORDS and t not in CHAT_WORDS)
     values = list(dict.fromkeys(values))
