@@ -39,7 +39,7 @@ the text before ';'). Beside it (``rates_any_day_format``): a gold answer that i
 also counts written in the other order ("1 May 2023" for "May 1, 2023"). Reported per
 half (``benchmarks/splits.json``: decide on dev, report test) and per category, with the
 texts' mean length in words (a longer text contains more by chance). Per-question records
-go to ``benchmarks/runs/answer_first_questions.jsonl``.
+go to ``benchmarks/runs/<the report's name>_questions.jsonl``.
 """
 
 from __future__ import annotations
@@ -266,6 +266,20 @@ MISS_KINDS = ("not found: no evidence message chosen", "not found: an evidence m
               "in top 3, not picked", "in entries 4–5, not picked")
 
 
+# words a gold answer may carry that its text need not ("in 2022" for "last year = 2022")
+_LIGHT = frozenset("a an the in on at of to and or for with his her their my our your its is was were be been by from "
+                   "as that this".split())
+
+
+def every_word(gold: str, text: str) -> bool:
+    """Every word of ``gold`` but ``_LIGHT`` ones in ``text``, in any order (normalised): how much the
+    strict rule (the gold as one phrase) costs, e.g. "the week before 15 April 2022" against
+    "(…; last week = the week before 15 April 2022)" passes both, "in 2022" only this one."""
+    words = [w for w in rm.normalize_text(gold).split() if w not in _LIGHT]
+    have = set(rm.normalize_text(text).split())
+    return bool(words) and all(w in have for w in words)
+
+
 def tally(records: list[dict[str, Any]], group_of: Callable[[dict[str, Any]], str], groups: Iterable[str],
           texts: Iterable[str] = TEXTS) -> dict[str, Any]:
     """Rates (%) per text and group ("all" and each of ``groups``), counts, the misses by kind,
@@ -276,6 +290,10 @@ def tally(records: list[dict[str, Any]], group_of: Callable[[dict[str, Any]], st
         "counts": {g: len(m) for g, m in members.items()},
         "rates": {t: {g: rate([r["hit"][t] for r in m]) for g, m in members.items()} for t in texts},
         "evidence_chosen": {g: rate([bool(r.get("evidence_chosen")) for r in m]) for g, m in members.items()},
+        # the first sentence, or the gold in a chosen entry: what the best pick of those entries could reach
+        "pick_ceiling": {g: rate([r["hit"]["first"] or r["hit"]["reachable"] for r in m]) for g, m in members.items()},
+        "first_every_word": {g: rate([r["hit"]["first"] or every_word(r["gold"], r["first"]) for r in m])
+                             for g, m in members.items()},
         "evidence_top3": {g: rate([bool(r.get("evidence_top3")) for r in m]) for g, m in members.items()},
         "misses": {g: {k: sum(1 for r in m if miss_kind(r) == k) for k in MISS_KINDS}
                    for g, m in members.items()},
@@ -359,6 +377,9 @@ def render(rep: dict[str, Any]) -> str:
                         for t in TEXTS]
                        + [[f"(an evidence message in the {w})", *(_p(b[k][g]) for g in groups), ""]
                           for k, w in (("evidence_top3", "top 3"), ("evidence_chosen", "chosen entries")) if k in b]
+                       + [[w, *(_p(b[k][g]) for g in groups), ""] for k, w in (
+                           ("pick_ceiling", "(the best pick of the chosen entries: first sentence, or the gold in them)"),
+                           ("first_every_word", "(first sentence, every word of the gold in any order)")) if k in b]
                        + [["questions", *(b["counts"][g] for g in groups), ""]])
         lines += ["", "First sentence misses, by where the gold answer was:", ""]
         lines += table(["miss", *groups], [[k, *(b["misses"][g][k] for g in groups)] for k in MISS_KINDS])
@@ -378,13 +399,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--no-write", action="store_true", help="print the report only")
     ap.add_argument("--semantic-weight", type=float, default=None,
                     help="ranking by meaning (default: the product's, 0.5 where the model is installed; 0: off)")
+    ap.add_argument("--from-records", type=Path, default=None, metavar="JSONL",
+                    help="no run: the report of an earlier run's per-question records (runs/<name>_questions.jsonl)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON, write nothing")
     args = ap.parse_args(argv)
     samples = [s for s in locomo.load_samples(args.data or locomo.default_data())
                if splits.in_split("locomo", s["sample_id"], args.split)][: args.conversations]
     code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
-    records = run(samples, {} if args.semantic_weight is None else {"semantic_weight": args.semantic_weight})
+    if args.from_records:
+        records = [json.loads(line) for line in args.from_records.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        records = run(samples, {} if args.semantic_weight is None else {"semantic_weight": args.semantic_weight})
     rep = report_of(records, time.perf_counter() - t0)
     rep["command"] = "python benchmarks/answer_first.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
     rep["meaning"] = {"semantic_weight": semantic_weight() if args.semantic_weight is None else args.semantic_weight}
@@ -392,8 +418,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     md = render(rep)
     print(json.dumps(rep, indent=2) if args.json else md)
     RUNS.mkdir(exist_ok=True)
-    (RUNS / "answer_first_questions.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    if not args.from_records:
+        (RUNS / f"{args.out.name}_questions.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     if not (args.no_write or args.json):
         write(args.out, rep, md)
     return rep

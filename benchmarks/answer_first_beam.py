@@ -28,7 +28,9 @@ answer is almost never quoted; two rules, each saying what it counts:
   question's evidence messages (``source_chat_ids``; at least 3 words, normalised, inside
   the message's text). For knowledge_update, "current" = of an ``updated_info`` message,
   and **old first** = of an ``original_info`` message only (the old value led); for
-  contradiction_resolution either statement counts (its gold asks which is right).
+  contradiction_resolution "current" = of the later statement (by message order), old first
+  = of the earlier one (its gold asks which is right: either statement is current + old
+  first; a quote of both, the ideal, is not measured).
 
 Beside each, where the gold was: the values (or an evidence message) in the answer's top 3
 entries, or in any chosen entry (reachable); a miss is "not found" or "found, not picked".
@@ -38,7 +40,7 @@ information_extraction, temporal_reasoning, multi_session_reasoning, event_order
 the statements), instruction_following and preference_following (no gold answer; the
 evidence is the instruction) and summarization. Abstention has no evidence: the share
 answered "not in memory" is given. Per-question records go to
-``benchmarks/runs/answer_first_beam_questions.jsonl``.
+``benchmarks/runs/<the report's name>_questions.jsonl``.
 """
 
 from __future__ import annotations
@@ -138,19 +140,36 @@ def message_ids(refs: list[list[str]], chat: str) -> list[set[str]]:
     return [{r.rpartition("#")[2] for r in rs if r.rpartition("#")[0] == chat} for rs in refs]
 
 
+def current_and_old(qtype: str, raw: Any, texts: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The evidence messages that hold the answer now, and those that held it before: for
+    knowledge_update its ``updated_info`` and ``original_info``; for contradiction_resolution the
+    later statement and the earlier one (by message order: BEAM's ``first_statement`` is not always
+    the earlier); for the other types every evidence message, and none."""
+    if qtype == "knowledge_update":
+        current = [i for i in ids_of(raw, "updated_info") if i in texts]
+        return current, [i for i in ids_of(raw, "original_info") if i in texts and i not in current]
+    if qtype == "contradiction_resolution" and isinstance(raw, dict):
+        said = [ids for ids in ([i for i in ids_of(raw, k) if i in texts] for k in raw) if ids]
+        if len(said) >= 2:
+            said.sort(key=lambda ids: max(int(i) if i.isdigit() else -1 for i in ids))
+            current = said[-1]
+            return current, [i for ids in said[:-1] for i in ids if i not in current]
+    return [i for i in ids_of(raw) if i in texts], []
+
+
 def score(qtype: str, qa: dict[str, Any], views: dict[str, Any], texts: dict[str, str],
           chat: str) -> dict[str, Any]:
     """One question's hits: value (first, top3, reachable), evidence (first, top3, reachable),
-    and for knowledge_update the old value first."""
+    and where an answer changed (``current_and_old``), the old one first."""
     raw = qa.get("source_chat_ids")
     ev = [i for i in ids_of(raw) if i in texts]
-    current = [i for i in ids_of(raw, "updated_info") if i in texts] if qtype == "knowledge_update" else ev
-    old = [i for i in ids_of(raw, "original_info") if i in texts and i not in current] \
-        if qtype == "knowledge_update" else []
+    current, old = current_and_old(qtype, raw, texts)
     gold = gold_of(qa)
     values = key_values(gold, [texts[i] for i in current]) if gold and current else []
     firsts = {"first": views["first"], "top3": views["top3"], "reachable": views["reachable"]}
-    rec: dict[str, Any] = {"values": values, "evidence": ev, "current": current,
+    rec: dict[str, Any] = {"values": values, "evidence": ev, "current": current, "old": old,
+                           "refs": [sorted(h) for h in message_ids(views["refs"], chat)],
+                           "sentence": views["sentence"][:500],
                            "not_in_memory": NOT_IN_MEMORY in views["answer"].lower()}
     if values:
         norm = {k: rm.normalize_text(v) for k, v in firsts.items()}
@@ -256,7 +275,8 @@ def render(rep: dict[str, Any]) -> str:
              f"by meaning {rep.get('meaning', {}).get('semantic_weight')}. "
              "**value**: the gold's values that stand in the evidence (knowledge_update: the updated "
              "messages), all in the text; **evidence**: the first sentence is a sentence of an evidence "
-             "message (knowledge_update: an updated one). Headline (bold): value, or evidence for "
+             "message (knowledge_update: an updated one; contradiction_resolution: the later statement; **old first**: "
+             "a sentence of the original / earlier one instead). Headline (bold): value, or evidence for "
              + ", ".join(BY_EVIDENCE) + ".", ""]
     for h, b in rep["halves"].items():
         lines += [f"## {h} half (chats {', '.join(b['chats'])})" if h != "all" else "## both halves", ""]
@@ -264,7 +284,7 @@ def render(rep: dict[str, Any]) -> str:
         for t in TYPES:
             r = b["types"][t]
             v, e = r["value"], r["from_evidence"]
-            bold = headline(t)
+            bold = headline(t) if t != "abstention" else ""
             cell = (lambda rule, x: f"**{x}**" if rule == bold else x)
             rows.append([t, r["questions"], v["questions"], cell("value", _p(v["first"])), _p(v["top3"]),
                          _p(v["reachable"]), e["questions"], cell("from_evidence", _p(e["first"])), _p(e["top3"]),
@@ -273,7 +293,7 @@ def render(rep: dict[str, Any]) -> str:
                          _p(r["not_in_memory"])])
         lines += table(["type", "n", "values n", "value in 1st sentence", "in top 3", "in chosen",
                         "evidence n", "1st sentence from evidence", "in top 3", "in chosen",
-                        "old value first", "'not in memory'"], rows)
+                        "old first", "'not in memory'"], rows)
         lines += ["", "First sentence misses (headline rule), by where the gold was:", ""]
         lines += table(["type", *KINDS], [[t, *(b["types"][t][headline(t)]["misses"][k] for k in KINDS)]
                                           for t in TYPES if t != "abstention"])
@@ -293,12 +313,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--semantic-weight", type=float, default=None,
                     help="ranking by meaning (default: the product's, 0.5 where the model is installed; 0: off)")
     ap.add_argument("--no-write", action="store_true", help="print the report only")
+    ap.add_argument("--from-records", type=Path, nargs="+", default=None, metavar="JSONL",
+                    help="no run: the report of the per-question records of earlier runs (the halves run apart)")
     a = ap.parse_args(argv)
-    root = (a.data or default_data()).resolve()
-    dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)][: a.chats]
     code = commit()     # the code the run loads, before anything is edited while it runs
     t0 = time.perf_counter()
-    records = run(dirs, a.tier, a.full_chats, {} if a.semantic_weight is None else {"semantic_weight": a.semantic_weight})
+    if a.from_records:
+        records = [json.loads(line) for f in a.from_records for line in f.read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
+    else:
+        root = (a.data or default_data()).resolve()
+        dirs = [d for d in chat_dirs(root, a.tier) if splits.in_split("beam", d.name, a.split, a.tier)][: a.chats]
+        records = run(dirs, a.tier, a.full_chats,
+                      {} if a.semantic_weight is None else {"semantic_weight": a.semantic_weight})
     rep = report_of(records, a.tier, time.perf_counter() - t0)
     rep["command"] = "python benchmarks/answer_first_beam.py " + " ".join(argv if argv is not None else sys.argv[1:]).strip()
     rep["meaning"] = {"semantic_weight": semantic_weight() if a.semantic_weight is None else a.semantic_weight}
@@ -306,10 +333,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     md = render(rep)
     print(md)
     RUNS.mkdir(exist_ok=True)
-    (RUNS / f"answer_first_beam_{a.tier.lower()}_questions.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    out = a.out or RESULTS / ("answer_first_beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}"))
+    if not a.from_records:
+        (RUNS / f"{out.name}_questions.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     if not a.no_write:
-        out = a.out or RESULTS / ("answer_first_beam" + ("" if a.tier == DEFAULT_TIER else f"_{a.tier.lower()}"))
         write(out, rep, md)
     return rep
 
