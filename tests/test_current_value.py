@@ -228,3 +228,10 @@ def test_a_long_sentence_is_quoted_by_its_clause():
     d = ac.Dated(0, ac.statement("and I've scheduled two-week sprints, first sprint ends March 29", frozenset()), JAN,
                  sentence=long)
     assert ac.quotable(d) == "I've scheduled two-week sprints, first sprint ends March 29"
+
+
+def test_a_closed_label_without_one_value_changed_quotes_the_newer_statement_not_who_said_it():
+    old = "Registrations so far: 180, which is ahead of last year."
+    new = "We now have 340 registrations and the waiting list opened for the workshops track."
+    label = answer_recorded.closed_label(old, new, MAY.date())
+    assert label.startswith("(until 2 May 2026; since then: ") and "340" in label

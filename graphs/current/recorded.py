@@ -22,20 +22,29 @@ from .when import asks_past, asks_state
 
 def closed_label(old_text: str, new_text: str, until: date | None) -> str:
     """A closed entry's label naming what replaced it: ``(until 2 May 2026; since then: 6543)``,
-    the value its statement gives in the entry that closed it (``new_text``), or that statement
-    when more than one value changed; "" when no statement of the two is about one subject."""
+    the value its statement gives in the entry that closed it (``new_text``); when no one value
+    changed, the newer entry's statement sharing most of the closed one's subject words (what it
+    says now, not who said it); "" when none shares any."""
     proper = proper_words([old_text[:READ_CHARS], new_text[:READ_CHARS]])
     olds = [Dated(0, s, None) for s in statements(old_text[:READ_CHARS], proper) if s.values and s.subject]
     news = [Dated(1, s, None) for s in statements(new_text[:READ_CHARS], proper) if s.values and s.subject]
     best: tuple[int, str] | None = None
+    closest: tuple[int, str] | None = None
     for a in olds:
         for b in news:
+            shared = len(a.statement.subject & b.statement.subject)
             got = same_subject(a, b, frozenset(), lambda t: 1.0)
-            if got:
-                shared = len(a.statement.subject & b.statement.subject)
-                if best is None or shared > best[0]:
-                    best = (shared, value_as_written(got[2], b.statement.sentence))
+            if got and (best is None or shared > best[0]):
+                best = (shared, value_as_written(got[2], b.statement.sentence))
+            if shared and (closest is None or shared > closest[0]):
+                closest = (shared, b.statement.sentence.strip())
+    if best is None and closest is not None and len(closest[1].split()) <= LABEL_WORDS:
+        best = closest
     return validity.label(until, best[1]) if best else ""
+
+
+# the longest statement a label quotes whole (a longer one: the newer entry's title)
+LABEL_WORDS = 25
 
 
 # a sentence longer than this is quoted by its clause that answers (a run-on chat sentence of ten
