@@ -196,12 +196,15 @@ def test_dreams_record_is_read_by_the_answer(mem):
 
 
 def test_messages_of_one_time_keep_the_order_of_their_ids():
+    def at(when: str, ref: str, kind: str = "conversation"):
+        return answer_when.time_of([{"kind": kind, "at": when, "ref": ref}])
+
     day = "2024-04-25"
-    assert answer_when.time_of([{"at": day, "ref": "chat#148"}]) < answer_when.time_of([{"at": day, "ref": "chat#182"}])
-    assert answer_when.time_of([{"at": day, "ref": "chat#D1:3"}]) < answer_when.time_of([{"at": day, "ref": "chat#D1:12"}])
+    assert at(day, "chat#148") < at(day, "chat#182") and at(day, "chat#D1:3") < at(day, "chat#D1:12")
     # never across a second: what was said at another time keeps its order
-    assert answer_when.time_of([{"at": "2024-04-25T10:00:01Z", "ref": "chat#1"}]) > \
-        answer_when.time_of([{"at": "2024-04-25T10:00:00Z", "ref": "chat#9999"}])
+    assert at("2024-04-25T10:00:01Z", "chat#1") > at("2024-04-25T10:00:00Z", "chat#9999")
+    # two files of one import are of one time, whatever their names hold ("incident INC-231")
+    assert at(day, "notes/incident.md#INC-231", "file") == at(day, "notes/settings.md", "file")
 
 
 def test_the_value_changed_is_of_the_kind_asked_and_an_assistant_restates_none():

@@ -31,7 +31,8 @@ def time_of(sources: Sequence[dict], extra: dict | None = None, created: str = "
             said: str = "") -> datetime | None:
     """When an entry's statements were made: the latest time its sources give (a conversation
     message's ``at``), else its ``validFrom``, its creation time, the day its label names."""
-    got = [(t + _in_order(str(s.get("ref") or "")), s) for s in sources or ()
+    got = [(t + (_in_order(str(s.get("ref") or "")) if s.get("kind") == "conversation" else timedelta(0)), s)
+           for s in sources or ()
            if "time" not in str(s.get("generated", "")) for t in [_parse(str(s.get("at") or ""))] if t is not None]
     if got:
         return max(t for t, _ in got)
@@ -47,7 +48,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 def _in_order(ref: str) -> timedelta:
-    """Messages of one time (a chat export dating its sessions, not its messages: BEAM's 148 and 182
+    """Messages of one conversation and time (a chat export dating its sessions, not its messages: BEAM's 148 and 182
     both "25 April 2024") keep the order of their ids ("conv#148" before "conv#182", "D1:3" before
     "D1:12"): a few microseconds each, never a second, so they order nothing said at another time."""
     digits = _DIGITS.findall(ref.rpartition("#")[2])
