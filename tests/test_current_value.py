@@ -203,8 +203,10 @@ def test_messages_of_one_time_keep_the_order_of_their_ids():
     assert at(day, "chat#148") < at(day, "chat#182") and at(day, "chat#D1:3") < at(day, "chat#D1:12")
     # never across a second: what was said at another time keeps its order
     assert at("2024-04-25T10:00:01Z", "chat#1") > at("2024-04-25T10:00:00Z", "chat#9999")
-    # two files of one import are of one time, whatever their names hold ("incident INC-231")
-    assert at(day, "notes/incident.md#INC-231", "file") == at(day, "notes/settings.md", "file")
+    # a file's time is its checkout's, not when its facts were stated: pages curated on one day are of one time
+    assert at(day, "notes/incident.md#INC-231", "file") is None
+    assert answer_when.time_of([{"kind": "file", "at": "2026-05-02T09:00:01Z"}], None, "2026-05-02T09:13:22Z") == \
+        answer_when.time_of([{"kind": "file", "at": "2026-05-02T09:07:00Z"}], None, "2026-05-02T09:13:25Z")
 
 
 def test_the_value_changed_is_of_the_kind_asked_and_an_assistant_restates_none():

@@ -29,19 +29,21 @@ ORIGINAL = re.compile(r"\b(?:originally|at first|initially|in the beginning|firs
 
 def time_of(sources: Sequence[dict], extra: dict | None = None, created: str = "",
             said: str = "") -> datetime | None:
-    """When an entry's statements were made: the latest time its sources give (a conversation
-    message's ``at``), else its ``validFrom``, its creation time, the day its label names."""
-    got = [(t + (_in_order(str(s.get("ref") or "")) if s.get("kind") == "conversation" else timedelta(0)), s)
-           for s in sources or ()
-           if "time" not in str(s.get("generated", "")) for t in [_parse(str(s.get("at") or ""))] if t is not None]
+    """When an entry's statements were made: the latest time a conversation's message among its
+    sources was written (``at``, in the order of the messages' ids within one time), else the day
+    of its ``validFrom``, of its creation, or that its label names. A file's time is not when its
+    facts were stated (a checkout dates every page alike, within seconds): pages of a documentation
+    set, or entries curated on one day, are of one time, never ordered by seconds."""
+    got = [t + _in_order(str(s.get("ref") or "")) for s in sources or ()
+           if s.get("kind") == "conversation" and "time" not in str(s.get("generated", ""))
+           for t in [_parse(str(s.get("at") or ""))] if t is not None]
     if got:
-        return max(t for t, _ in got)
-    for raw in ((extra or {}).get("validFrom"), created):
-        t = _parse(str(raw or ""))
-        if t is not None:
-            return t
-    day = dates.day_of(said) if said else None
-    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc) if day else None
+        return max(got)
+    for raw in ((extra or {}).get("validFrom"), created, said):
+        day = dates.day_of(str(raw or "")) or (_parse(str(raw)).date() if raw and _parse(str(raw)) else None)
+        if day is not None:
+            return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    return None
 
 
 _DIGITS = re.compile(r"\d+")
