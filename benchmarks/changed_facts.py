@@ -247,8 +247,8 @@ def render(rep: dict) -> str:
               "three; *found, not picked*: found, but its value is not in the first sentence.",
               "- *(approved)*: the same curation in a fresh memory with every superseded proposal approved. A "
               "proposal about a message that says more than what changed records the statement "
-              "(`supersededStatements`) and leaves the entry current; the answer does not read that record yet, so "
-              "only whole-entry closures can change these rows.",
+              "(`supersededStatements`) and leaves the entry current; the answer leaves a recorded statement out "
+              "(graphs/current/recorded.py).",
               "- *recall*: gold pairs (every message stating a value -> the first stating the next) whose older "
               "message is proposed as superseded by a later value of that fact; *false*: proposals right for no "
               "fact. Dev was tuned on; the test half was also read while developing (its failures, not its "

@@ -92,7 +92,8 @@ _CHANGE_PHRASE = re.compile(r"\b(?:take[sn]?|took|taking) over\b|\bgoes to\b|\bw
                             r"\b(?:from|starting|as of) (?:today|tonight|now|monday|tuesday|wednesday|thursday|friday|"
                             r"saturday|sunday|next|this|january|february|march|april|may|june|july|august|september|"
                             r"october|november|december)\b|\bis at \d|\b(?:is|are) out\b|\breleased\b|"
-                            r"\bso far\b|\bsince (?:the|last|this|\w+day|\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
+                            r"\bso far\b|"
+                            r"\bsince (?:the|last|this|\w+day|\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
 _REFERS = re.compile(r"\b(?:it|them)\b", re.I)
 _EPISODE = re.compile(r"(?<!from )(?<!since )(?<!as of )(?<!starting )\b(?:today|tonight|yesterday|"
                       r"this (?:morning|afternoon|evening)|last (?:night|weekend)|"
@@ -196,6 +197,12 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
     # compared by their cores (``Statement.core``): "My highest score is 132 now, mostly thanks to picking
     # up the 10-pin spares" is about a score, not about spares
     ca, cb = sa.core or sa.subject, sb.core or sb.subject
+    # a core of one word may miss what the clause names after a pause ("Port 2645 is where the demo cache
+    # listens"): it takes the words of its clause that the other's core says
+    if len(ca) < 2:
+        ca |= sa.subject & cb
+    if len(cb) < 2:
+        cb |= sb.subject & ca
     shared = ca & cb
     replaced = _replaced(sa, sb)
     # a sum of money replaced by another ("rent is $1,850" / "rent will be $1,975"), or a count of the same
@@ -219,7 +226,8 @@ def judge(a: ScanItem, sa: Statement, b: ScanItem, sb: Statement, weight: dict[s
         return f"overlap {overlap:.2f}"
     if each_has_its_own(ca, cb, {t: weight.get(t, top) for t in ca | cb}):
         return "each its own"
-    if not changes and each_has_its_own(sa.subject, sb.subject, {t: weight.get(t, top) for t in sa.subject | sb.subject}):
+    said = {t: weight.get(t, top) for t in sa.subject | sb.subject}
+    if not changes and each_has_its_own(sa.subject, sb.subject, said):
         # without a word of change, what each says beyond the core tells two events apart ("paid 205 euros
         # for a secondhand canoe" / "paid 397 euros for a solar-powered kayak")
         return "each its own (said)"
@@ -288,6 +296,7 @@ def _candidate(changes: list[tuple], stated: list[Statement]) -> Candidate:
                                "new_value": new_value, "old_date": a.moment, "new_date": b.moment,
                                "old_statement": sa.sentence[:300], "new_statement": sb.sentence[:300],
                                "whole_entry": whole,
-                               "statements": [{"old_statement": c[2].sentence[:300], "new_statement": c[3].sentence[:300],
+                               "statements": [{"old_statement": c[2].sentence[:300],
+                                               "new_statement": c[3].sentence[:300],
                                                "old_value": c[7], "new_value": c[8], "value_kind": c[6].split(":")[0]}
                                               for c in changes]})

@@ -33,7 +33,8 @@ _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 # where a sentence holds two statements: "..., and the production database on 5433", "... this quarter
 # and Priya is secondary", "...: the staging database is on 6543", "..., Priya goes back to feature work"
 _CLAUSE = re.compile(r"\s*[,;]?\s+because\s+|\s*[,;]\s+(?:and|but|so|while|whereas|which|though|although)\s+"
-                     r"|\s+(?:and|but|while|whereas)\s+(?=(?:the|our|my|your|their|his|her|its|we|they|he|she|it)\b|[A-Z])"
+                     r"|\s+(?:and|but|while|whereas)\s+"
+                     r"(?=(?:the|our|my|your|their|his|her|its|we|they|he|she|it)\b|[A-Z])"
                      r"|,\s+(?=[A-Z][\w'-]*\s+[a-z])")
 _COLON = re.compile(r"(?<=[\w*])\*{0,2}:\s+")
 # a list of values ("sourdough $7.50, croissants $3.75, baguettes $4.20"): split where both sides give a number
@@ -41,7 +42,7 @@ _LIST = re.compile(r",\s+(?:and\s+)?|\s+and\s+")
 _MONEY = "$€£¥"
 _PAUSES = ",;:()"
 _PHRASE_ENDS = frozenset("after before since until because when while with from by as if so but and which that "
-                         "who where for".split())
+                         "who for".split())
 CORE_AFTER = 2      # content words after a value that still say what it is ("6 nodes", "45 minutes per job")
 _VOCATIVE_BEFORE = frozenset("thanks thank hi hey hello dear congrats ping cheers bye morning".split())
 
@@ -64,7 +65,8 @@ _WEEKDAYS |= {d + "s" for d in _WEEKDAYS}        # "on Tuesdays" names the day t
 CHANGE_WORDS = frozenset(analyze(_CHANGE_TEXT))
 
 # capitalized words that name nothing: interjections, small talk, words announcing a change ("Heads up", "FYI")
-_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh", "noted", "ping",
+_NOT_NAMES = STOP_WORDS | CHANGE_RAW | {"i", "im", "ive", "id", "ill", "ok", "okay", "yes", "no", "hey", "hi", "oh",
+                                        "noted", "ping",
                                         "thanks", "fyi", "btw", "heads", "wow", "omg", "lol", "ps", "hmm", "yeah"}
 
 
@@ -206,7 +208,8 @@ def statement(sentence: str, proper: frozenset[str], leave_out: frozenset[str] =
             close("" if i and any(c in _PAUSES for c in sentence[matches[i - 1].end():m.start()]) else tok, money)
             plain.append(tok)
             content = [t for t in analyze(tok) if t not in CHANGE_WORDS and t not in CHAT_WORDS]
-            if after > 0 and (tok.lower() in _PHRASE_ENDS or any(c in _PAUSES for c in sentence[matches[i - 1].end():m.start()])):
+            paused = any(c in _PAUSES for c in sentence[matches[i - 1].end():m.start()]) if i else False
+            if after > 0 and (tok.lower() in _PHRASE_ENDS or paused):
                 after = 0       # "$400,000 after my bonus came through": what follows is about something else
             if after < 0:
                 core += content
