@@ -28,20 +28,17 @@ from memgrove.tree.text.dates import day_of
 from memgrove.tree.hygiene.scan_corpus import CHAT_WORDS
 
 from . import answer_time, answer_type
-
-# A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
-# "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
-# (and their full-width ！？), with or without a space, after any closing quote or bracket.
-_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])"
-                    r"|(?<=[。！？])(?![」』）】〕\"'”’])\s*|(?<=[。！？][」』）】〕\"'”’])\s*")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_SPEAKER = re.compile(r"^\*\*([^*\n]{1,60})\*\*:\s*")   # "**Ana**: ..." in a windowed conversation entry
+from .answer_sentences import quotable
 
 # A later entry's sentence must match this much more of the question (in idf-weighted share)
 # per rank to lead over an earlier entry's: the rank breaks ties and near-ties only.
 RANK_STEP = 0.02
+# Any entry but the best pays this much of the score before its sentence can lead: the best
+# entry's sentence wins unless another is clearly better (see PRIOR_MARGIN's measurement below).
+PRIOR_MARGIN = 0.0
+# The least idf-weighted share of the question's content words a sentence must hold to be quoted
+# as the answer; below it (or without a value of the kind asked) the answer says no entry states it.
+MIN_SHARE = 0.0
 # A sentence this short seldom holds its answer alone ("I booked my trip to Lisbon!", "Access
 # token: a JWT signed with RS256."): the next sentence of its paragraph is shown with it.
 SHORT_WORDS = 12
@@ -67,79 +64,24 @@ class Candidate:
     para: int = 0    # the paragraph (or table) it belongs to, within its entry
     row: bool = False
     side: int = 0    # -1: of the message before a chosen one (what it replies to), 1: after it (its reply)
-
-
-def _table(lines: list[str]) -> list[tuple[str, str]]:
-    """A markdown table as (shown, scored) pairs: each body row under the header, scored by the row."""
-    rows = [ln.strip() for ln in lines if ln.strip()]
-    if len(rows) >= 2 and _TABLE_RULE.match(rows[1]):
-        header, rule, body = rows[0], rows[1], rows[2:]
-        return [(f"{header}\n{rule}\n{row}", row) for row in body] or [(f"{header}\n{rule}", header)]
-    return [(row, row) for row in rows]
+    about: str = ""  # what it is about beyond its words: a table row's header, its list's introduction
 
 
 def sentences(text: str) -> list[tuple[str, str, int]]:
-    """The sentences of an entry's body as (shown, scored, paragraph) triples, in order.
-
-    Paragraphs and list items are split into sentences (line breaks inside a paragraph
-    read as spaces); headings and fenced or indented code are left out; a table gives one
-    pair per row.
-    """
-    out: list[tuple[str, str, int]] = []
-    para: list[str] = []
-    blocks = [0]
-    table: list[str] = []
-    fenced = False
-
-    def flush_para() -> None:
-        if para:
-            joined = " ".join(" ".join(para).split())
-            blocks[0] += 1
-            out.extend((s, s, blocks[0]) for s in (p.strip() for p in _SPLIT.split(joined)) if s)
-            para.clear()
-
-    def flush_table() -> None:
-        if table:
-            blocks[0] += 1
-            out.extend((shown, scored, -blocks[0]) for shown, scored in _table(table))
-            table.clear()
-
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            flush_para()
-            flush_table()
-            fenced = not fenced
-            continue
-        if fenced or line.startswith(("    ", "\t")) and not para:
-            continue
-        if stripped.startswith("|"):
-            flush_para()
-            table.append(stripped)
-            continue
-        flush_table()
-        if not stripped or _HEADING.match(line):
-            flush_para()
-            continue
-        if _BULLET.match(line):
-            flush_para()
-            stripped = _BULLET.sub("", line).strip()
-        m = _SPEAKER.match(stripped)
-        if m:
-            flush_para()
-            stripped = f"{m.group(1)}: {stripped[m.end():]}"
-        para.append(stripped)
-    flush_para()
-    flush_table()
-    return out
+    """The sentences of an entry's body as (shown, scored, paragraph) triples, in order
+    (``answer_sentences.quotable`` without the table rows' headers)."""
+    return [(shown, scored, block) for shown, scored, block, _ in quotable(text)]
 
 
 def _of(body: str, rank: int, side: int) -> list[Candidate]:
     out = []
-    for order, (shown_text, scored, para) in enumerate(sentences(body)):
+    for order, (shown_text, scored, para, about) in enumerate(quotable(body)):
         plain = scored.rstrip(" \"')]*_`")
-        out.append(Candidate(shown_text, scored, rank, order, asks=plain.endswith(("?", "？")), para=abs(para),
-                             row=para < 0, side=side))
+        # a question, or a sentence that introduces what follows ("The following binaries are provided:"):
+        # what follows it answers
+        asks = para > 0 and plain.endswith(("?", "？", ":"))
+        out.append(Candidate(shown_text, scored, rank, order, asks=asks, para=abs(para), row=para < 0, side=side,
+                             about=about))
     return out
 
 
@@ -185,10 +127,42 @@ def speaker_of(said: str) -> str:
     return said.split(",", 1)[0].strip() if said else ""
 
 
+@dataclass(frozen=True)
+class Picked:
+    """The pick and how well it answers: ``own``, the idf-weighted share of the question's content
+    words the sentence holds itself; ``typed``, whether it holds a value of the kind asked (None
+    when the question names no kind); ``answers``, whether that is enough to quote it as the
+    answer (``answers_enough``)."""
+    candidate: Candidate
+    own: float
+    typed: bool | None
+    answers: bool
+    lead: Candidate | None = None   # its paragraph's first sentence, shown before it (``judged``)
+
+
+def answers_enough(own: float, typed: bool | None, *, min_share: float = MIN_SHARE) -> bool:
+    """Does a sentence answer? It holds ``min_share`` of the question's content words (idf-weighted)
+    itself, and a value of the kind asked when the question names one."""
+    return own >= min_share and typed is not False
+
+
 def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
          terms: Callable[[str], list[str]], contexts: Sequence[str] = (), *, question: str = "",
-         said: Sequence[str] = (), before: Sequence[str] = (), after: Sequence[str] = ()) -> Candidate | None:
-    """The sentence of ``bodies`` that best answers a question with the analyzed terms ``question_terms``.
+         said: Sequence[str] = (), before: Sequence[str] = (), after: Sequence[str] = (),
+         margin: float | None = None) -> Candidate | None:
+    """The sentence of ``bodies`` that best answers a question with the analyzed terms ``question_terms``
+    (``judged``'s pick)."""
+    found = judged(question_terms, idf, bodies, terms, contexts, question=question, said=said, before=before,
+                   after=after, margin=margin)
+    return found.candidate if found else None
+
+
+def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
+           terms: Callable[[str], list[str]], contexts: Sequence[str] = (), *, question: str = "",
+           said: Sequence[str] = (), before: Sequence[str] = (), after: Sequence[str] = (),
+           margin: float | None = None, min_share: float | None = None) -> Picked | None:
+    """The sentence of ``bodies`` that best answers a question with the analyzed terms ``question_terms``,
+    and whether it answers (``Picked``).
 
     ``terms`` analyzes a sentence as the index does (``engine.terms``); ``idf`` weighs the
     question's terms (``engine.idf``); ``contexts`` (one per body: its title and path) name what
@@ -200,11 +174,13 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
 
     Score: the idf-weighted share of the question's terms the sentence contains (the words that
     ask for the kind, "long" of "how long", left out but for a sentence that asks), plus the share
-    it and its context contain between them; plus ``TYPE_WEIGHT`` when it (with the next sentence,
-    when it is shown with it) holds a value of the kind asked that the question does not name
-    ("47 minutes" for "how long"), and then its paragraph counts as its context too ("It listens
-    on 9102." after "The metrics endpoint ..."); less ``RANK_STEP`` per rank of its entry
-    (``BEFORE_STEP`` more for the message before or after one). The statement after a matching
+    it and its context contain between them (a table row's context is its header too); plus
+    ``TYPE_WEIGHT`` when it (with the next sentence, when it is shown with it) holds a value of the
+    kind asked that the question does not name ("47 minutes" for "how long"), and then its
+    paragraph counts as its context too ("It listens on 9102." after "The metrics endpoint ...");
+    less the entry's rank as a prior: ``margin`` (``PRIOR_MARGIN``) for any entry but the best,
+    and ``RANK_STEP`` per rank (``BEFORE_STEP`` more for the message before or after one), so the
+    best entry's sentence leads unless another is clearly better. The statement after a matching
     question, in its entry or in the message after it, scores at least ``ANSWERED`` of the
     question's share. A sentence that only repeats the question's words never leads while
     another matching one adds something; when none that matches holds the kind asked, the best
@@ -212,6 +188,7 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     question matches, the statement after it in its entry leads (its answer, in a conversation
     or a FAQ), else the best entry's first statement.
     """
+    prior = PRIOR_MARGIN if margin is None else margin
     pool = candidates(bodies, before, after)
     if not pool:
         return None
@@ -225,10 +202,11 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
     proper = answer_type.names_in([question, *bodies, *before, *after]) if kind in (answer_type.NAME, answer_type.PERSON) \
         else frozenset()
 
-    # what an entry's sentence is about beyond its own words: the entry's title and path, and
-    # the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
+    # what an entry's sentence is about beyond its own words: the entry's title and path, a table
+    # row's header, and the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
     words = {id(c): set(terms(c.scored)) for c in pool}
+    abouts = {c.about: set(terms(c.about)) for c in pool if c.about}
     paragraph: dict[tuple[int, bool, int], set[str]] = defaultdict(set)
     for c in pool:
         if not c.row:
@@ -239,20 +217,44 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         speaker = "" if c.side or c.rank >= len(said) else speaker_of(said[c.rank])
         return answer_type.holds(kind, shown(c, pool, at), question, speaker=speaker, proper=proper)
 
-    def share(c: Candidate) -> float:
-        weights = every if c.asks else content
+    def near(c: Candidate, whole: bool = True) -> set[str]:
+        """A sentence's words with its paragraph's (``whole``; else only the sentences before it)
+        and what it is about (a row's header, its list's introduction): what a sentence that holds
+        the value asked is read with ("It listens on 9102." after "The metrics endpoint ...",
+        "**Default:** `30`." in the item of `historySize`)."""
+        got = words[id(c)] | abouts.get(c.about, set())
+        if whole:
+            return got | paragraph.get((c.rank, c.side, c.para), set())
+        for p in pool:
+            if (p.rank, p.side, p.para) == (c.rank, c.side, c.para) and p.order < c.order and not p.row:
+                got = got | words[id(p)]
+        return got
+
+    def message(c: Candidate) -> bool:
+        return bool(c.side) or c.rank < len(said) and bool(said[c.rank])
+
+    def held(c: Candidate, weights: dict[str, float]) -> float:
+        """The share of ``weights`` a sentence holds: itself; one that holds the value asked but
+        none of the question's words, with what precedes it in its paragraph ("**Default:** `30`."
+        after "`historySize` {number} ...") and what it is about."""
         total = sum(weights.values())
         if not total:
             return 0.0
-        got = words[id(c)]
-        own = sum(w for t, w in weights.items() if t in got) / total
-        if not own:
+        mine = sum(w for t, w in weights.items() if t in words[id(c)]) / total
+        if mine or not typed(c) or message(c):
+            # a message's sentences speak for themselves: one message tells of several things
+            return mine
+        return sum(w for t, w in weights.items() if t in near(c, whole=False)) / total
+
+    def share(c: Candidate) -> float:
+        weights = every if c.asks else content
+        mine = held(c, weights)
+        if not mine:
             return 0.0
-        ctx = got | (around[c.rank] if c.rank < len(around) else set())
+        ctx = words[id(c)] | (around[c.rank] if c.rank < len(around) else set()) | abouts.get(c.about, set())
         if typed(c):
-            # a sentence that holds what is asked is read with its paragraph ("It listens on 9102.")
-            ctx = ctx | paragraph.get((c.rank, c.side, c.para), set())
-        return own + sum(w for t, w in weights.items() if t in ctx) / total
+            ctx = ctx | near(c)
+        return mine + sum(w for t, w in weights.items() if t in ctx) / sum(weights.values())
 
     def added(c: Candidate) -> int:
         return len({t for t in words[id(c)] if t not in asked and t not in CHAT_WORDS})
@@ -281,6 +283,42 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         s, c = item
         return (-score(c, s) if s else 1.0, abs(c.side), c.rank, c.order)
 
+    def judge(c: Candidate) -> Picked:
+        # the words it holds itself, or (for the answer after a question) the question's match it inherits
+        mine = max(held(c, content), follows.get(id(c), 0.0) / 2)
+        is_typed = typed(c) if kind else None
+        return Picked(c, mine, is_typed, answers_enough(mine, is_typed,
+                                                         min_share=MIN_SHARE if min_share is None else min_share),
+                      lead(c) if is_typed else None)
+
+    def lead(c: Candidate) -> Candidate | None:
+        """A short sentence that holds the value asked while its paragraph's first sentence names
+        what it is about ("`historySize` {number} Maximum number of history lines retained." before
+        "**Default:** `30`."): that first sentence, to be shown before it."""
+        if c.row or message(c) or word_count(c.text) >= SHORT_WORDS:
+            return None
+        first = next((p for p in pool if (p.rank, p.side, p.para) == (c.rank, c.side, c.para) and not p.row), c)
+        if first is c or first.order >= c.order:
+            return None
+        weights = content
+        mine = {t for t in weights if t in words[id(c)]}
+        theirs = {t for t in weights if t in words[id(first)]}
+        return first if theirs - mine else None
+
+    def best(group: list[tuple[float, Candidate]]) -> Picked:
+        """The best of ``group``: the top entry's best sentence, unless another is clearly better:
+        it answers where that one does not, or it scores ``prior`` more."""
+        found = min(group, key=key)
+        top = [item for item in group if item[1].rank == 0 and not item[1].side]
+        if found[1].rank == 0 and not found[1].side or not top:
+            return judge(found[1])
+        first = min(top, key=key)
+        there, here = judge(found[1]), judge(first[1])
+        if there.answers and not here.answers:
+            return there
+        gain = key(first)[0] - key(found)[0]   # how much more the other scores
+        return there if gain >= prior else here
+
     statements = [item for item in scored if not item[1].asks]
     matching = [item for item in statements if item[0] > 0]
     adding = [item for item in matching if added(item[1])]
@@ -288,37 +326,57 @@ def pick(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[
         # nothing that matches the question's words holds what it asks for: the best sentence that does
         holding = [(max(s, 1e-6), c) for s, c in statements if typed(c)]
         if holding:
-            return min(holding, key=key)[1]
+            return best(holding)
     if adding or matching:
-        return min(adding or matching, key=key)[1]
+        return best(adding or matching)
     asking = [item for item in scored if item[1].asks and item[0] > 0]
     if asking and statements:
         # only a question matches: what follows it in its entry is its answer, if anything does
         q = min(asking, key=key)[1]
         then = [c for _, c in statements if c.rank == q.rank and c.side == q.side and c.order > q.order]
         if then:
-            return then[0]
+            return judge(then[0])
     if statements:
         # nothing that states matches a word of the question: the best entry's first statement
-        return min(statements, key=key)[1]
-    return min(asking or scored, key=key)[1]
+        return best(statements)
+    return judge(min(asking or scored, key=key)[1])
+
+
+# How an answer that the evidence does not give begins (``not_stated``).
+NOT_STATED = "No entry states"
+_WHAT_IS = re.compile(r"^\W*(?:what|which)(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+(.{3,120}?)\W*$", re.I)
+
+
+def not_stated(question: str) -> str:
+    """What an answer says when no sentence of the evidence answers ``question``: "No entry states
+    the default timeout of an HTTPS request" for "What is the default timeout of an HTTPS
+    request?", else 'No entry states an answer to "<question>"'."""
+    m = _WHAT_IS.match(question.strip())
+    what = m.group(1) if m else f'an answer to "{" ".join(question.split())}"'
+    return f"{NOT_STATED} {what}"
 
 
 def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],
                 terms: Callable[[str], list[str]], contexts: Sequence[str] = (), said: Sequence[str] = (),
                 labels: Sequence[str] = (), before: Sequence[tuple[str, str]] = (),
-                after: Sequence[tuple[str, str]] = ()) -> str:
-    """The answer as shown: the picked sentence (``pick``), with the next one when it is short,
+                after: Sequence[tuple[str, str]] = (), *, margin: float | None = None,
+                min_share: float | None = None) -> str:
+    """The answer as shown: the picked sentence (``judged``), with the next one when it is short,
     then who said it and when (``said``; for a question asking when, what a relative time in it
     names: "yesterday" said on 8 May 2023 is 7 May 2023), then a closed fact's label
     (``labels``). ``before``: per body, the message it replies to and its label, or ``("", "")``;
-    ``after``: per body, the reply to it and its label."""
+    ``after``: per body, the reply to it and its label. When the pick does not answer
+    (``Picked.answers``), the answer says so first and quotes it as the closest
+    (``not_stated``): "No entry states the default timeout; the closest: ..."."""
     pool_before, pool_after = [b for b, _ in before], [b for b, _ in after]
-    found = pick(question_terms, idf, bodies, terms, contexts, question=question, said=said, before=pool_before,
-                 after=pool_after)
-    if found is None:
+    verdict = judged(question_terms, idf, bodies, terms, contexts, question=question, said=said,
+                     before=pool_before, after=pool_after, margin=margin, min_share=min_share)
+    if verdict is None:
         return ""
+    found = verdict.candidate
     text = shown(found, candidates(bodies, pool_before, pool_after))
+    if verdict.lead is not None:
+        text = f"{verdict.lead.text} … {text}"
     labels_of = [s for _, s in (after if found.side > 0 else before)] if found.side else list(said)
     who = labels_of[found.rank] if found.rank < len(labels_of) else ""
     if who and answer_type.asked(question) == answer_type.TIME:
@@ -327,9 +385,10 @@ def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, flo
         who = "; ".join([who, *meant])
     text = f"{text} ({who})" if who and who not in text else text
     closed = labels[found.rank] if found.rank < len(labels) and not found.side else ""
-    return f"{text} {closed}" if closed else text
+    text = f"{text} {closed}" if closed else text
+    return text if verdict.answers else f"{not_stated(question)}; the closest: {text}"
 
 
-__all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT",
-           "answer_text", "candidates", "pick", "positions", "sentences", "shown", "speaker_of",
-           "word_count"]
+__all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "MIN_SHARE", "NOT_STATED", "PRIOR_MARGIN", "Picked",
+           "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT", "answer_text", "answers_enough", "candidates", "judged",
+           "not_stated", "pick", "positions", "sentences", "shown", "speaker_of", "word_count"]

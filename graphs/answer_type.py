@@ -18,14 +18,17 @@ from collections.abc import Iterable
 from memgrove.tree.text.dates import MONTHS, days_named
 from memgrove.tree.hygiene.statement_values import names_nothing
 
-DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE = (
-    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title")
+DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT = (
+    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title", "default")
 
 # -- what the question asks -------------------------------------------------------
 
 _UNIT = r"(?:second|sec|minute|min|hour|hr|day|night|week|weekend|month|year|decade)s?"
 # first match wins: "how long ago" asks when, "how many minutes" how long, "how many pods" a number
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # a setting's default is what documentation states as "Default: `30`" or "defaults to 16K",
+    # whatever kind of value it is ("How long does it wait by default?" is answered by "Default: 500")
+    (DEFAULT, re.compile(r"\bby default\b|^\W*(?:what|which|how)\b.*\bdefaults?\b", re.I)),
     (TIME, re.compile(r"\bhow long ago\b|^\W*when\b|\bsince when\b|\b(?:what|which|at what|by what)\s+"
                       r"(?:year|month|day|date|week|time|weekday|season)\b|\bwhen\s+(?:did|does|do|is|was|will|are|were)\b",
                       re.I)),
@@ -52,7 +55,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 
 def asked(question: str) -> str | None:
-    """The kind of value ``question`` asks for (``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
+    """The kind of value ``question`` asks for (``DEFAULT``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
     ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``, ``TITLE``), or None when its wording names none
     ("What did we decide about search?")."""
     for kind, pattern in _ASKS:
@@ -65,7 +68,7 @@ def asked(question: str) -> str | None:
 _ASKING_WORDS = {
     DURATION: "long many duration period", TIME: "when year month day date week time long ago weekday season",
     VERSION: "version release", NUMBER: "many much number percentage percent price cost size amount count total",
-    FREQUENCY: "often frequently many times", PERSON: "who whom whose person people", PLACE: "where place location",
+    FREQUENCY: "often frequently many times", DEFAULT: "default defaults value", PERSON: "who whom whose person people", PLACE: "where place location",
     NAME: "name names named called", BREED: "breed kind type", TITLE: "",
 }
 
@@ -108,7 +111,13 @@ _PEOPLE = re.compile(r"\b(?:mom|mum|dad|mother|father|parents?|sister|brother|si
                      r"father|parents?)|aunt|uncle|cousin|boss|manager|colleague|coworker|co-worker|teammate|team|"
                      r"teacher|mentor|coach|neighbou?r|doctor|therapist)\b", re.I)
 _LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|under|inside|into|on|around|visit(?:ed|ing)?|via|behind)\s+"
-                       r"(?:the\s+)?([A-Z][\w'.-]*|`[^`]+`|[\w.-]+/[\w./-]*)")
+                       r"(?:the\s+)?([A-Z][\w'.-]*|`[^`]+`|\w+://[^\s,;)]+|[\w.-]+/[\w./-]*)")
+# a default as documentation states it: "**Default:** `30`", "Defaults to `'SIGUSR2'`", "defaults to 16K",
+# "the default is 8", "(default)" after a value
+_DEFAULT_VALUE = re.compile(r"\bdefaults?\b(?:\s+(?!is\b|to\b|of\b)[\w-]+){0,2}?\**\s*(?:is|to|:|of|=)?\**\s*[:=]?\s*\**\s*"
+                            r"(`[^`]+`|'[^']+'|\"[^\"]+\"|[\w.+-]*\d[\w.+-]*|true|false|null|none|on|off|enabled|disabled"
+                            r"|\[[^\]]+\]|\{[^}]+\})"
+                            r"|(`[^`]+`|[\w.+-]*\d[\w.+-]*)\s*\((?:the\s+)?default\)", re.I)
 # a breed is said by the words breeds are named with (the head of "border collie mix", "golden retriever")
 _BREED = re.compile(r"\b(?:mix|mixed|mutt|breed|purebred|retriever|terrier|shepherd|collie|poodle|\w+doodle|spaniel|"
                     r"bulldog|labrador|husky|corgi|beagle|dachshund|pug|chihuahua|rottweiler|greyhound|hound|"
@@ -209,9 +218,11 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new([m.group(1) for m in _QUOTED.finditer(sentence)] + _names(sentence, proper), question)
     if kind == NAME:
         return _new(_names(sentence, proper), question)
+    if kind == DEFAULT:
+        return _new([m.group(1) or m.group(2) for m in _DEFAULT_VALUE.finditer(sentence)], question)
     if kind == BREED:
         return _new([m.group(0) for m in _BREED.finditer(sentence)], question)
     return False
 
 
-__all__ = ["BREED", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
+__all__ = ["BREED", "DEFAULT", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]

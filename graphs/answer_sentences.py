@@ -1,0 +1,164 @@
+"""An entry's text as the sentences an answer can quote: paragraphs split at their full stops, a
+table as its rows, each row read with its header (no LLM).
+
+A user reads one sentence first, so what can be one must stand alone. Headings, code (fenced or
+indented), HTML comments (``<!-- YAML added: v6.0.0 -->`` of generated API pages) and link
+definitions (``[Yarn]: https://yarnpkg.com``) are left out: they say nothing a question asks.
+A table is data: each body row is quoted with its header, its first cell leading and every other
+cell named by its column ("fetch-retries — Default: 2 · Type: Number"), and a header line or
+a separator row is never a sentence of its own (an answer used to be
+"| Flag | Default | Type | Description |"). GitHub's tables without the outer pipes
+("Flag | Default" over "--- | ---") are tables too.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
+# "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
+# (and their full-width ！？), with or without a space, after any closing quote or bracket.
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])"
+                    r"|(?<=[。！？])(?![」』）】〕\"'”’])\s*|(?<=[。！？][」』）】〕\"'”’])\s*")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+# a separator row: "| --- | :-: |", "---|---", "|-|-|" (GitHub asks for one dash per column)
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|^\s*\|\s*:?-+:?\s*\|\s*$")
+_SPEAKER = re.compile(r"^\*\*([^*\n]{1,60})\*\*:\s*")   # "**Ana**: ..." in a windowed conversation entry
+_LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")   # [text](url), [text][ref], [text][]
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+# what joins a row's first cell to the rest, and its other cells to each other
+LEAD, JOIN = " — ", " · "
+
+
+def cells(row: str) -> list[str]:
+    """The cells of a table row, as plain text: links as their text, ``\\|`` as a pipe."""
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [_EMPHASIS.sub(r"\2", _LINK.sub(r"\1", c.strip())).replace("\\|", "|") for c in _CELL_SPLIT.split(inner)]
+
+
+def row_text(header: list[str], row: list[str]) -> str:
+    """A body row with its header: "fetch-retries — Default: 2 · Type: Number" (empty cells left out)."""
+    first, rest = (row[0] if row else ""), row[1:]
+    named = [f"{h}: {v}" if h else v for h, v in zip(header[1:] + [""] * len(rest), rest) if v]
+    if not first:
+        return JOIN.join(named)
+    return f"{first}{LEAD}{JOIN.join(named)}" if named else first
+
+
+def table_rows(lines: list[str]) -> list[tuple[str, str, str]]:
+    """A markdown table as (shown, scored, header) triples, one per body row: the row with its
+    header (``row_text``), scored by its own cells; the header's words name what the row's values
+    are ("Default"). A table without a separator row has no header: each line is a row."""
+    rows = [ln.strip() for ln in lines if ln.strip()]
+    if len(rows) >= 2 and _TABLE_RULE.match(rows[1]):
+        header = cells(rows[0])
+        out = []
+        for row in rows[2:]:
+            if _TABLE_RULE.match(row):
+                continue
+            values = cells(row)
+            shown = row_text(header, values)
+            if shown:
+                out.append((shown, " ".join(v for v in values if v), " ".join(header)))
+        return out
+    return [(" ".join(c for c in cells(r) if c), " ".join(c for c in cells(r) if c), "")
+            for r in rows if not _TABLE_RULE.match(r)]
+
+
+def _starts_table(line: str, nxt: str | None) -> bool:
+    return "|" in line and nxt is not None and bool(_TABLE_RULE.match(nxt))
+
+
+def quotable(text: str) -> list[tuple[str, str, int, str]]:
+    """The sentences of an entry's body as (shown, scored, block, about) in order; ``block``
+    numbers paragraphs (and list items) from 1, tables negative; ``about``: what a sentence's
+    words are about beyond it, a table row's header and the sentence that introduced its list
+    or table ("Provides the platform-specific path delimiter:" over "`;` for Windows").
+
+    Paragraphs and list items are split into sentences (line breaks inside a paragraph read as
+    spaces); headings, code, HTML comments and link definitions are left out; a table gives one
+    per body row (``table_rows``).
+    """
+    out: list[tuple[str, str, int, str]] = []
+    para: list[str] = []
+    blocks = [0]
+    table: list[str] = []
+    intro = [""]          # the sentence ending in ":" that introduced the list or table being read
+    fenced = comment = False
+
+    def flush_para(item: bool = False) -> None:
+        if para:
+            joined = " ".join(" ".join(para).split())
+            blocks[0] += 1
+            said = [p.strip() for p in _SPLIT.split(joined) if p.strip()]
+            about = intro[0] if item else ""
+            out.extend((s, s, blocks[0], about) for s in said)
+            if said and said[-1].rstrip("*_`").endswith(":"):
+                intro[0] = said[-1]
+            elif not item:
+                intro[0] = ""
+            para.clear()
+
+    def flush_table() -> None:
+        if table:
+            blocks[0] += 1
+            out.extend((shown, scored, -blocks[0], f"{head} {intro[0]}".strip())
+                       for shown, scored, head in table_rows(table))
+            intro[0] = ""
+            table.clear()
+
+    lines = text.splitlines()
+    item = False          # the paragraph being read is a list item (or follows an introduction)
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if comment:
+            comment = "-->" not in stripped
+            continue
+        if stripped.startswith("<!--"):
+            flush_para(item)
+            comment = "-->" not in stripped
+            continue
+        if stripped.startswith(("```", "~~~")):
+            flush_para(item)
+            flush_table()
+            fenced = not fenced
+            intro[0] = ""     # what it introduced was code
+            continue
+        if fenced or line.startswith(("    ", "\t")) and not para:
+            continue
+        if table and "|" in stripped or stripped.startswith("|") \
+                or _starts_table(stripped, lines[i + 1].strip() if i + 1 < len(lines) else None):
+            flush_para(item)
+            table.append(stripped)
+            continue
+        flush_table()
+        if not stripped or _LINK_DEFINITION.match(line):
+            flush_para(item)
+            continue
+        if _HEADING.match(line):
+            flush_para(item)
+            intro[0] = ""
+            continue
+        if _BULLET.match(line):
+            flush_para(item)
+            item = True
+            stripped = _BULLET.sub("", line).strip()
+        elif not para:
+            # a paragraph right after an introduction is what it introduced; any later one is not
+            item = bool(intro[0] and out and out[-1][0] == intro[0])
+        m = _SPEAKER.match(stripped)
+        if m:
+            flush_para(item)
+            stripped = f"{m.group(1)}: {stripped[m.end():]}"
+        para.append(stripped)
+    flush_para(item)
+    flush_table()
+    return out
+
+
+__all__ = ["JOIN", "LEAD", "cells", "quotable", "row_text", "table_rows"]
