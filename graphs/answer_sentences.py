@@ -14,6 +14,7 @@ a separator row is never a sentence of its own (an answer used to be
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 # A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
 # "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
@@ -74,22 +75,64 @@ def _starts_table(line: str, nxt: str | None) -> bool:
     return "|" in line and nxt is not None and bool(_TABLE_RULE.match(nxt))
 
 
-def quotable(text: str) -> list[tuple[str, str, int, str]]:
-    """The sentences of an entry's body as (shown, scored, block, about) in order; ``block``
-    numbers paragraphs (and list items) from 1, tables negative; ``about``: what a sentence's
-    words are about beyond it, a table row's header and the sentence that introduced its list
-    or table ("Provides the platform-specific path delimiter:" over "`;` for Windows").
+class Quote(NamedTuple):
+    """A piece of an entry an answer can quote: ``shown`` as quoted, ``scored`` as matched against
+    the question, ``block`` (paragraphs and list items numbered from 1, a table's rows and a code
+    block's lines share one), ``about`` (what it is about beyond its words: a row's header, what
+    introduced its list, table or code), ``kind``: ``TEXT``, ``ROW`` or ``CODE``."""
+    shown: str
+    scored: str
+    block: int
+    about: str = ""
+    kind: str = "text"
+
+
+TEXT, ROW, CODE = "text", "row", "code"
+# Documentation sites' markup that is no text: Hugo shortcodes ("{{% note %}}"), the markers of
+# MkDocs admonitions and tabs ("!!! tip", '=== "Unix"'), whose indented content is text, not code.
+_SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}")
+_ADMONITION = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s*(?:\w[\w-]*)?\s*(?:\"[^\"]*\")?\s*$")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)(?:\{[^}]*\})?")
+# a code block's lines: at most this many are quotable (an example, not a listing), and a shell
+# prompt is not part of the command
+CODE_LINES = 12
+_PROMPT = re.compile(r"^(?:\$|>|PS>|#)\s+")
+_OUTPUT = re.compile(r"^(?:\s|Traceback|error|warning|Resolved|Installed|Using|Creating)", re.I)
+
+
+def _code_lines(lines: list[str], lang: str) -> list[str]:
+    """The lines of a code block worth quoting: commands without their prompt ("$ uv run ..."),
+    a shell session's output left out; comments and blank lines left out."""
+    shell = lang in ("console", "shell-session") or any(_PROMPT.match(ln) and ln.startswith("$") for ln in lines)
+    out = []
+    for ln in lines:
+        if not ln.strip() or ln.strip().startswith(("//", "# ")) and not ln.strip().startswith("#!"):
+            continue
+        if shell:
+            if not ln.startswith(("$ ", "PS> ", "> ")):
+                continue       # output of the command above it
+            ln = _PROMPT.sub("", ln)
+        out.append(ln.strip())
+    return out[:CODE_LINES]
+
+
+def quotable(text: str) -> list[Quote]:
+    """The pieces of an entry's body an answer can quote (``Quote``), in order.
 
     Paragraphs and list items are split into sentences (line breaks inside a paragraph read as
-    spaces); headings, code, HTML comments and link definitions are left out; a table gives one
-    per body row (``table_rows``).
+    spaces); a table gives one per body row (``table_rows``), a fenced code block one per line
+    (``_code_lines``), read with the sentence before it; headings, indented code, HTML comments,
+    link definitions and site markup (shortcodes, admonition and tab markers) are left out.
     """
-    out: list[tuple[str, str, int, str]] = []
+    out: list[Quote] = []
     para: list[str] = []
     blocks = [0]
     table: list[str] = []
+    code: list[str] = []
+    lang = ""
     intro = [""]          # the sentence ending in ":" that introduced the list or table being read
-    fenced = comment = False
+    comment = fenced = False
+    indented_text = False  # inside an admonition or a tab: its indented lines are text
 
     def flush_para(item: bool = False) -> None:
         if para:
@@ -97,7 +140,7 @@ def quotable(text: str) -> list[tuple[str, str, int, str]]:
             blocks[0] += 1
             said = [p.strip() for p in _SPLIT.split(joined) if p.strip()]
             about = intro[0] if item else ""
-            out.extend((s, s, blocks[0], about) for s in said)
+            out.extend(Quote(s, s, blocks[0], about) for s in said)
             if said and said[-1].rstrip("*_`").endswith(":"):
                 intro[0] = said[-1]
             elif not item:
@@ -107,15 +150,30 @@ def quotable(text: str) -> list[tuple[str, str, int, str]]:
     def flush_table() -> None:
         if table:
             blocks[0] += 1
-            out.extend((shown, scored, -blocks[0], f"{head} {intro[0]}".strip())
+            out.extend(Quote(shown, scored, -blocks[0], f"{head} {intro[0]}".strip(), ROW)
                        for shown, scored, head in table_rows(table))
             intro[0] = ""
             table.clear()
+
+    def flush_code() -> None:
+        # what a code block shows is introduced by the sentence before it ("To install PyPy:")
+        before = next((q.shown for q in reversed(out) if q.kind == TEXT), "") if out and out[-1].kind == TEXT else ""
+        blocks[0] += 1
+        out.extend(Quote(f"`{ln}`", ln, -blocks[0], before, CODE) for ln in _code_lines(code, lang))
+        intro[0] = ""
+        code.clear()
 
     lines = text.splitlines()
     item = False          # the paragraph being read is a list item (or follows an introduction)
     for i, line in enumerate(lines):
         stripped = line.strip()
+        if fenced:
+            if stripped.startswith(("```", "~~~")):
+                fenced = False
+                flush_code()
+            else:
+                code.append(line)
+            continue
         if comment:
             comment = "-->" not in stripped
             continue
@@ -126,11 +184,18 @@ def quotable(text: str) -> list[tuple[str, str, int, str]]:
         if stripped.startswith(("```", "~~~")):
             flush_para(item)
             flush_table()
-            fenced = not fenced
-            intro[0] = ""     # what it introduced was code
+            fenced = True
+            lang = stripped.lstrip("`~").split(" ", 1)[0].lower()
             continue
-        if fenced or line.startswith(("    ", "\t")) and not para:
+        stripped = _IMAGE.sub("", _SHORTCODE.sub("", stripped)).strip()
+        if _ADMONITION.match(line):
+            flush_para(item)
+            indented_text = True
             continue
+        if line.startswith(("    ", "\t")) and not para and not (indented_text or item):
+            continue           # indented code
+        if not line.startswith((" ", "\t")) and stripped:
+            indented_text = False
         if table and "|" in stripped or stripped.startswith("|") \
                 or _starts_table(stripped, lines[i + 1].strip() if i + 1 < len(lines) else None):
             flush_para(item)
@@ -144,13 +209,13 @@ def quotable(text: str) -> list[tuple[str, str, int, str]]:
             flush_para(item)
             intro[0] = ""
             continue
-        if _BULLET.match(line):
+        if _BULLET.match(stripped):
             flush_para(item)
             item = True
-            stripped = _BULLET.sub("", line).strip()
+            stripped = _BULLET.sub("", stripped).strip()
         elif not para:
             # a paragraph right after an introduction is what it introduced; any later one is not
-            item = bool(intro[0] and out and out[-1][0] == intro[0])
+            item = bool(intro[0] and out and out[-1].shown == intro[0])
         m = _SPEAKER.match(stripped)
         if m:
             flush_para(item)
@@ -158,7 +223,9 @@ def quotable(text: str) -> list[tuple[str, str, int, str]]:
         para.append(stripped)
     flush_para(item)
     flush_table()
+    if fenced:
+        flush_code()
     return out
 
 
-__all__ = ["JOIN", "LEAD", "cells", "quotable", "row_text", "table_rows"]
+__all__ = ["CODE", "CODE_LINES", "JOIN", "LEAD", "Quote", "ROW", "TEXT", "cells", "quotable", "row_text", "table_rows"]

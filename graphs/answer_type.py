@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from memgrove.tree.text.dates import MONTHS, days_named
 from memgrove.tree.hygiene.statement_values import names_nothing
 
-DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT = (
-    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title", "default")
+DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT, COMMAND = (
+    "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title", "default",
+    "command")
 
 # -- what the question asks -------------------------------------------------------
 
@@ -35,7 +36,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (DURATION, re.compile(rf"\bhow long\b|\bfor how long\b|\bhow many\s+{_UNIT}\b|\b(?:what|which)\s+(?:duration|period)\b",
                           re.I)),
     (FREQUENCY, re.compile(r"\bhow often\b|\bhow frequently\b|\bhow many times\b", re.I)),
-    (VERSION, re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?(?:version|release)\b|\bversion of\b", re.I)),
+    (VERSION, re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?(?:version|release)\b|\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:\w+\s+)?version of\b", re.I)),
     (NUMBER, re.compile(r"\bhow (?:many|much|big|large|old|far|fast|high|tall)\b|\b(?:what|which)\s+(?:\w+\s+)?"
                         r"(?:number|percentage|percent|price|cost|size|amount|count|total|rate|limit|port|score|age)\b",
                         re.I)),
@@ -51,11 +52,14 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"|\b(?:what|which|in what|in which)\s+(?:city|country|state|town|place|region|area|"
                        r"neighbou?rhood|restaurant|cafe|venue|park|location|folder|directory|file|path|host|"
                        r"server|region|continent|island)\b", re.I)),
+    # what a user does, in documentation: answered by a command, a flag or a setting as written
+    (COMMAND, re.compile(r"^\W*how (?:do|can|should|would) (?:i|we|you)\b|^\W*how to\b|\b(?:what|which)\s+"
+                         r"(?:\w+\s+)?(?:command|flag|option|switch|argument|subcommand)s?\b", re.I)),
 )
 
 
 def asked(question: str) -> str | None:
-    """The kind of value ``question`` asks for (``DEFAULT``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
+    """The kind of value ``question`` asks for (``DEFAULT``, ``COMMAND``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
     ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``, ``TITLE``), or None when its wording names none
     ("What did we decide about search?")."""
     for kind, pattern in _ASKS:
@@ -68,7 +72,8 @@ def asked(question: str) -> str | None:
 _ASKING_WORDS = {
     DURATION: "long many duration period", TIME: "when year month day date week time long ago weekday season",
     VERSION: "version release", NUMBER: "many much number percentage percent price cost size amount count total",
-    FREQUENCY: "often frequently many times", DEFAULT: "default defaults value", PERSON: "who whom whose person people", PLACE: "where place location",
+    FREQUENCY: "often frequently many times", DEFAULT: "default defaults value",
+    COMMAND: "command commands flag flags option options switch argument", PERSON: "who whom whose person people", PLACE: "where place location",
     NAME: "name names named called", BREED: "breed kind type", TITLE: "",
 }
 
@@ -112,6 +117,9 @@ _PEOPLE = re.compile(r"\b(?:mom|mum|dad|mother|father|parents?|sister|brother|si
                      r"teacher|mentor|coach|neighbou?r|doctor|therapist)\b", re.I)
 _LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|under|inside|into|on|around|visit(?:ed|ing)?|via|behind)\s+"
                        r"(?:the\s+)?([A-Z][\w'.-]*|`[^`]+`|\w+://[^\s,;)]+|[\w.-]+/[\w./-]*)")
+# a command, a flag or a setting as documentation writes it: in code, with a space or as a flag
+_COMMAND = re.compile(r"`[^`\n]*\s[^`\n]*`|`-{1,2}[\w-]+[^`\n]*`|`[\w.-]+\s*=\s*[^`\n]+`")
+_BY_DEFAULT = re.compile(r"\b(?:by default|defaults?)\b", re.I)
 # a default as documentation states it: "**Default:** `30`", "Defaults to `'SIGUSR2'`", "defaults to 16K",
 # "the default is 8", "(default)" after a value
 _DEFAULT_VALUE = re.compile(r"\bdefaults?\b(?:\s+(?!is\b|to\b|of\b)[\w-]+){0,2}?\**\s*(?:is|to|:|of|=)?\**\s*[:=]?\s*\**\s*"
@@ -218,11 +226,17 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new([m.group(1) for m in _QUOTED.finditer(sentence)] + _names(sentence, proper), question)
     if kind == NAME:
         return _new(_names(sentence, proper), question)
+    if kind == COMMAND:
+        return _new([m.group(0).strip("`") for m in _COMMAND.finditer(sentence)], question)
     if kind == DEFAULT:
-        return _new([m.group(1) or m.group(2) for m in _DEFAULT_VALUE.finditer(sentence)], question)
+        if _new([m.group(1) or m.group(2) for m in _DEFAULT_VALUE.finditer(sentence)], question):
+            return True
+        # "Where does uv create the environment by default?" is answered by a place too
+        other = asked(_BY_DEFAULT.sub(" ", question))
+        return other not in (None, DEFAULT) and holds(other, sentence, question, speaker=speaker, proper=proper)
     if kind == BREED:
         return _new([m.group(0) for m in _BREED.finditer(sentence)], question)
     return False
 
 
-__all__ = ["BREED", "DEFAULT", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
+__all__ = ["BREED", "COMMAND", "DEFAULT", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
