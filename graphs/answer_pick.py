@@ -209,6 +209,8 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         return None
     at = positions(pool)
     kind = answer_type.asked(question) if question else None
+    if kind in answer_type.IN_CODE and not any("`" in c.text for c in pool):
+        kind = None    # "What class is Sam taking?" asked of a chat: no setting, no command
     kind_words = {x for w in answer_type.asking_words(kind) for x in terms(w)}
     # a question in the entries is matched by all of them ("Which version?" asks what we ask)
     every = {t: max(idf.get(t, 0.0), 0.0) or 1e-6 for t in question_terms}

@@ -18,11 +18,15 @@ from collections.abc import Iterable
 from memgrove.tree.text.dates import MONTHS, days_named
 from memgrove.tree.hygiene.statement_values import names_nothing
 
-DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT, COMMAND = (
+DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT, COMMAND, IDENTIFIER = (
     "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title", "default",
-    "command")
+    "command", "identifier")
 
 # -- what the question asks -------------------------------------------------------
+
+# the kinds answered in code (a command, a setting's name): asked of a text without code, a
+# question worded so ("What class is Sam taking?") asks for something else
+IN_CODE = frozenset({"command", "identifier"})
 
 _UNIT = r"(?:second|sec|minute|min|hour|hr|day|night|week|weekend|month|year|decade)s?"
 # first match wins: "how long ago" asks when, "how many minutes" how long, "how many pods" a number
@@ -43,6 +47,13 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BREED, re.compile(r"\bwhat\s+(?:breed|kind of (?:dog|cat|horse)|type of (?:dog|cat|horse))\b|\bbreed\b", re.I)),
     (NAME, re.compile(r"\bwhat(?:'s| is| was| are| were)\s+(?:the\s+)?(?:\w+\s+)?names?\b|\bname of\b"
                       r"|\bwhat (?:is|was|are|were) (?:\w+\s+){1,3}(?:called|named)\b|\bnamed what\b", re.I)),
+    # what a user does, in documentation: answered by a command or a flag as written in code
+    # ("How do I install it with pipx?", "Which flag ...?")
+    (COMMAND, re.compile(r"^\W*how (?:do|can|should|would) (?:i|we|you)\b|^\W*how to\b|\b(?:what|which)\s+"
+                         r"(?:\w+\s+)?(?:command|flag|option|switch|argument|subcommand|shebang)s?\b", re.I)),
+    # what a user sets or names: a setting, a variable, a field, in code ("`UV_TOOL_BIN_DIR`")
+    (IDENTIFIER, re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?(?:setting|variable|field|key|parameter|table|"
+                            r"section|extra|entry point|attribute|property|module|class|function|method)s?\b", re.I)),
     (TITLE, re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?(?:book|novel|movie|film|show|series|song|album|game|band|"
                        r"podcast|play|musical|poem|painting|app)s?\b", re.I)),
     (PERSON, re.compile(r"^\W*(?:who|whom|whose)\b|\b(?:with|by|for|to|from) whom\b|\bwho\s+(?:is|was|did|does|do|"
@@ -52,14 +63,11 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"|\b(?:what|which|in what|in which)\s+(?:city|country|state|town|place|region|area|"
                        r"neighbou?rhood|restaurant|cafe|venue|park|location|folder|directory|file|path|host|"
                        r"server|region|continent|island)\b", re.I)),
-    # what a user does, in documentation: answered by a command, a flag or a setting as written
-    (COMMAND, re.compile(r"^\W*how (?:do|can|should|would) (?:i|we|you)\b|^\W*how to\b|\b(?:what|which)\s+"
-                         r"(?:\w+\s+)?(?:command|flag|option|switch|argument|subcommand)s?\b", re.I)),
 )
 
 
 def asked(question: str) -> str | None:
-    """The kind of value ``question`` asks for (``DEFAULT``, ``COMMAND``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
+    """The kind of value ``question`` asks for (``DEFAULT``, ``COMMAND``, ``IDENTIFIER``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
     ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``, ``TITLE``), or None when its wording names none
     ("What did we decide about search?")."""
     for kind, pattern in _ASKS:
@@ -117,6 +125,9 @@ _PEOPLE = re.compile(r"\b(?:mom|mum|dad|mother|father|parents?|sister|brother|si
                      r"teacher|mentor|coach|neighbou?r|doctor|therapist)\b", re.I)
 _LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|under|inside|into|on|around|visit(?:ed|ing)?|via|behind)\s+"
                        r"(?:the\s+)?([A-Z][\w'.-]*|`[^`]+`|\w+://[^\s,;)]+|[\w.-]+/[\w./-]*)")
+# a path written in code: `~/.cache/uv`, `/etc/uv`, `{cache-dir}/virtualenvs`, `%LOCALAPPDATA%\uv`, `Scripts/`
+_PATH = re.compile(r"`((?:~|\.{1,2}|\$\w+|%\w+%|\{[\w-]+\}|[\w.-]+)?[/\\][^`\s]*|[\w.-]+/)`")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 # a command, a flag or a setting as documentation writes it: in code, with a space or as a flag
 _COMMAND = re.compile(r"`[^`\n]*\s[^`\n]*`|`-{1,2}[\w-]+[^`\n]*`|`[\w.-]+\s*=\s*[^`\n]+`")
 _BY_DEFAULT = re.compile(r"\b(?:by default|defaults?)\b", re.I)
@@ -218,6 +229,7 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new(_names(sentence, proper) + doers + [m.group(0) for m in _PEOPLE.finditer(sentence)], question)
     if kind == PLACE:
         places = [m.group(1).strip("`") for m in _LOCATIVE.finditer(sentence)]
+        places += [m.group(1) for m in _PATH.finditer(sentence)]   # "macOS: `~/Library/Caches/pypoetry`"
         if _NAMED_PLACE.search(question):
             places += _names(sentence, proper)   # "which city": a city is named
         return _new(places, question)
@@ -226,6 +238,8 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new([m.group(1) for m in _QUOTED.finditer(sentence)] + _names(sentence, proper), question)
     if kind == NAME:
         return _new(_names(sentence, proper), question)
+    if kind == IDENTIFIER:
+        return _new([m.group(1) for m in _CODE_SPAN.finditer(sentence)], question)
     if kind == COMMAND:
         return _new([m.group(0).strip("`") for m in _COMMAND.finditer(sentence)], question)
     if kind == DEFAULT:
@@ -239,4 +253,4 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     return False
 
 
-__all__ = ["BREED", "COMMAND", "DEFAULT", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
+__all__ = ["BREED", "COMMAND", "DEFAULT", "IDENTIFIER", "IN_CODE", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
