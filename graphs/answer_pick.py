@@ -33,9 +33,14 @@ from .answer_sentences import CODE, ROW, TEXT, quotable
 # A later entry's sentence must match this much more of the question (in idf-weighted share)
 # per rank to lead over an earlier entry's: the rank breaks ties and near-ties only.
 RANK_STEP = 0.02
-# Any entry but the best pays this much of the score before its sentence can lead: the best
-# entry's sentence wins unless another is clearly better (see PRIOR_MARGIN's measurement below).
-PRIOR_MARGIN = 0.0
+# The entry's rank as a prior: a sentence of any entry but the best leads only when it answers
+# where the best entry's best sentence does not (``answers_enough``), or scores this much more.
+# The score's scale: 1.0 is every content word of the question in the sentence, 1.0 more in it
+# and its context, 1.5 more holding the kind asked; 0.25 is an eighth of a full match. Chosen
+# on dev halves (gold in the first sentence, prior 0 / 0.1 / 0.2 / 0.25 / 0.35 / 0.5): LoCoMo
+# 21.2 / 21.4 / 21.8 / 22.0 / 21.6 / 21.8%, the documentation set 51.5 / 51.5 / 52.5 / 52.5 /
+# 51.5 / 49.5%; node's API pages 66.7% up to 0.25, 61.1% from 0.5.
+PRIOR_MARGIN = 0.25
 # The least idf-weighted share of the question's content words a sentence must hold to be quoted
 # as the answer to a question that names no kind of value; below it the answer says no entry
 # states it. Chosen on dev halves: on LoCoMo 0.3 flags 37 of 788 picks, of which 1 held the gold
@@ -86,9 +91,9 @@ def _of(body: str, rank: int, side: int) -> list[Candidate]:
         asks = kind == TEXT and plain.endswith(("?", "？", ":"))
         if about:
             # a row is read with its header, an item with what introduced its list, a command with
-            # the sentence before it: "Provides the platform-specific path delimiter: `;` for
-            # Windows" is the statement; a row already shows its header
-            scored = f"{about} {scored}"
+            # the sentence before it (``judged`` matches its words too): "Provides the
+            # platform-specific path delimiter: `;` for Windows" is the statement; a row already
+            # shows its header
             shown_text = shown_text if kind == ROW or kind == CODE and not about.endswith(":") \
                 else f"{about} {shown_text}"
         out.append(Candidate(shown_text, scored, rank, order, asks=asks, para=abs(para), row=para < 0, side=side,
@@ -149,6 +154,7 @@ class Picked:
     typed: bool | None
     answers: bool
     lead: Candidate | None = None   # its paragraph's first sentence, shown before it (``judged``)
+    text: str = ""                  # what is quoted: the sentence (``shown``), after its lead
 
 
 def answers_enough(own: float, typed: bool | None, *, min_share: float = MIN_SHARE, message: bool = False) -> bool:
@@ -222,8 +228,15 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
     # what an entry's sentence is about beyond its own words: the entry's title and path, a table
     # row's header, and the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
-    words = {id(c): set(terms(c.scored)) for c in pool}
-    abouts = {c.about: set(terms(c.about)) for c in pool if c.about}
+    analyzed: dict[str, set[str]] = {}
+
+    def words_of(text: str) -> set[str]:
+        if text not in analyzed:
+            analyzed[text] = set(terms(text))
+        return analyzed[text]
+
+    abouts = {c.about: words_of(c.about) for c in pool if c.about}
+    words = {id(c): words_of(c.scored) | abouts.get(c.about, set()) for c in pool}
     paragraph: dict[tuple[int, bool, int], set[str]] = defaultdict(set)
     for c in pool:
         if not c.row:
@@ -316,7 +329,9 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
             mine = max(mine, sum(w for t, w in content.items() if t in near(c, whole=False) | around[c.rank]) / total)
         enough = answers_enough(mine, is_typed, min_share=MIN_SHARE if min_share is None else min_share,
                                 message=message(c))
-        return Picked(c, mine, is_typed, enough, lead(c) if is_typed else None)
+        first = lead(c) if is_typed else None
+        text = shown(c, pool, at)
+        return Picked(c, mine, is_typed, enough, first, f"{first.text} … {text}" if first else text)
 
     def lead(c: Candidate) -> Candidate | None:
         """A short sentence that holds the value asked while its paragraph's first sentence names
@@ -369,9 +384,6 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
     return judge(min(asking or scored, key=key)[1])
 
 
-_X: dict = {}
-
-
 # How an answer that the evidence does not give begins (``not_stated``).
 NOT_STATED = "No entry states"
 _WHAT_IS = re.compile(r"^\W*(?:what|which)(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+(.{3,120}?)\W*$", re.I)
@@ -403,15 +415,7 @@ def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, flo
                      before=pool_before, after=pool_after, margin=margin, min_share=min_share)
     if verdict is None:
         return ""
-    found = verdict.candidate
-    text = shown(found, candidates(bodies, pool_before, pool_after))
-    if verdict.lead is not None:
-        text = f"{verdict.lead.text} … {text}"
-    if _X.get("next") and not verdict.typed and text == found.text:
-        pool_ = candidates(bodies, pool_before, pool_after)
-        nxt = _next(found, positions(pool_))
-        if nxt and nxt.para == found.para and not nxt.row and not nxt.asks and (_X["next"] == 1 or not verdict.answers or word_count(text) < _X["next"]):
-            text = f"{text} {nxt.text}"
+    found, text = verdict.candidate, verdict.text
     labels_of = [s for _, s in (after if found.side > 0 else before)] if found.side else list(said)
     who = labels_of[found.rank] if found.rank < len(labels_of) else ""
     if who and answer_type.asked(question) == answer_type.TIME:
