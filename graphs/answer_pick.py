@@ -356,8 +356,8 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
             return judge(found[1])
         first = min(top, key=key)
         there, here = judge(found[1]), judge(first[1])
-        if there.answers and not here.answers:
-            return there
+        if there.answers != here.answers:
+            return there if there.answers else here
         gain = key(first)[0] - key(found)[0]   # how much more the other scores
         return there if gain >= prior else here
 

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from memgrove.tree.text.dates import MONTHS, days_named
 from memgrove.tree.hygiene.statement_values import names_nothing
 
-DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT, COMMAND, IDENTIFIER = (
+DURATION, TIME, VERSION, NUMBER, FREQUENCY, PERSON, PLACE, NAME, BREED, TITLE, DEFAULT, COMMAND, IDENTIFIER, YES_NO = (
     "duration", "time", "version", "number", "frequency", "person", "place", "name", "breed", "title", "default",
-    "command", "identifier")
+    "command", "identifier", "yes/no")
 
 # -- what the question asks -------------------------------------------------------
 
@@ -30,7 +30,11 @@ IN_CODE = frozenset({"command", "identifier"})
 
 _UNIT = r"(?:second|sec|minute|min|hour|hr|day|night|week|weekend|month|year|decade)s?"
 # first match wins: "how long ago" asks when, "how many minutes" how long, "how many pods" a number
+_AUX = r"(?:is|are|was|were|do|does|did|can|could|should|would|will|must|may|has|have|had|isn't|aren't|doesn't|don't)"
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # "Should Poetry be installed into the project's environment?", "When I run it in a project,
+    # are its dependencies installed?": answered by a statement that says yes or no
+    (YES_NO, re.compile(rf"^\W*{_AUX}\s+(?!.*\b(?:or)\b)|^\W*(?:when|if)\b[^?,]*,\s*{_AUX}\s", re.I)),
     # a setting's default is what documentation states as "Default: `30`" or "defaults to 16K",
     # whatever kind of value it is ("How long does it wait by default?" is answered by "Default: 500")
     (DEFAULT, re.compile(r"\bby default\b|^\W*(?:what|which|how)\b.*\bdefaults?\b", re.I)),
@@ -41,7 +45,8 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
                           re.I)),
     (FREQUENCY, re.compile(r"\bhow often\b|\bhow frequently\b|\bhow many times\b", re.I)),
     (VERSION, re.compile(r"\b(?:what|which)\s+(?:\w+\s+)?(?:version|release)\b|\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:\w+\s+)?version of\b", re.I)),
-    (NUMBER, re.compile(r"\bhow (?:many|much|big|large|old|far|fast|high|tall)\b|\b(?:what|which)\s+(?:\w+\s+)?"
+    (NUMBER, re.compile(r"\bhow (?:many|much|big|large|old|far|fast|high|tall)\b|\b(?:maximum|minimum|max|min)\s+"
+                        r"(?:\w+\s+)?(?:length|size|number|count|value|age|depth|width|height)\b|\b(?:what|which)\s+(?:\w+\s+)?"
                         r"(?:number|percentage|percent|price|cost|size|amount|count|total|rate|limit|port|score|age)\b",
                         re.I)),
     (BREED, re.compile(r"\bwhat\s+(?:breed|kind of (?:dog|cat|horse)|type of (?:dog|cat|horse))\b|\bbreed\b", re.I)),
@@ -67,7 +72,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 
 def asked(question: str) -> str | None:
-    """The kind of value ``question`` asks for (``DEFAULT``, ``COMMAND``, ``IDENTIFIER``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
+    """The kind of value ``question`` asks for (``YES_NO``, ``DEFAULT``, ``COMMAND``, ``IDENTIFIER``, ``DURATION``, ``TIME``, ``VERSION``, ``NUMBER``,
     ``FREQUENCY``, ``PERSON``, ``PLACE``, ``NAME``, ``BREED``, ``TITLE``), or None when its wording names none
     ("What did we decide about search?")."""
     for kind, pattern in _ASKS:
@@ -79,7 +84,8 @@ def asked(question: str) -> str | None:
 # the words that ask for the kind (answered by the value, not repeated by it): "long" of "how long"
 _ASKING_WORDS = {
     DURATION: "long many duration period", TIME: "when year month day date week time long ago weekday season",
-    VERSION: "version release", NUMBER: "many much number percentage percent price cost size amount count total",
+    VERSION: "version release", NUMBER: "many much number percentage percent price cost size amount count total maximum "
+                                        "minimum max min",
     FREQUENCY: "often frequently many times", DEFAULT: "default defaults value",
     COMMAND: "command commands flag flags option options switch argument", PERSON: "who whom whose person people", PLACE: "where place location",
     NAME: "name names named called", BREED: "breed kind type", TITLE: "",
@@ -125,6 +131,10 @@ _PEOPLE = re.compile(r"\b(?:mom|mum|dad|mother|father|parents?|sister|brother|si
                      r"teacher|mentor|coach|neighbou?r|doctor|therapist)\b", re.I)
 _LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|under|inside|into|on|around|visit(?:ed|ing)?|via|behind)\s+"
                        r"(?:the\s+)?([A-Z][\w'.-]*|`[^`]+`|\w+://[^\s,;)]+|[\w.-]+/[\w./-]*)")
+# a statement that says yes or no: a negation, a modal, what is allowed or required
+_POLARITY = re.compile(r"\b(?:not|no|never|none|cannot|can't|won't|don't|doesn't|isn't|aren't|only|must|should|"
+                       r"always|required|requires|optional|safe|unsafe|supported|unsupported|allowed|possible|"
+                       r"impossible|yes|recommended|deprecated|ignored|precedence|priority|wins|instead)\b|n't\b", re.I)
 # a path written in code: `~/.cache/uv`, `/etc/uv`, `{cache-dir}/virtualenvs`, `%LOCALAPPDATA%\uv`, `Scripts/`
 _PATH = re.compile(r"`((?:~|\.{1,2}|\$\w+|%\w+%|\{[\w-]+\}|[\w.-]+)?[/\\][^`\s]*|[\w.-]+/)`")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -238,6 +248,8 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new([m.group(1) for m in _QUOTED.finditer(sentence)] + _names(sentence, proper), question)
     if kind == NAME:
         return _new(_names(sentence, proper), question)
+    if kind == YES_NO:
+        return bool(_POLARITY.search(sentence))
     if kind == IDENTIFIER:
         return _new([m.group(1) for m in _CODE_SPAN.finditer(sentence)], question)
     if kind == COMMAND:
@@ -253,4 +265,4 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     return False
 
 
-__all__ = ["BREED", "COMMAND", "DEFAULT", "IDENTIFIER", "IN_CODE", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
+__all__ = ["BREED", "COMMAND", "DEFAULT", "IDENTIFIER", "IN_CODE", "YES_NO", "DURATION", "FREQUENCY", "NAME", "NUMBER", "PERSON", "PLACE", "TIME", "TITLE", "VERSION", "asked", "asking_words", "holds", "names_in"]
