@@ -3,17 +3,22 @@
 Tiers without a model used to lead with the top entry's first sentence, which
 misses the answer as often as not: "What is the minimum payout per job?" was
 answered with the sentence about per-km pay, and the 3.50 EUR was the next one.
-Here every sentence of the chosen entries is scored by the question's analyzed
-terms it contains, each weighted by its idf (a rare word that the question and
-a sentence share says more than a common one), and by whether it holds the kind
-of value the question asks for (answer_type.py: "How long was tally-api down?"
-is answered by "down for 47 minutes", not by "Connection and timeout settings for
-tally-api", which shares more words); the entry's rank breaks ties. A sentence
-that asks never leads unless nothing else matches: "How much do we pay per job?"
-shares every word with the question and holds none of the answer; the statement
-after it does. Nor does a sentence that only repeats the question's words. A
-markdown table row is a sentence too, and is shown under its table's header, so
-the answer stays a table.
+Here every sentence of the chosen entries (answer_sentences.py: a document's rows,
+list items and commands too) is scored by the question's analyzed terms it contains,
+each weighted by its idf (a rare word that the question and a sentence share says
+more than a common one), and by whether it holds the kind of value the question asks
+for (answer_type.py: "How long was tally-api down?" is answered by "down for 47
+minutes", not by "Connection and timeout settings for tally-api", which shares more
+words). The entry's rank is a prior: the best entry's sentence leads unless another
+answers where it does not or scores ``PRIOR_MARGIN`` more (the search ranked that
+entry first for a reason; a sentence of the third that shares one more word is no
+reason to quote it instead). A sentence that asks never leads unless nothing else
+matches: "How much do we pay per job?" shares every word with the question and holds
+none of the answer; the statement after it does. Nor does a sentence that only
+repeats the question's words. When the best sentence does not answer (no value of
+the kind asked, too little of the question), the answer says so before quoting it as
+the closest: "No entry states the default timeout of an HTTPS request; the closest:
+...". A table row is quoted with its header: "fetch-retries — Default: 2".
 """
 
 from __future__ import annotations
