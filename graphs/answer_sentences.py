@@ -18,8 +18,9 @@ from typing import NamedTuple
 
 # A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
 # "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
-# (and their full-width ！？), with or without a space, after any closing quote or bracket.
-_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])"
+# (and their full-width ！？), with or without a space, after any closing quote or bracket. An
+# initial does not end one ("J.K. Rowling", "John F. Kennedy").
+_SPLIT = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)[\"')\]]*\s+(?=[\"'(\[*`_]*[A-Z0-9])"
                     r"|(?<=[。！？])(?![」』）】〕\"'”’])\s*|(?<=[。！？][」』）】〕\"'”’])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
