@@ -273,9 +273,11 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         return bool(c.side) or c.rank < len(said) and bool(said[c.rank])
 
     def held(c: Candidate, weights: dict[str, float]) -> float:
-        """The share of ``weights`` a sentence holds: itself; one that holds the value asked but
-        none of the question's words, with what precedes it in its paragraph ("**Default:** `30`."
-        after "`historySize` {number} ...") and what it is about."""
+        """The share of ``weights`` a sentence holds: itself; a document's sentence that holds the
+        value asked but none of the question's words, with what precedes it in its paragraph
+        ("**Default:** `30`." after "`historySize` {number} ..."), what it is about and its
+        entry's title (a section of a page is about what its heading names: "**Default**: `0`"
+        under "installer.max-retries")."""
         total = sum(weights.values())
         if not total:
             return 0.0
@@ -283,7 +285,8 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         if mine or not typed(c) or message(c):
             # a message's sentences speak for themselves: one message tells of several things
             return mine
-        return sum(w for t, w in weights.items() if t in near(c, whole=False)) / total
+        got = near(c, whole=False) | (around[c.rank] if c.rank < len(around) else set())
+        return sum(w for t, w in weights.items() if t in got) / total
 
     def share(c: Candidate) -> float:
         weights = every if c.asks else content
@@ -354,12 +357,22 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
 
     def best(group: list[tuple[float, Candidate]]) -> Picked:
         """The best of ``group``: the top entry's best sentence, unless another is clearly better:
-        it answers where that one does not, or it scores ``prior`` more."""
-        found = min(group, key=key)
+        it answers where that one does not, or it scores ``prior`` more. Within an entry too, a
+        sentence that does not answer leads over one that does only when it scores ``prior`` more
+        ("The scheduling policy, either `SCHED_RR` or ..." over "`SCHED_RR` is the default")."""
+
+        def answering(items: list[tuple[float, Candidate]]) -> tuple[float, Candidate]:
+            found = min(items, key=key)
+            if judge(found[1]).answers:
+                return found
+            near_best = [item for item in items if key(item)[0] - key(found)[0] < prior and item is not found]
+            return min((item for item in near_best if judge(item[1]).answers), key=key, default=found)
+
+        found = answering(group)
         top = [item for item in group if item[1].rank == 0 and not item[1].side]
         if found[1].rank == 0 and not found[1].side or not top:
             return judge(found[1])
-        first = min(top, key=key)
+        first = answering(top)
         there, here = judge(found[1]), judge(first[1])
         if there.answers != here.answers:
             return there if there.answers else here

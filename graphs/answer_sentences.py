@@ -93,6 +93,7 @@ TEXT, ROW, CODE = "text", "row", "code"
 # MkDocs admonitions and tabs ("!!! tip", '=== "Unix"'), whose indented content is text, not code.
 _SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}")
 _ADMONITION = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s*(?:\w[\w-]*)?\s*(?:\"[^\"]*\")?\s*$")
+_TAB = re.compile(r'^\s*===\s*"([^"]+)"\s*$')
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)(?:\{[^}]*\})?")
 # a code block's lines: at most this many are quotable (an example, not a listing), and a shell
 # prompt is not part of the command
@@ -192,6 +193,9 @@ def quotable(text: str) -> list[Quote]:
         if _ADMONITION.match(line):
             flush_para(item)
             indented_text = True
+            tab = _TAB.match(line)
+            if tab:            # a tab's label says what its content is about: '=== "Unix"'
+                intro[0] = f"{tab.group(1)}:"
             continue
         if line.startswith(("    ", "\t")) and not para and not (indented_text or item):
             continue           # indented code

@@ -146,7 +146,7 @@ _BY_DEFAULT = re.compile(r"\b(?:by default|defaults?)\b", re.I)
 _DEFAULT_VALUE = re.compile(r"\bdefaults?\b(?:\s+(?!is\b|to\b|of\b)[\w-]+){0,2}?\**\s*(?:is|to|:|of|=)?\**\s*[:=]?\s*\**\s*"
                             r"(`[^`]+`|'[^']+'|\"[^\"]+\"|[\w.+-]*\d[\w.+-]*|true|false|null|none|on|off|enabled|disabled"
                             r"|\[[^\]]+\]|\{[^}]+\})"
-                            r"|(`[^`]+`|[\w.+-]*\d[\w.+-]*)\s*\((?:the\s+)?default\)", re.I)
+                            r"|(`[^`]+`|[\w.+-]*\d[\w.+-]*)\s*(?:\((?:the\s+)?default\)|is the default\b)", re.I)
 # a breed is said by the words breeds are named with (the head of "border collie mix", "golden retriever")
 _BREED = re.compile(r"\b(?:mix|mixed|mutt|breed|purebred|retriever|terrier|shepherd|collie|poodle|\w+doodle|spaniel|"
                     r"bulldog|labrador|husky|corgi|beagle|dachshund|pug|chihuahua|rottweiler|greyhound|hound|"
