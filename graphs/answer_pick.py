@@ -273,26 +273,25 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         return bool(c.side) or c.rank < len(said) and bool(said[c.rank])
 
     def held(c: Candidate, weights: dict[str, float]) -> float:
-        """The share of ``weights`` a sentence holds: itself; a document's sentence that holds the
-        value asked but none of the question's words, with what precedes it in its paragraph
-        ("**Default:** `30`." after "`historySize` {number} ..."), what it is about and its
-        entry's title (a section of a page is about what its heading names: "**Default**: `0`"
-        under "installer.max-retries")."""
+        """The share of ``weights`` a sentence holds itself."""
         total = sum(weights.values())
-        if not total:
-            return 0.0
-        mine = sum(w for t, w in weights.items() if t in words[id(c)]) / total
-        if mine or not typed(c) or message(c):
-            # a message's sentences speak for themselves: one message tells of several things
-            return mine
-        got = near(c, whole=False) | (around[c.rank] if c.rank < len(around) else set())
-        return sum(w for t, w in weights.items() if t in got) / total
+        return sum(w for t, w in weights.items() if t in words[id(c)]) / total if total else 0.0
 
     def share(c: Candidate) -> float:
+        """What a sentence holds of the question itself, plus what it and its context hold: its
+        entry's title and path, what it is about, and for one that holds the value asked, its
+        paragraph. A document's sentence that holds the value asked matches by its context alone
+        ("**Default:** `30`." in the item of `historySize`, "**Default**: `0`" under
+        installer.max-retries); a message's sentences speak for themselves (one message tells of
+        several things)."""
         weights = every if c.asks else content
         mine = held(c, weights)
-        if not mine:
+        if not mine and (message(c) or not typed(c)):
             return 0.0
+        if not mine:
+            # what it says is said of what precedes it in its paragraph, or its list's subject
+            total = sum(weights.values())
+            mine = sum(w for t, w in weights.items() if t in near(c, whole=False)) / total if total else 0.0
         ctx = words[id(c)] | (around[c.rank] if c.rank < len(around) else set()) | abouts.get(c.about, set())
         if typed(c):
             ctx = ctx | near(c)

@@ -38,7 +38,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # a setting's default is what documentation states as "Default: `30`" or "defaults to 16K",
     # whatever kind of value it is ("How long does it wait by default?" is answered by "Default: 500")
     (DEFAULT, re.compile(r"\bby default\b|^\W*(?:what|which|how)\b.*\bdefaults?\b", re.I)),
-    (TIME, re.compile(r"\bhow long ago\b|^\W*when\b|\bsince when\b|\b(?:what|which|at what|by what)\s+"
+    (TIME, re.compile(r"\bhow long ago\b|^\W*when\b(?![^?]*,\s*(?:which|what|who|where|how)\b)|\bsince when\b|\b(?:what|which|at what|by what)\s+"
                       r"(?:year|month|day|date|week|time|weekday|season)\b|\bwhen\s+(?:did|does|do|is|was|will|are|were)\b",
                       re.I)),
     (DURATION, re.compile(rf"\bhow long\b|\bfor how long\b|\bhow many\s+{_UNIT}\b|\b(?:what|which)\s+(?:duration|period)\b",
