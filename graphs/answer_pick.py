@@ -23,7 +23,6 @@ the closest: "No entry states the default timeout of an HTTPS request; the close
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from memgrove.tree.text.dates import day_of
 from memgrove.tree.hygiene.scan_corpus import CHAT_WORDS
 
 from . import answer_time, answer_type
-from .answer_sentences import CODE, ROW, TEXT, quotable
+from .answer_sentences import CODE, NOT_STATED, ROW, TEXT, not_stated, quotable, word_count
 
 # A later entry's sentence must match this much more of the question (in idf-weighted share)
 # per rank to lead over an earlier entry's: the rank breaks ties and near-ties only.
@@ -124,15 +123,6 @@ def positions(pool: Sequence[Candidate]) -> Positions:
 
 def _next(c: Candidate, at: Positions) -> Candidate | None:
     return at.get((c.rank, c.side, c.order + 1))
-
-
-_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-
-
-def word_count(text: str) -> int:
-    """Words of ``text``; Chinese, Japanese and Korean write no spaces: two of their characters
-    count as a word (roughly their average word length)."""
-    return len(text.split()) + (len(_CJK_CHAR.findall(text)) // 2 if not text.isascii() else 0)
 
 
 def shown(best: Candidate, pool: Sequence[Candidate], at: Positions | None = None) -> str:
@@ -399,20 +389,6 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         # nothing that states matches a word of the question: the best entry's first statement
         return best(statements)
     return judge(min(asking or scored, key=key)[1])
-
-
-# How an answer that the evidence does not give begins (``not_stated``).
-NOT_STATED = "No entry states"
-_WHAT_IS = re.compile(r"^\W*(?:what|which)(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+(.{3,120}?)\W*$", re.I)
-
-
-def not_stated(question: str) -> str:
-    """What an answer says when no sentence of the evidence answers ``question``: "No entry states
-    the default timeout of an HTTPS request" for "What is the default timeout of an HTTPS
-    request?", else 'No entry states an answer to "<question>"'."""
-    m = _WHAT_IS.match(question.strip())
-    what = m.group(1) if m else f'an answer to "{" ".join(question.split())}"'
-    return f"{NOT_STATED} {what}"
 
 
 def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, float], bodies: Sequence[str],

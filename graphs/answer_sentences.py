@@ -233,4 +233,28 @@ def quotable(text: str) -> list[Quote]:
     return out
 
 
-__all__ = ["CODE", "CODE_LINES", "JOIN", "LEAD", "Quote", "ROW", "TEXT", "cells", "quotable", "row_text", "table_rows"]
+_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def word_count(text: str) -> int:
+    """Words of ``text``; Chinese, Japanese and Korean write no spaces: two of their characters
+    count as a word (roughly their average word length)."""
+    return len(text.split()) + (len(_CJK_CHAR.findall(text)) // 2 if not text.isascii() else 0)
+
+
+# How an answer that the evidence does not give begins (``not_stated``).
+NOT_STATED = "No entry states"
+_WHAT_IS = re.compile(r"^\W*(?:what|which)(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+(.{3,120}?)\W*$", re.I)
+
+
+def not_stated(question: str) -> str:
+    """What an answer says when no sentence of the evidence answers ``question``: "No entry states
+    the default timeout of an HTTPS request" for "What is the default timeout of an HTTPS
+    request?", else 'No entry states an answer to "<question>"'."""
+    m = _WHAT_IS.match(question.strip())
+    what = m.group(1) if m else f'an answer to "{" ".join(question.split())}"'
+    return f"{NOT_STATED} {what}"
+
+
+__all__ = ["CODE", "CODE_LINES", "JOIN", "LEAD", "NOT_STATED", "Quote", "ROW", "TEXT", "cells", "not_stated", "quotable",
+           "row_text", "table_rows", "word_count"]
