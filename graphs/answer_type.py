@@ -138,6 +138,7 @@ _POLARITY = re.compile(r"\b(?:not|no|never|none|cannot|can't|won't|don't|doesn't
 # a path written in code: `~/.cache/uv`, `/etc/uv`, `{cache-dir}/virtualenvs`, `%LOCALAPPDATA%\uv`, `Scripts/`
 _PATH = re.compile(r"`((?:~|\.{1,2}|\$\w+|%\w+%|\{[\w-]+\}|[\w.-]+)?[/\\][^`\s]*|[\w.-]+/)`")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_PATH_IN_CODE = re.compile(r"(?:^|[\s>=])((?:~|\$\w+|%\w+%|\{[\w-]+\})?/[\w.{}$%*-]+(?:/[\w.{}$%*-]*)+)")
 # a command, a flag or a setting as documentation writes it: in code, with a space or as a flag
 _COMMAND = re.compile(r"`[^`\n]*\s[^`\n]*`|`-{1,2}[\w-]+[^`\n]*`|`[\w.-]+\s*=\s*[^`\n]+`")
 _BY_DEFAULT = re.compile(r"\b(?:by default|defaults?)\b", re.I)
@@ -239,7 +240,9 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
         return _new(_names(sentence, proper) + doers + [m.group(0) for m in _PEOPLE.finditer(sentence)], question)
     if kind == PLACE:
         places = [m.group(1).strip("`") for m in _LOCATIVE.finditer(sentence)]
-        places += [m.group(1) for m in _PATH.finditer(sentence)]   # "macOS: `~/Library/Caches/pypoetry`"
+        # a path in code: "macOS: `~/Library/Caches/pypoetry`", "`poetry completions fish > ~/.config/fish/...`"
+        places += [m.group(1) for m in _PATH.finditer(sentence)]
+        places += [m.group(1) for span in _CODE_SPAN.finditer(sentence) for m in _PATH_IN_CODE.finditer(span.group(1))]
         if _NAMED_PLACE.search(question):
             places += _names(sentence, proper)   # "which city": a city is named
         return _new(places, question)
