@@ -31,6 +31,8 @@ _LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")   # [text](url), [text][ref], [text][]
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+# the cells of a row read: a table has a few columns; a line of 2,000 pipes is no table to quote
+MAX_CELLS = 40
 # what joins a row's first cell to the rest, and its other cells to each other
 LEAD, JOIN = " — ", " · "
 
@@ -40,7 +42,8 @@ def cells(row: str) -> list[str]:
     inner = row.strip()
     inner = inner[1:] if inner.startswith("|") else inner
     inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [_EMPHASIS.sub(r"\2", _LINK.sub(r"\1", c.strip())).replace("\\|", "|") for c in _CELL_SPLIT.split(inner)]
+    return [_EMPHASIS.sub(r"\2", _LINK.sub(r"\1", c.strip())).replace("\\|", "|")
+            for c in _CELL_SPLIT.split(inner, maxsplit=MAX_CELLS)[:MAX_CELLS]]
 
 
 def row_text(header: list[str], row: list[str]) -> str:

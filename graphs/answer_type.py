@@ -140,14 +140,14 @@ _PATH = re.compile(r"`((?:~|\.{1,2}|\$\w+|%\w+%|\{[\w-]+\}|[\w.-]+)?[/\\][^`\s]*
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _PATH_IN_CODE = re.compile(r"(?:^|[\s>=])((?:~|\$\w+|%\w+%|\{[\w-]+\})?/[\w.{}$%*-]+(?:/[\w.{}$%*-]*)+)")
 # a command, a flag or a setting as documentation writes it: in code, with a space or as a flag
-_COMMAND = re.compile(r"`[^`\n]*\s[^`\n]*`|`-{1,2}[\w-]+[^`\n]*`|`[\w.-]+\s*=\s*[^`\n]+`")
+_COMMAND = re.compile(r"\s|^-{1,2}\w|^[\w.-]+\s*=")     # inside a code span: a space, a flag, a setting
 _BY_DEFAULT = re.compile(r"\b(?:by default|defaults?)\b", re.I)
 # a default as documentation states it: "**Default:** `30`", "Defaults to `'SIGUSR2'`", "defaults to 16K",
 # "the default is 8", "(default)" after a value
 _DEFAULT_VALUE = re.compile(r"\bdefaults?\b(?:\s+(?!is\b|to\b|of\b)[\w-]+){0,2}?\**\s*(?:is|to|:|of|=)?\**\s*[:=]?\s*\**\s*"
                             r"(`[^`]+`|'[^']+'|\"[^\"]+\"|[\w.+-]*\d[\w.+-]*|true|false|null|none|on|off|enabled|disabled"
                             r"|\[[^\]]+\]|\{[^}]+\})"
-                            r"|(`[^`]+`|[\w.+-]*\d[\w.+-]*)\s*(?:\((?:the\s+)?default\)|is the default\b)", re.I)
+                            r"|(`[^`]+`|(?<![\w.+-])[\w.+-]*?\d[\w.+-]*)\s*(?:\((?:the\s+)?default\)|is the default\b)", re.I)
 # a breed is said by the words breeds are named with (the head of "border collie mix", "golden retriever")
 _BREED = re.compile(r"\b(?:mix|mixed|mutt|breed|purebred|retriever|terrier|shepherd|collie|poodle|\w+doodle|spaniel|"
                     r"bulldog|labrador|husky|corgi|beagle|dachshund|pug|chihuahua|rottweiler|greyhound|hound|"
@@ -256,7 +256,7 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     if kind == IDENTIFIER:
         return _new([m.group(1) for m in _CODE_SPAN.finditer(sentence)], question)
     if kind == COMMAND:
-        return _new([m.group(0).strip("`") for m in _COMMAND.finditer(sentence)], question)
+        return _new([m.group(1) for m in _CODE_SPAN.finditer(sentence) if _COMMAND.search(m.group(1))], question)
     if kind == DEFAULT:
         if _new([m.group(1) or m.group(2) for m in _DEFAULT_VALUE.finditer(sentence)], question):
             return True

@@ -136,3 +136,17 @@ def test_a_code_kind_asked_of_a_chat_asks_for_something_else():
                  ["I'm taking a cooking class to learn how to make healthier meals, it's every Tuesday."],
                  said=["Sam, 3 May 2023"])
     assert got.startswith("I'm taking a cooking class"), got
+
+
+def test_hostile_text_is_read_in_bounded_time():
+    # an unclosed code span, a 2,000-cell row, an unclosed comment or fence, a 5,000-letter tab label:
+    # each read as text (no quadratic pattern); the bound is generous, a regression would take minutes
+    import time
+
+    hostile = ["`" + "a " * 4000, "default " * 2000, "| a " * 2000 + "\n|-|-|\n" + "| b " * 2000,
+               "<!-- " + "x " * 4000, "```\n" + "$ x\n" * 3000, '=== "' + "x" * 5000, "`/" + "a/" * 4000]
+    started = time.monotonic()
+    for text in hostile:
+        for q in ("How do I run it?", "What is the default port?", "Where is it?", "Is it safe?"):
+            assert isinstance(answer(q, [text[:8000]] * 5), str)
+    assert time.monotonic() - started < 20
