@@ -194,9 +194,12 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
     ``TYPE_WEIGHT`` when it (with the next sentence, when it is shown with it) holds a value of the
     kind asked that the question does not name ("47 minutes" for "how long"), and then its
     paragraph counts as its context too ("It listens on 9102." after "The metrics endpoint ...");
-    less the entry's rank as a prior: ``margin`` (``PRIOR_MARGIN``) for any entry but the best,
-    and ``RANK_STEP`` per rank (``BEFORE_STEP`` more for the message before or after one), so the
-    best entry's sentence leads unless another is clearly better. The statement after a matching
+    less ``RANK_STEP`` per rank of its entry (``BEFORE_STEP`` more for the message before or after
+    one). The entry's rank is a prior: the best entry's best sentence leads unless another answers
+    where it does not (``answers_enough``) or scores ``margin`` (``PRIOR_MARGIN``) more; within an
+    entry, a sentence that does not answer leads over one that does only by as much.
+    ``min_share`` (``MIN_SHARE``): what a sentence must hold of a question naming no kind to
+    answer it. The statement after a matching
     question, in its entry or in the message after it, scores at least ``ANSWERED`` of the
     question's share. A sentence that only repeats the question's words never leads while
     another matching one adds something; when none that matches holds the kind asked, the best
