@@ -114,7 +114,8 @@ _TIME = re.compile(rf"\b(?:yesterday|today|tonight|tomorrow|this morning|this ev
                    rf"(?:in|since|by|until|on|early|late|mid)[\s-]+(?:{_MONTH_NAMES})|noon|midnight)\b", re.I)
 _MONTH_CAP = re.compile(r"\b(?:" + "|".join(m.capitalize() for m in MONTHS if len(m) > 3) + r")\b")
 _VERSION = re.compile(r"\bv\d+(?:\.\d+)*\b|\b\d+\.\d+(?:\.\d+)+\b|\b\d+\.\d+\b(?!\s*%)|\bversion\s+\d+\b", re.I)
-_NUMBER = re.compile(rf"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+# a number stands alone: the digits of a name ("INC-231", "SHA-256", "v2") count nothing
+_NUMBER = re.compile(rf"(?<![\w-])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                      rf"forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice|a couple|a few|several)\b",
                      re.I)
 _HOW_MANY = re.compile(r"\bhow many\s+(\w+)(?:\s+(\w+))?", re.I)
