@@ -118,6 +118,9 @@ _VERSION = re.compile(r"\bv\d+(?:\.\d+)*\b|\b\d+\.\d+(?:\.\d+)+\b|\b\d+\.\d+\b(?
 _NUMBER = re.compile(rf"(?<![\w-])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                      rf"forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice|a couple|a few|several)\b",
                      re.I)
+_DATE_LIKE = re.compile(rf"\b(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
+                        rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b(?:,?\s+\d{{4}})?"
+                        r"|\b(?:19|20)\d\d\b|\b\d{1,2}:\d\d\b|\bv?\d+\.\d+\.\d+\b", re.I)
 _HOW_MANY = re.compile(r"\bhow many\s+(\w+)(?:\s+(\w+))?", re.I)
 _STOP = frozenset("of do does did are is were was have has had will would can people times".split())
 _COUNT = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -231,7 +234,8 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
             # "how many pods" is answered by a number of pods: "12 pods", "twelve of the pods"
             return any(w.lower().startswith(tuple(nouns))
                        for m in _COUNT.finditer(sentence) for w in _TOKEN.findall(sentence[m.end():])[:COUNTED_WITHIN])
-        return _new([m.group(0) for m in _NUMBER.finditer(sentence)], question)
+        # a day, a year, a time of day or a version is no amount ("shipped Friday March 20, 2026")
+        return _new([m.group(0) for m in _NUMBER.finditer(_DATE_LIKE.sub(" ", sentence))], question)
     if kind == FREQUENCY:
         return _new([m.group(0) for m in _FREQUENCY.finditer(sentence)], question)
     if kind == PERSON:
