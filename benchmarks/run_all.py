@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
                           [["answer_first_beam.py"]]),
     "answer_cost": (None, ["answer_cost.py", "--entries", "2000", "--questions", "20", "--out", f"{Q}/answer_cost"],
                     [["answer_cost.py"]]),
+    "doc_answers": (None, ["doc_answers.py", "--split", "dev", "--json"], [["doc_answers.py", "--results"]]),
     "fuzzy_cache": (None, ["fuzzy_cache.py", "--out", f"{Q}/fuzzy_cache.md"], [["fuzzy_cache.py"]]),
     "longmemeval": ("longmemeval", ["longmemeval.py", str(TINY_LME), "--no-cache", "--out", Q],
                     [["longmemeval.py", "$LONGMEMEVAL_PATH"]]),
