@@ -32,7 +32,7 @@ from memgrove.tree.text.dates import day_of
 from memgrove.tree.hygiene.scan_corpus import CHAT_WORDS
 
 from . import answer_time, answer_type
-from .answer_sentences import CODE, NOT_STATED, ROW, TEXT, not_stated, quotable, word_count
+from .answer_sentences import CODE, NOT_STATED, ROW, TEXT, mentions, not_stated, quotable, word_count
 
 # A later entry's sentence must match this much more of the question (in idf-weighted share)
 # per rank to lead over an earlier entry's: the rank breaks ties and near-ties only.
@@ -227,9 +227,14 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
     # row's header, and the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
     analyzed: dict[str, set[str]] = {}
+    sieve = mentions(frozenset(question_terms))
 
-    def words_of(text: str) -> set[str]:
+    def words_of(text: str, every_word: bool = False) -> set[str]:
+        """``text``'s terms; a text that cannot hold a question's term is not analyzed (its words
+        are only ever looked up for the question's) unless ``every_word`` is asked."""
         if text not in analyzed:
+            if not every_word and sieve is not None and text.isascii() and not sieve.search(text.lower()):
+                return set()
             analyzed[text] = set(terms(text))
         return analyzed[text]
 
@@ -291,7 +296,8 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         return mine + sum(w for t, w in weights.items() if t in ctx) / sum(weights.values())
 
     def added(c: Candidate) -> int:
-        return len({t for t in words[id(c)] if t not in asked and t not in CHAT_WORDS})
+        got = words_of(c.scored, every_word=True) | abouts.get(c.about, set())
+        return len({t for t in got if t not in asked and t not in CHAT_WORDS})
 
     def score(c: Candidate, s: float) -> float:
         return s + TYPE_WEIGHT * typed(c) - RANK_STEP * c.rank - BEFORE_STEP * bool(c.side)

@@ -14,7 +14,11 @@ a separator row is never a sentence of its own (an answer used to be
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
+
+from memgrove.tree.text.analysis import terms as analyzed_terms
+from memgrove.tree.text.word_forms import BASE_OF, STEMS
 
 # A sentence ends at . ! or ? followed by a space and what can start a sentence; "3.50",
 # "e.g. the" and "staging.kestrel.dev" do not end one. Chinese and Japanese end one at 。！？
@@ -259,5 +263,30 @@ def not_stated(question: str) -> str:
     return f"{NOT_STATED} {what}"
 
 
-__all__ = ["CODE", "CODE_LINES", "JOIN", "LEAD", "NOT_STATED", "Quote", "ROW", "TEXT", "cells", "not_stated", "quotable",
+@lru_cache(maxsize=1)
+def _irregular() -> dict[str, frozenset[str]]:
+    """A term -> the forms analyzed to it that do not start like it ("go" <- "went", "mother" <- "mom",
+    and the word families word_forms.STEMS keeps apart)."""
+    out: dict[str, set[str]] = {}
+    for form in (*BASE_OF, *STEMS):
+        for term in analyzed_terms(form):
+            out.setdefault(term, set()).add(form)
+    return {t: frozenset(forms) for t, forms in out.items()}
+
+
+@lru_cache(maxsize=256)
+def mentions(question_terms: frozenset[str]) -> re.Pattern[str] | None:
+    """A sieve for the sentences worth analyzing: a lowercased ASCII text that this does not match
+    holds none of ``question_terms`` (a stem is a word's start but for its last two letters: "happi"
+    of "happy", "possibl" of "possibility"; the irregular forms that analyze to a term are listed).
+    None when a term is not ASCII (CJK bigrams, folded letters): then every sentence is analyzed."""
+    if not question_terms or not all(t.isascii() for t in question_terms):
+        return None
+    irregular = _irregular()
+    starts = {t[:max(2, len(t) - 2)] for t in question_terms}
+    starts |= {form for t in question_terms for form in irregular.get(t, ())}
+    return re.compile("|".join(re.escape(x) for x in sorted(starts, key=len, reverse=True)))
+
+
+__all__ = ["CODE", "CODE_LINES", "JOIN", "LEAD", "NOT_STATED", "Quote", "ROW", "TEXT", "cells", "mentions", "not_stated", "quotable",
            "row_text", "table_rows", "word_count"]
