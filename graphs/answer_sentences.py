@@ -249,6 +249,8 @@ def word_count(text: str) -> int:
     return len(text.split()) + (len(_CJK_CHAR.findall(text)) // 2 if not text.isascii() else 0)
 
 
+# the longest question repeated in an answer that says no entry states it
+QUOTED_CHARS = 120
 # How an answer that the evidence does not give begins (``not_stated``).
 NOT_STATED = "No entry states"
 _WHAT_IS = re.compile(r"^\W*(?:what|which)(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+(.{3,120}?)\W*$", re.I)
@@ -257,10 +259,17 @@ _WHAT_IS = re.compile(r"^\W*(?:what|which)(?:'s|’s|\s+is|\s+are|\s+was|\s+were
 def not_stated(question: str) -> str:
     """What an answer says when no sentence of the evidence answers ``question``: "No entry states
     the default timeout of an HTTPS request" for "What is the default timeout of an HTTPS
-    request?", else 'No entry states an answer to "<question>"'."""
+    request?", else 'No entry states an answer to "<question>"' (for a long question, "No entry
+    states what was asked")."""
     m = _WHAT_IS.match(question.strip())
-    what = m.group(1) if m else f'an answer to "{" ".join(question.split())}"'
-    return f"{NOT_STATED} {what}"
+    asked = " ".join(question.split())
+    if m:
+        return f"{NOT_STATED} {m.group(1)}"
+    # a long request, or one of several sentences, is not repeated: the user just wrote it
+    if len(asked) > QUOTED_CHARS or len(_SPLIT.split(asked)) > 1:
+        return f"{NOT_STATED} what was asked"
+    return f'{NOT_STATED} an answer to "{asked}"'
+
 
 
 @lru_cache(maxsize=1)

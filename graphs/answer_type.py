@@ -34,7 +34,9 @@ _AUX = r"(?:is|are|was|were|do|does|did|can|could|should|would|will|must|may|has
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "Should Poetry be installed into the project's environment?", "When I run it in a project,
     # are its dependencies installed?": answered by a statement that says yes or no
-    (YES_NO, re.compile(rf"^\W*{_AUX}\s+(?!.*\b(?:or)\b)|^\W*(?:when|if)\b[^?,]*,\s*{_AUX}\s", re.I)),
+    # ("Can you list ...?", "Could you walk me through ...?" ask for something, not yes or no)
+    (YES_NO, re.compile(rf"^\W*(?!(?:can|could|would|will)\s+you\b){_AUX}\s+(?!.*\b(?:or)\b)"
+                        rf"|^\W*(?:when|if)\b[^?,]*,\s*{_AUX}\s", re.I)),
     # a setting's default is what documentation states as "Default: `30`" or "defaults to 16K",
     # whatever kind of value it is ("How long does it wait by default?" is answered by "Default: 500")
     (DEFAULT, re.compile(r"\bby default\b|^\W*(?:what|which|how)\b.*\bdefaults?\b", re.I)),
@@ -121,6 +123,7 @@ _NUMBER = re.compile(rf"(?<![\w-])\d|\b(?:one|two|three|four|five|six|seven|eigh
 _DATE_LIKE = re.compile(rf"\b(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
                         rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b(?:,?\s+\d{{4}})?"
                         r"|\b(?:19|20)\d\d\b|\b\d{1,2}:\d\d\b|\bv?\d+\.\d+\.\d+\b", re.I)
+_SPAN = re.compile(r"\bbetween\b.+\band\b|\b(?:since|until|after|before)\b|\bfrom\b.+\bto\b", re.I)
 _HOW_MANY = re.compile(r"\bhow many\s+(\w+)(?:\s+(\w+))?", re.I)
 _STOP = frozenset("of do does did are is were was have has had will would can people times".split())
 _COUNT = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -221,7 +224,10 @@ def holds(kind: str | None, sentence: str, question: str, *, speaker: str = "",
     if kind is None:
         return False
     if kind == DURATION:
-        return _new([m.group(0) for m in _DURATION.finditer(sentence)], question)
+        if _new([m.group(0) for m in _DURATION.finditer(sentence)], question):
+            return True
+        # "How many days passed between the meeting and the deadline?" is counted from their days
+        return bool(_SPAN.search(question)) and holds(TIME, sentence, question)
     if kind == TIME:
         found = [m.group(0) for m in _TIME.finditer(sentence)] + [m.group(0) for m in _MONTH_CAP.finditer(sentence)]
         return bool(days_named(sentence)) or _new(found, question)
