@@ -78,6 +78,7 @@ class Candidate:
     side: int = 0    # -1: of the message before a chosen one (what it replies to), 1: after it (its reply)
     about: str = ""  # what it is about beyond its words: a table row's header, its list's introduction
     code: bool = False  # a line of a code block (a command, a setting)
+    heading: str = ""   # the heading it is under in its entry: part of what it is about, as the title
 
 
 def sentences(text: str) -> list[tuple[str, str, int]]:
@@ -88,7 +89,7 @@ def sentences(text: str) -> list[tuple[str, str, int]]:
 
 def _of(body: str, rank: int, side: int) -> list[Candidate]:
     out = []
-    for order, (shown_text, scored, para, about, kind) in enumerate(quotable(body)):
+    for order, (shown_text, scored, para, about, kind, heading) in enumerate(quotable(body)):
         plain = scored.rstrip(" \"')]*_`")
         # a question, or a sentence that introduces what follows ("The following binaries are provided:"):
         # what follows it answers
@@ -101,7 +102,7 @@ def _of(body: str, rank: int, side: int) -> list[Candidate]:
             shown_text = shown_text if kind == ROW or kind == CODE and not about.endswith(":") \
                 else f"{about} {shown_text}"
         out.append(Candidate(shown_text, scored, rank, order, asks=asks, para=abs(para), row=para < 0, side=side,
-                             about=about, code=kind == CODE))
+                             about=about, code=kind == CODE, heading=heading))
     return out
 
 
@@ -226,6 +227,16 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
     # what an entry's sentence is about beyond its own words: the entry's title and path, a table
     # row's header, and the rest of its paragraph ("It listens on 9102." after "The metrics endpoint ...")
     around = [set(terms(c)) for c in contexts]
+    headings: dict[str, set[str]] = {}
+
+    def entry_context(c: Candidate) -> set[str]:
+        """What a sentence's entry says it is about: its title and path, and the heading it is under."""
+        got = around[c.rank] if c.rank < len(around) else set()
+        if c.heading:
+            if c.heading not in headings:
+                headings[c.heading] = words_of(c.heading)
+            got = got | headings[c.heading]
+        return got
     analyzed: dict[str, set[str]] = {}
     sieve = mentions(frozenset(question_terms))
 
@@ -290,7 +301,7 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
             # what it says is said of what precedes it in its paragraph, or its list's subject
             total = sum(weights.values())
             mine = sum(w for t, w in weights.items() if t in near(c, whole=False)) / total if total else 0.0
-        ctx = words[id(c)] | (around[c.rank] if c.rank < len(around) else set()) | abouts.get(c.about, set())
+        ctx = words[id(c)] | entry_context(c) | abouts.get(c.about, set())
         if typed(c):
             ctx = ctx | near(c)
         return mine + sum(w for t, w in weights.items() if t in ctx) / sum(weights.values())
@@ -332,7 +343,7 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
             # ("`SCHED_RR` is the default" in cluster.schedulingPolicy), a message's speaker once
             # it holds a word of the question itself
             total = sum(content.values())
-            mine = max(mine, sum(w for t, w in content.items() if t in near(c, whole=False) | around[c.rank]) / total)
+            mine = max(mine, sum(w for t, w in content.items() if t in near(c, whole=False) | entry_context(c)) / total)
         enough = answers_enough(mine, is_typed, min_share=MIN_SHARE if min_share is None else min_share,
                                 message=message(c))
         first = lead(c) if is_typed else None

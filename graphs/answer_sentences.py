@@ -93,6 +93,7 @@ class Quote(NamedTuple):
     block: int
     about: str = ""
     kind: str = "text"
+    heading: str = ""   # the heading it is under within the entry ("#### `fetch-retries`")
 
 
 TEXT, ROW, CODE = "text", "row", "code"
@@ -140,6 +141,7 @@ def quotable(text: str) -> list[Quote]:
     code: list[str] = []
     lang = ""
     intro = [""]          # the sentence ending in ":" that introduced the list or table being read
+    heading = [""]        # the heading of the section being read: what its sentences are about
     comment = fenced = False
     indented_text = False  # inside an admonition or a tab: its indented lines are text
 
@@ -149,7 +151,7 @@ def quotable(text: str) -> list[Quote]:
             blocks[0] += 1
             said = [p.strip() for p in _SPLIT.split(joined) if p.strip()]
             about = intro[0] if item else ""
-            out.extend(Quote(s, s, blocks[0], about) for s in said)
+            out.extend(Quote(s, s, blocks[0], about, TEXT, heading[0]) for s in said)
             if said and said[-1].rstrip("*_`").endswith(":"):
                 intro[0] = said[-1]
             elif not item:
@@ -159,7 +161,7 @@ def quotable(text: str) -> list[Quote]:
     def flush_table() -> None:
         if table:
             blocks[0] += 1
-            out.extend(Quote(shown, scored, -blocks[0], f"{head} {intro[0]}".strip(), ROW)
+            out.extend(Quote(shown, scored, -blocks[0], f"{head} {intro[0]}".strip(), ROW, heading[0])
                        for shown, scored, head in table_rows(table))
             intro[0] = ""
             table.clear()
@@ -168,7 +170,7 @@ def quotable(text: str) -> list[Quote]:
         # what a code block shows is introduced by the sentence before it ("To install PyPy:")
         before = next((q.shown for q in reversed(out) if q.kind == TEXT), "") if out and out[-1].kind == TEXT else ""
         blocks[0] += 1
-        out.extend(Quote(f"`{ln}`", ln, -blocks[0], before, CODE) for ln in _code_lines(code, lang))
+        out.extend(Quote(f"`{ln}`", ln, -blocks[0], before, CODE, heading[0]) for ln in _code_lines(code, lang))
         intro[0] = ""
         code.clear()
 
@@ -220,6 +222,7 @@ def quotable(text: str) -> list[Quote]:
         if _HEADING.match(line):
             flush_para(item)
             intro[0] = ""
+            heading[0] = stripped.lstrip("#").strip()
             continue
         if _BULLET.match(stripped):
             flush_para(item)

@@ -150,3 +150,11 @@ def test_hostile_text_is_read_in_bounded_time():
         for q in ("How do I run it?", "What is the default port?", "Where is it?", "Is it safe?"):
             assert isinstance(answer(q, [text[:8000]] * 5), str)
     assert time.monotonic() - started < 20
+
+
+def test_a_heading_inside_an_entry_says_what_its_sentences_are_about():
+    # a long section keeps its sub-headings in one entry: "Default: 3" is the default of the heading above it
+    chunk = ("#### `cache-max`\n\n* Default: 1000\n* Type: Number\n\nThe most entries the cache keeps.\n\n"
+             "#### `sync-retries`\n\n* Default: 3\n* Type: Number\n\nHow many times a failed sync is retried.\n")
+    got = answer("What is the default value of sync-retries?", [chunk])
+    assert "Default: 3" in got and "1000" not in got, got
