@@ -38,11 +38,10 @@ from .answer_sentences import CODE, NOT_STATED, ROW, TEXT, mentions, not_stated,
 # per rank to lead over an earlier entry's: the rank breaks ties and near-ties only.
 RANK_STEP = 0.02
 # The entry's rank as a prior: a sentence of any entry but the best leads only when it answers
-# where the best entry's best sentence does not (``answers_enough``), or scores this much more.
-# The score's scale: 1.0 is every content word of the question in the sentence, 1.0 more in it
-# and its context, 1.5 more holding the kind asked; 0.25 is an eighth of a full match. Chosen
-# on dev halves (gold in the first sentence, prior 0 / 0.1 / 0.2 / 0.25 / 0.35 / 0.5): LoCoMo
-# 21.2 / 21.4 / 21.8 / 22.0 / 21.6 / 21.8%, the documentation set 51.5 / 51.5 / 52.5 / 52.5 /
+# where the best entry's best sentence does not (``answers_enough``), or scores this much more
+# (1.0 is every content word of the question in the sentence, 1.0 more in it and its context, 1.5
+# more holding the kind asked). Dev halves, gold in the first sentence at prior 0 / 0.1 / 0.2 / 0.25
+# / 0.35 / 0.5: LoCoMo 21.2 / 21.4 / 21.8 / 22.0 / 21.6 / 21.8%, docs 51.5 / 51.5 / 52.5 / 52.5 /
 # 51.5 / 49.5%; node's API pages 66.7% up to 0.25, 61.1% from 0.5.
 PRIOR_MARGIN = 0.25
 # The least idf-weighted share of the question's content words a sentence must hold to be quoted
@@ -348,7 +347,12 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
                                 message=message(c))
         first = lead(c) if is_typed else None
         text = shown(c, pool, at)
-        return Picked(c, mine, is_typed, enough, first, f"{first.text} … {text}" if first else text)
+        if first:
+            text = f"{first.text} … {text}"
+        elif is_typed and c.heading and not message(c) and word_count(c.text) < SHORT_WORDS \
+                and any(t in headings.get(c.heading, ()) and t not in words[id(c)] for t in content):
+            text = f"{c.heading} — {text}"   # "Default: 2" under "fetch-retries": "fetch-retries — Default: 2"
+        return Picked(c, mine, is_typed, enough, first, text)
 
     def lead(c: Candidate) -> Candidate | None:
         """A short sentence that holds the value asked while its paragraph's first sentence names
