@@ -27,6 +27,11 @@ from memgrove.tree.ranking.hits import Hit
 from memgrove.tree.entries.validity import current_first
 
 from . import answer_pick
+from .current import recorded as answer_recorded, statements as answer_current
+from .evidence import (FURTHER, NEAR_CHARS, PICK_CHARS, _clip, _entry_text, chosen_hits,  # noqa: F401 - their home
+                       closed_labels, contexts_of, evidence_of, evidence_of_paths, further_look, messages_around,
+                       recorded_in, said_of, times_of)
+from .current.when import asks_past, asks_state, time_of
 from .answer import Answer, short_answer, tier_label  # noqa: F401 - their home before answer.py
 from .settings import QuerySettings
 
@@ -101,38 +106,12 @@ def route(hits: list[Hit], query_terms: list[str], entry_count: int, s: QuerySet
 
 # -- answers without an LLM ----------------------------------------------------
 
-# The most of an entry's text the answer is picked from: a sentence beyond it is not worth
-# analyzing every sentence of a 10 MB entry for.
-PICK_CHARS = 8_000
-# The most of the messages around a chosen one that is read as its context (a message is short;
-# its context is the end of what was said before it and the start of the reply, not a whole
-# pasted document).
-NEAR_CHARS = 2_000
-
-
-def _entry_text(tree, path: str) -> str:
-    try:
-        entry = tree.read(path)
-    except Exception:  # noqa: BLE001 - a vanished entry: fall back to the excerpt
-        return ""
-    return (entry.body or entry.summary).strip()
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
-
-
 def format_answer(summary: str, details: list[str], sources: list[str], gaps: str) -> str:
     parts = ["## Summary", summary.strip(), "", "## Details"]
     parts += details or ["(none)"]
     parts += ["", "## Sources"] + ([f"- {p}" for p in sources] or ["- (none)"])
     parts += ["", "## Gaps", gaps.strip() or "none"]
     return "\n".join(parts)
-
-
-def chosen_hits(hits: list[Hit], s: QuerySettings) -> list[Hit]:
-    """The entries an answer without a model is made of: the best ``direct_max_entries``."""
-    return [h for h in hits if h.kind == "entry"][: s.direct_max_entries] or hits[: s.direct_max_entries]
 
 
 def first_sentence_rule(hit: Hit) -> str:
@@ -144,14 +123,72 @@ def first_sentence_rule(hit: Hit) -> str:
 
 def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = (),
                 said: list[str] = (), labels: list[str] = (), before: list[tuple[str, str]] = (),
-                after: list[tuple[str, str]] = ()) -> str:
+                after: list[tuple[str, str]] = (), times: list[datetime | None] | None = None) -> str:
     """The sentence of ``bodies`` (the chosen entries' texts, best first; ``contexts``: their
     titles and paths) that answers ``question`` (``answer_pick.answer_text``). ``said``: per body,
     who said it and when (a conversation message's title, "Ana, 2 March 2026"), added after the
     sentence: the answer to "when did Ana …" is often that day, not a word of what she said.
     ``labels``: per body, a closed fact's "(until …; since then: …)" (tree/entries/validity.py), added
     after the sentence. ``before``, ``after``: per body, the message it replies to and the reply to
-    it, with their titles (``messages_around``), or ``("", "")``."""
+    it, with their titles (``messages_around``), or ``("", "")``. ``times``: per body, when it was
+    said or written (``times_of``; by default the day ``said`` names): of statements giving one
+    subject different values, the one that answers is the newest, or for a question about the past
+    the one that held then (``answer_current.plan``)."""
+    return current_answer(tree, question, bodies, contexts, said, labels, before, after, times)[0]
+
+
+def current_answer(tree, question: str, bodies: list[str], contexts: list[str] = (), said: list[str] = (),
+                   labels: list[str] = (), before: list[tuple[str, str]] = (), after: list[tuple[str, str]] = (),
+                   times: list[datetime | None] | None = None, optional: int = 0,
+                   recorded: list = (), echoes: list[bool] = ()) -> tuple[str, list[int]]:
+    """``pick_answer``'s answer and the order of the chosen entries it was picked in (the entry with
+    the statement that answers first among those about its subject). The last ``optional`` entries
+    are found beyond the chosen ones (``further_look``): one is quoted and listed only when it holds
+    the statement that answers. ``recorded``: the statements dream recorded as replaced
+    (``answer_recorded.recorded_of``)."""
+    if times is None:
+        times = [time_of((), None, "", s) for s in said]
+    p = answer_current.plan(question, bodies, times, said, labels, _weights(tree), optional, echoes)
+    p = answer_recorded.with_recorded(p, question, recorded)
+    if p.changed or optional:
+        def ordered(xs):
+            xs = list(xs)
+            return [xs[i] for i in p.order if i < len(xs)]
+        bodies, labels = ordered(p.bodies), ordered(p.labels)
+        contexts, said, before, after = ordered(contexts), ordered(said), ordered(before), ordered(after)
+        # a message around a chosen one may hold a statement that no longer answers (or, for the past, a newer one)
+        before = [(p.without(b), t) for b, t in before]
+        after = [(p.without(b), t) for b, t in after]
+    text = _picked(tree, question, bodies, contexts, said, labels, before, after)
+    lead = p.lead(question, text) if p.changed else None
+    if lead is not None:
+        # the picker chose a sentence about something else that matches as few of the question's words:
+        # the statement giving the subject its value (then) is quoted instead, as the picker shows one
+        i = p.order.index(lead.body)
+        text = _picked(tree, question, [answer_current.quotable(lead)], contexts[i:i + 1], said[i:i + 1],
+                       labels[i:i + 1], [], []) or text
+    for sentence, label in p.quoted_labels.items():
+        if sentence in text and "(until " not in text:
+            text = f"{text} {label}"
+    return text, p.order
+
+
+def _weights(tree):
+    """How rare a subject word is in the memory (its idf), asked of the index once per word."""
+    known: dict[str, float] = {}
+
+    def weight(term: str) -> float:
+        if term not in known:
+            try:
+                known.update(tree.engine.idf([term], fields=("content",)))
+            except Exception:  # noqa: BLE001 - an index being rebuilt: every word weighs the same
+                known[term] = 1.0
+        return known.get(term, 1.0)
+    return weight
+
+
+def _picked(tree, question: str, bodies: list[str], contexts: list[str], said: list[str], labels: list[str],
+            before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str:
     terms = tree.engine.terms(question)
     try:
         # a sentence's words are weighed as the text's: a word missing from titles ("use") is not rare
@@ -163,77 +200,31 @@ def pick_answer(tree, question: str, bodies: list[str], contexts: list[str] = ()
                                    [(b[:NEAR_CHARS], t) for b, t in after])
 
 
-def messages_around(tree, evidence: list[dict[str, Any]],
-                    said: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Per chosen entry that is a conversation's message (``said``), the message before it in its
-    session and the one after it, each with its title: the verbatim curator links each message to
-    the next one (``related``), so they are its backlink and its link in the same folder.
-    ``("", "")`` where there is none, and for entries that are no message."""
-    before, after = [], []
-    for e, who in zip(evidence, said):
-        found = [("", ""), ("", "")]
-        if who:
-            folder = e["path"].rpartition("/")[0]
-            try:
-                links = tree.links(e["path"])
-                for i, paths in enumerate((links[1], links[0])):
-                    near = [p for p in paths if p.rpartition("/")[0] == folder]
-                    if near:
-                        entry = tree.read(near[0])
-                        found[i] = ((entry.body or entry.summary).strip(), entry.title)
-            except Exception:  # noqa: BLE001 - a vanished or unreadable neighbour: no context
-                pass
-        before.append(found[0])
-        after.append(found[1])
-    return before, after
-
-
-def evidence_of(tree, hits: list[Hit], s: QuerySettings) -> tuple[list[dict[str, Any]], list[str]]:
-    """The chosen entries as evidence (``{"path", "title", "refs", "text"}``), and their full texts."""
-    evidence, bodies = [], []
-    for h in chosen_hits(hits, s):
-        full = _entry_text(tree, h.path) or h.excerpt
-        refs = [str(src["ref"]) for src in h.sources if src.get("ref")]
-        text = _clip(full, s.direct_max_chars)
-        evidence.append({"path": h.path, "title": h.title, "refs": refs, "text": f"{h.label}\n{text}" if h.label else text})
-        bodies.append(full)
-    return evidence, bodies
-
-
-def evidence_of_paths(tree, paths: list[str], s: QuerySettings) -> list[dict[str, Any]]:
-    """The entries a model's answer cites, as evidence (a vanished one is left out)."""
-    out = []
-    for p in paths:
-        try:
-            entry = tree.read(p)
-        except Exception:  # noqa: BLE001 - deleted since the model read it
-            continue
-        refs = [str(src["ref"]) for src in entry.sources if src.get("ref")]
-        out.append({"path": p, "title": entry.title, "refs": refs,
-                    "text": _clip((entry.body or entry.summary).strip(), s.direct_max_chars)})
-    return out
-
-
-def contexts_of(evidence: list[dict[str, Any]]) -> list[str]:
-    """What each chosen entry is about, beyond its sentences: its title and the words of its path."""
-    return [f"{e['title']} {e['path'].replace('/', ' ')}" for e in evidence]
-
-
-def said_of(hits: list[Hit], evidence: list[dict[str, Any]]) -> list[str]:
-    """Per chosen entry, its title when it is a conversation's message (who said it, and when)."""
-    kinds = {h.path: {src.get("kind") for src in h.sources} for h in hits}
-    return [e["title"] if "conversation" in kinds.get(e["path"], ()) else "" for e in evidence]
-
-
 def evidence_answer(tree, question: str, hits: list[Hit], s: QuerySettings,
                     gaps: str) -> tuple[str, str, list[str], list[dict[str, Any]]]:
     """The best entries, quoted, led by the sentence that answers: tier 2, and tiers 3–4 without
     an LLM. Returns ``(answer, text, sources, evidence)``."""
-    evidence, bodies = evidence_of(tree, hits, s)
-    labels = [h.label for h in chosen_hits(hits, s)]
+    read: dict = {}
+    evidence, bodies = evidence_of(tree, hits, s, read)
+    chosen = chosen_hits(hits, s)
+    # what holds now, or held then: only such a question is answered by the current value
+    timed = asks_state(question) or asks_past(question)
+    more = further_look(tree, question, hits, chosen, s, read) if timed else ([], [], [])
+    evidence, bodies, chosen = evidence + more[0], bodies + more[1], chosen + more[2]
     said = said_of(hits, evidence)
-    answer = pick_answer(tree, question, bodies, contexts_of(evidence), said, labels,
-                         *messages_around(tree, evidence, said)) or first_sentence_rule(chosen_hits(hits, s)[0])
+    labels = closed_labels(tree, chosen, bodies)
+    for e, h, lab in zip(evidence, chosen, labels):
+        if h.label and lab != h.label and e["text"].startswith(h.label):
+            e["text"] = lab + e["text"][len(h.label):]
+    before, after = messages_around(tree, evidence[:len(evidence) - len(more[0])], said)
+    before, after = before + [("", "")] * len(more[0]), after + [("", "")] * len(more[0])
+    answer, order = current_answer(tree, question, bodies, contexts_of(evidence), said, labels, before, after,
+                                   times=times_of(tree, chosen, said, read) if timed else [None] * len(chosen),
+                                   optional=len(more[0]), recorded=recorded_in(chosen, read) if timed else [],
+                                   echoes=[any(src.get("role") == "assistant" for src in h.sources) for h in chosen])
+    answer = answer or first_sentence_rule(chosen[0])
+    # the entry holding the value that answers comes first among those about its subject
+    evidence = [evidence[i] for i in order if i < len(evidence)]
     details = [f"### {e['title']}\n`{e['path']}`" + (f" — source {', '.join(e['refs'])}" if e["refs"] else "")
                + f"\n\n{e['text']}\n" for e in evidence]
     sources = [e["path"] for e in evidence]

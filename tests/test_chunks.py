@@ -77,3 +77,19 @@ def test_bad_sizes_and_empty_input_are_clear_errors():
         text_chunks("  \n", size=500, overlap=0)
     with pytest.raises(InvalidInput, match="messages"):
         conversation_chunks({"id": "c", "messages": []}, size=500, overlap=0)
+
+
+def test_a_table_larger_than_a_chunk_is_cut_between_rows_under_its_header():
+    header = "| Setting | Default |\n| --- | --- |"
+    rows = [f"| setting-{i} | {i} seconds |" for i in range(60)]
+    chunks = text_chunks("The settings:\n" + header + "\n" + "\n".join(rows), size=300, overlap=0)
+    assert len(chunks) > 2
+    seen = []
+    for c in chunks:
+        lines = c.text.split("\n")
+        held = [ln for ln in lines if ln.startswith("| setting-")]
+        if held:
+            start = lines.index(held[0])
+            assert "\n".join(lines[start - 2:start]) == header     # a row is never read without its header
+        seen += held
+    assert seen == rows

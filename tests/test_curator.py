@@ -280,14 +280,14 @@ def test_markdown_file_split_by_headings(mem, tmp_path) -> None:
     assert intro.title == "Deploy Guide"
     assert intro.sections["Narrative"] == "Intro paragraph about deploys."
     build = mem.read("files/deploy_guide/build.md")
-    assert build.title == "Deploy Guide: Build"
+    assert build.title == "Deploy Guide › Build"          # where it stands: the page, then its headings
     # the fenced block stays whole, with its '#' lines, in the Build entry
     assert "```bash\n# this is a comment, not a heading\n## neither is this\nmake build\n```" \
         in build.sections["Narrative"]
     assert "After the code block." in build.sections["Narrative"]
     assert build.sources == [{"kind": "file", "ref": "Deploy Guide.md#build", "at": build.sources[0]["at"]}]
     assert build.sources[0]["at"].endswith("Z")
-    assert mem.read("files/deploy_guide/rollback.md").title == "Deploy Guide: Rollback"
+    assert mem.read("files/deploy_guide/rollback.md").title == "Deploy Guide › Ship It › Rollback"
 
 
 def test_markdown_file_without_headings_and_duplicate_headings(mem, tmp_path) -> None:

@@ -56,8 +56,8 @@ def test_after_three_chats_the_current_port_ranks_first_and_the_old_ones_stay_fi
     closed = {h.path: h for h in hits if h.path in chats[:2]}
     assert set(closed) == set(chats[:2])
     assert all(hits.index(h) > 0 for h in closed.values())
-    assert closed[chats[0]].label.startswith("(until 2026-03-02; since then: ")
-    assert closed[chats[1]].label.startswith("(until 2026-04-05; since then: ")
+    assert closed[chats[0]].label.startswith("(until 2 March 2026; since then: ")
+    assert closed[chats[1]].label.startswith("(until 5 April 2026; since then: ")
     assert closed[chats[1]].excerpt.startswith(closed[chats[1]].label)
     assert closed[chats[1]].to_dict()["superseded_by"] == chats[2]
     # a question about the past puts the value that held then above the one that replaced it
@@ -97,7 +97,7 @@ def test_a_closed_entry_is_labelled_when_quoted_by_the_cli(mem, chats, monkeypat
     monkeypatch.setenv("MEMGROVE_HOME", str(mem.home))
     out = CliRunner().invoke(cli, ["search", "staging database port 5432", "--no-server"], catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    assert "(until 2026-03-02; since then: " in " ".join(out.output.split())
+    assert "(until 2 March 2026; since then: " in " ".join(out.output.split())
 
 
 def test_supersede_writes_the_keys_in_frontmatter_and_undo_restores_both_files_exactly(mem, chats, snapshot):
@@ -162,7 +162,7 @@ def test_a_new_fact_and_the_supersede_of_the_old_one_go_in_one_batch(mem):
          "since": "2026-03-02", "reason": "it moved"}])
     assert [r.status for r in res] == ["added", "superseded"]
     hit = next(h for h in mem.search("staging database port 5432") if h.path == "ops/staging/db_port.md")
-    assert hit.label == "(until 2026-03-02; since then: Staging database port (March))"
+    assert hit.label == "(until 2 March 2026; since then: Staging database port (March))"
 
 
 def test_merge_and_delete_keep_the_validity_keys_true(mem, chats):
@@ -281,3 +281,9 @@ def test_a_model_reading_a_closed_entry_is_told_it_was_superseded(mem, chats):
     assert f"Superseded: true until 2026-03-02, replaced by {chats[1]}" in view
     assert "Superseded" not in reader_text(mem.read(chats[2]))
     assert "Superseded" in prompt("answer_v1") and "since then" in prompt("agent_v1")
+
+
+def test_an_answer_quoting_a_closed_fact_names_the_value_that_replaced_it(mem, chats):
+    _supersede_all(mem, chats)
+    a = mem.query("Which port did the staging database use before April?")
+    assert "6543" in a.answer.split("(")[0] and "(until 5 April 2026; since then: 7000)" in a.answer

@@ -134,9 +134,9 @@ class TreeSettings:
                                                 "(Jaccard).", section="hygiene")
     dream_semantic_similarity: float = setting(0.9, "With meaning on, entries this close in meaning (cosine) that "
                                                     "share some words are near duplicates too.", section="hygiene")
-    dream_supersede_overlap: float = setting(0.4, "A later statement sharing this share of an earlier one's subject "
-                                                  "words and giving it another value (a port, a name, a date) "
-                                                  "supersedes it.", section="hygiene")
+    dream_supersede_overlap: float = setting(0.35, "A later statement (a clause) sharing this share of an earlier "
+                                                   "one's subject words next to its value and giving it another "
+                                                   "value (a port, a name, a date) supersedes it.", section="hygiene")
     dream_link_similarity: float = setting(0.3, "Entries this related (idf-weighted cosine of their words) that do "
                                                 "not link each other are proposed a link.", section="hygiene")
     dream_links_per_entry: int = setting(3, "Links proposed per entry, at most.", section="hygiene")

@@ -6,7 +6,8 @@ The keys live in ``Entry.extra``, camelCase as written. Search then ranks a clos
 below the entry that replaced it (``with_validity``), unless the question asks about the past
 ("before", "previously", "used to", a date before ``validUntil``): then the value that held then
 goes first among its chain (``past_first``). A closed entry is quoted with a label:
-``(until 2026-03-02; since then: Staging database port)``.
+``(until 2 March 2026; since then: Staging database port)``; an answer names the new value
+instead (graphs/answer_current.py: ``(until 2 March 2026; since then: 6543)``).
 
     >>> e = Entry(title="Port", extra={"supersededBy": "ops/db/port_6543.md", "validUntil": "2026-03-02"})
     >>> superseded_by(e), valid_until(e), is_current(e)
@@ -24,6 +25,9 @@ from .entry import Entry
 
 SUPERSEDED_BY, VALID_UNTIL, SUPERSEDES = "supersededBy", "validUntil", "supersedes"
 KEYS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDES)
+# statements of a still-current entry that a newer entry replaced (SUPERSEDE with a ``statement``):
+# ``[{"statement", "value", "by", "newValue", "since"}]``
+SUPERSEDED_STATEMENTS = "supersededStatements"
 # a chain of replacements is followed at most this far (a hand edit may have made a loop)
 MAX_CHAIN = 20
 
@@ -57,8 +61,10 @@ def is_current(entry: Entry | Mapping[str, Any]) -> bool:
 
 
 def label(until: date | None, newer: str) -> str:
-    """How a closed entry is quoted: ``(until 2026-03-02; since then: <newer>)``."""
-    when = f"until {until.isoformat()}" if until else "superseded"
+    """How a closed entry is quoted: ``(until 2 March 2026; since then: <newer>)``, ``newer`` the
+    value that replaced it ("6543") where it is known, else the entry that did. A day as titles and
+    questions write it, not ISO: the label is read, not parsed."""
+    when = f"until {dates.day_label(until)}" if until else "superseded"
     return f"({when}; since then: {newer})"
 
 

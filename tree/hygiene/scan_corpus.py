@@ -23,6 +23,7 @@ from typing import Any
 
 from ..text import dates
 from ..text.analysis import analyze, words
+from ..entries import validity
 from ..entries.entry import Entry, parse, see_also
 from ..base.errors import InvalidEntry, InvalidPath
 from ..entries.lifecycle import decayed_importance
@@ -67,6 +68,9 @@ class ScanItem:
     keep: bool                 # the user marked it ``keep: true``
     closed: bool               # a SUPERSEDE closed it (``supersededBy``)
     supersedes: frozenset[str]
+    # statements of it a later entry replaced, recorded when the entry says more than they do
+    # (``supersededStatements``): not proposed again
+    superseded_statements: frozenset[str] = frozenset()
 
     @property
     def term_set(self) -> frozenset[str]:
@@ -147,6 +151,15 @@ def _text_of(e: Entry, is_message: bool) -> str:
     return body if is_message else (e.title + "\n" + body).strip()
 
 
+def recorded_statements(e: Entry) -> frozenset[str]:
+    """The statements of ``e`` recorded as replaced by a later entry (``supersededStatements``:
+    ``[{"statement", "value", "by", "newValue", "since"}]``)."""
+    got = e.extra.get(validity.SUPERSEDED_STATEMENTS)
+    if not isinstance(got, list):
+        return frozenset()
+    return frozenset(str(x.get("statement", "")) for x in got if isinstance(x, dict) and x.get("statement"))
+
+
 def _truthy(v: Any) -> bool:
     return v is True or (isinstance(v, str) and v.strip().lower() in ("true", "yes", "1"))
 
@@ -196,7 +209,8 @@ def read_corpus(tree: Any, now: datetime | None = None) -> Corpus:
             messages=frozenset(str(s.get("ref", "")) for s in msgs if s.get("ref")),
             moment=moment_of(at), age_days=_age_days(e, now), signal=signals.get(p, Signal(p)),
             links=frozenset(e.links()) | frozenset(see_also(e)), keep=_truthy(e.extra.get("keep")),
-            closed=bool(e.extra.get("supersededBy")), supersedes=_links_of(e.extra.get("supersedes"))))
+            closed=bool(e.extra.get("supersededBy")), supersedes=_links_of(e.extra.get("supersedes")),
+            superseded_statements=recorded_statements(e)))
     df: Counter = Counter()
     backlinks: Counter = Counter()
     for it in items:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import conversation_formats
+from . import conversation_formats, markdown_sections
 from .curator import _FENCE, _session_of, message_source, paragraphs
 from ..base.errors import InvalidInput
 
@@ -35,9 +35,15 @@ def check_sizes(size: int, overlap: int) -> None:
 
 
 def _split_long(par: str, size: int) -> list[str]:
-    """A paragraph above ``size`` cut at sentence ends (words, if a sentence is longer); code stays whole."""
+    """A paragraph above ``size`` cut at sentence ends (words, if a sentence is longer); code stays
+    whole; a table is cut between rows, each piece under the table's header row and delimiter."""
     if len(par) <= size or _FENCE.match(par.lstrip().split("\n", 1)[0]):
         return [par]
+    found = markdown_sections.blocks(par)
+    if any(is_table for _, is_table in found):
+        return [piece for block, is_table in found for piece in (
+            markdown_sections.table_pieces(block, words=len(block.split()) + 1, chars=size) if is_table
+            else _split_long(block, size))]
     pieces, cur = [], ""
     for sent in re.split(r"(?<=[.!?])\s+", par):
         while len(sent) > size:

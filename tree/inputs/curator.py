@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..text.questions import question_words  # noqa: F401 - read from here by the tests
 from .verbatim_conversations import (_session_of, _span, check_conversation, day_of,  # noqa: F401
                                      message_source, ops_from_conversation, when_label)
-from .verbatim_files import (_HEADING, _file_op, _markdown_sections, _too_large, decode_input, read_json_input,  # noqa: F401
+from .verbatim_files import (_file_op, _too_large, decode_input, read_json_input,  # noqa: F401
                              file_ref, ops_from_document, ops_from_file, ops_from_text, read_input)
 from .verbatim_parts import (_FENCE, CHUNK_WORDS, PART_CHARS, PART_WORDS, _at_most, _chunks,  # noqa: F401
                              _first_sentence, _iso, _paragraph_pieces, _SENTENCE_END, _split_chars, _words,

@@ -1,5 +1,6 @@
 """The verbatim curator's free text and files (``curator``): input bytes read and decoded,
-notes in the day's folder, a file's markdown sections or ~220-word parts.
+notes in the day's folder, a markdown page's sections (its front matter their metadata:
+``documents``, ``markdown_sections``) or another text file's ~220-word parts.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from ..text import dates
 from ..base.errors import InvalidInput
 from ..entries.paths import snake_case
 from .placement import Owner, Placer, digest as _digest
-from ..text.searchable import searchable
-from .verbatim_parts import _FENCE, PART_CHARS, _chunks, _first_sentence, _iso, _words, paragraphs
+from . import markdown_sections
+from .documents import FrontMatter, split_front_matter
+from .verbatim_parts import _FENCE, _chunks, _first_sentence, _iso, _words, paragraphs
 
-_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+# the frontmatter key of a page's first entry holding what its front matter said beyond title,
+# description, tags and keywords: the dates as written, aliases, other keys
+DOCUMENT_KEY = "document"
 
 
 def _too_large(name: str, size: int, max_bytes: int) -> InvalidInput:
@@ -95,21 +99,6 @@ def ops_from_text(text: str, *, now: datetime, source: str | None = None,
     return ops
 
 
-def _markdown_sections(text: str) -> list[tuple[str, str]]:
-    """``[(heading, body)]``, split on #..### headings outside code fences."""
-    sections: list[tuple[str, list[str]]] = [("", [])]
-    in_fence = False
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m:
-            sections.append((m.group(2).strip(), []))
-        else:
-            sections[-1][1].append(line)
-    return [(h, "\n".join(b).strip("\n")) for h, b in sections if h or "\n".join(b).strip()]
-
-
 def file_ref(path: Path, root: Path | None = None) -> str:
     """How sources name a file: its path from ``root`` (the project) when inside it, else its
     absolute path; two files of one name in different folders are two inputs."""
@@ -153,36 +142,72 @@ def ops_from_document(name: str, text: str, *, ref: str, at: str,
     owner = Owner("file", (ref,))
     # a name without Latin letters or digits still gets a folder of its own, the same each time
     folder = placer.folder("files", snake_case(path.stem) or f"file_{_digest(path.stem)}", owner)
-    mtime = at
     ops = []
     if path.suffix.lower() in (".md", ".markdown"):
-        sections = _markdown_sections(text)
-        doc_title = next((h for h, _ in sections if h), path.stem)
-        used: set[str] = set()
-        next_n: dict[str, int] = {}   # per base name, so thousands of equal headings stay linear
-        for heading, body in sections:
-            if not body.strip():
-                continue
-            if heading and heading != doc_title:
-                title = f"{doc_title}: {heading}"
-            else:
-                title = doc_title if heading else f"{doc_title}: overview"
-            parts = _chunks(paragraphs(body), words=len(body.split()) + 1) if len(searchable(body)) > PART_CHARS \
-                else [body]
-            for j, part in enumerate(parts, 1):
-                name = base = (snake_case(heading) or "overview") + (f"_part_{j}" if j > 1 else "")
-                n = next_n.get(base, 2)
-                while name in used:
-                    name, n = f"{base}_{n}", n + 1
-                next_n[base] = n
-                used.add(name)
-                ops.append(_file_op(placer.entry(folder, name, owner), name, title if j == 1 else f"{title} ({j})",
-                                    part, f"{ref}#{name}", mtime))
+        ops = _markdown_ops(text, path, folder, owner, placer, ref, at)
     else:
         for i, chunk in enumerate(_chunks(paragraphs(text)), 1):
             ops.append(_file_op(placer.entry(folder, f"part_{i}", owner), f"part_{i}",
-                                f"{path.stem}: {_first_sentence(chunk, 70)}", chunk, f"{ref}#p{i}", mtime))
+                                f"{path.stem}: {_first_sentence(chunk, 70)}", chunk, f"{ref}#p{i}", at))
     return ops
+
+
+def _markdown_ops(text: str, path: Path, folder: str, owner: Owner, placer: Placer, ref: str,
+                  at: str) -> list[dict[str, Any]]:
+    """A markdown page's entries: one per section (``markdown_sections``), its front matter
+    (``documents``) their metadata. Each is named after its own heading, as before headings had
+    paths, so a page curated again finds the entries it was given."""
+    # a document sent without its file (the server's ``documents``) is not decoded here: the same
+    # text as a file's, front matter and headings found alike
+    meta, body = split_front_matter(text.lstrip("\ufeff").replace("\r\n", "\n"))
+    meta = meta or FrontMatter()
+    page, sections = markdown_sections.split(body, markdown_sections.plain_heading(meta.title))
+    page = page or path.stem
+    at = meta.at or at
+    # an alias that is a name (Obsidian's) is a word a search should match; one that is an old URL
+    # (Hugo's "/docs/v1/x/") would give every page of a site the same words: kept, not searched
+    keywords = list(dict.fromkeys(meta.keywords + [a for a in meta.aliases if "/" not in a]))
+    shared_titles = sum(not s.headings for s in sections) > 1
+    used: set[str] = set()
+    next_n: dict[str, int] = {}   # per base name, so thousands of equal headings stay linear
+    ops: list[dict[str, Any]] = []
+    for section in sections:
+        # text before the first heading is the page's own; "overview" tells it from the page's
+        # heading's section when there are both
+        heads = section.headings or (("overview",) if shared_titles and not section.name else ())
+        for j, part in enumerate(markdown_sections.parts(section.text), 1):
+            name = base = (snake_case(section.name) or "overview") + (f"_part_{j}" if j > 1 else "")
+            n = next_n.get(base, 2)
+            while name in used:
+                name, n = f"{base}_{n}", n + 1
+            next_n[base] = n
+            used.add(name)
+            op = _file_op(placer.entry(folder, name, owner), name, markdown_sections.title(page, heads, j),
+                          part, f"{ref}#{name}", at)
+            if meta.tags:
+                op["tags"] = list(meta.tags)
+            if keywords:
+                op["keywords"] = keywords
+            ops.append(op)
+    if not ops:
+        # front matter and nothing under it: the page is what its front matter says
+        ops.append(_file_op(placer.entry(folder, "overview", owner), "overview", markdown_sections.title(page, ()),
+                            "", f"{ref}#overview", at))
+    # the page's description is what its author says it is about; the rest of its front matter
+    # (dates as written, aliases, other keys) is kept once, on the page's first entry
+    if meta.summary:
+        ops[0]["summary"] = meta.summary
+    if meta.record():
+        ops[0]["extra"] = {DOCUMENT_KEY: meta.record()}
+    return ops
+
+
+def _prose(body: str) -> str:
+    """A section's text without what is not a sentence to summarise it by: fenced code, tables
+    (a table's header line is no summary: "| Flag | Default |"), HTML comments."""
+    text = re.sub(r"<!--.*?-->|```.*?```", " ", body, flags=re.S)
+    return "\n\n".join(b for b, is_table in markdown_sections.blocks(text)
+                       if not is_table and not _FENCE.match(b))
 
 
 def _file_op(path: str, name: str, title: str, body: str, ref: str, at: str) -> dict[str, Any]:
@@ -190,7 +215,7 @@ def _file_op(path: str, name: str, title: str, body: str, ref: str, at: str) -> 
         "op": "UPSERT",
         "path": path,
         "title": title,
-        "summary": _first_sentence(re.sub(r"```.*?```", " ", body, flags=re.S)) or title,
+        "summary": _first_sentence(_prose(body)) or title,
         "content": {"narrative": body},
         "sources": [{"kind": "file", "ref": ref, "at": at}],
         "reason": f"verbatim curator: section {name} of {ref.rsplit('#', 1)[0]}",

@@ -18,7 +18,7 @@ OPS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE", "SUPERSEDE", "ARCHIVE", "RE
 VALIDITY_OPS = ("SUPERSEDE", "ARCHIVE", "RESTORE")
 _KNOWN_KEYS = {
     "op", "path", "title", "content", "reason", "related", "merge_into", "target", "tags", "keywords",
-    "summary", "sources", "replace", "context", "extra", "by", "since",
+    "summary", "sources", "replace", "context", "extra", "by", "since", "statement", "value", "new_value",
 }
 _WRITES = ("title", "content", "summary", "tags", "keywords", "related", "sources", "extra", "context")
 CONTEXT_LEVELS = ("domain", "topic", "subtopic")
@@ -195,9 +195,20 @@ def _validity_shape(d: dict[str, Any], n: dict[str, Any]) -> dict[str, Any]:
         raise InvalidEntry(f"{op} changes no entry's text, so {', '.join(map(repr, given))} cannot go with it; "
                            "write the new text with ADD/UPSERT/UPDATE in the same batch")
     if op != "SUPERSEDE":
-        if d.get("by") or d.get("since"):
-            raise InvalidEntry(f"'by' and 'since' belong to SUPERSEDE, not {op}")
+        if d.get("by") or d.get("since") or d.get("statement"):
+            raise InvalidEntry(f"'by', 'since' and 'statement' belong to SUPERSEDE, not {op}")
         return n
+    # one statement of 'path' replaced, not all of it: recorded on it, the entry stays current
+    for key in ("statement", "value", "new_value"):
+        value = d.get(key)
+        if value in (None, ""):
+            continue
+        if not isinstance(value, str) or len(value) > 2000:
+            raise InvalidEntry(f"SUPERSEDE '{key}' must be a string (the statement replaced and its old and new "
+                               "values), of at most 2,000 characters")
+        n[key] = value.strip()
+    if (n.get("value") or n.get("new_value")) and not n.get("statement"):
+        raise InvalidEntry("SUPERSEDE 'value' and 'new_value' go with 'statement': the statement of 'path' replaced")
     by = d.get("by")
     if not isinstance(by, str) or not by.strip():
         raise InvalidEntry("SUPERSEDE needs 'by': the path of the newer entry that replaces 'path'")

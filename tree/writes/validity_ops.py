@@ -4,7 +4,10 @@ DELETE removes an entry that names or is named by them.
 - ``SUPERSEDE`` ``{"op", "path": OLD, "by": NEW, "reason", "since"?}``: OLD stays, closed
   (``supersededBy: NEW``, ``validUntil: since``, else the day NEW is about: its sources' time,
   else its creation); NEW lists OLD in ``supersedes``. Neither text nor ``updatedAt`` changes:
-  closing a fact is not news about it.
+  closing a fact is not news about it. With ``statement`` (and ``value``, ``new_value``), one
+  statement of OLD is replaced, not all it says (a long message naming five things): OLD stays
+  current and records it in ``supersededStatements`` (``[{"statement", "value", "by", "newValue",
+  "since"}]``), for search and the answer to put the new value first.
 - ``ARCHIVE`` ``{"op", "path", "reason"}``: the file moves, byte for byte, to
   ``.memgrove/archive/<path>`` (tree/writes/archive.py); links to it stay as they are.
 - ``RESTORE``: the archived file moves back, onto no existing entry.
@@ -54,6 +57,8 @@ def plan_supersede(n: dict[str, Any], overlay: Overlay) -> tuple[str | None, str
         raise InvalidEntry(f"SUPERSEDE: the newer entry {new_path} ('by') does not exist; write it first "
                            "(an ADD or UPSERT earlier in the same batch will do)")
     old, new = parse_existing(before, old_path), parse_existing(new_before, new_path)
+    if n.get("statement"):
+        return _record_statement(n, old, new, before)
     by = validity.superseded_by(old)
     if by and by != new_path:
         raise InvalidEntry(f"SUPERSEDE: {old_path} is already superseded by {by}; supersede {by} by {new_path} "
@@ -75,6 +80,19 @@ def plan_supersede(n: dict[str, Any], overlay: Overlay) -> tuple[str | None, str
         also.append(Change(new_path, new_before, new_after))
     overlay.set(old_path, after)
     return before, after, also, f"superseded {old_path} by {new_path} (valid until {old.extra[validity.VALID_UNTIL]})"
+
+
+def _record_statement(n: dict[str, Any], old: Entry, new: Entry, before: str) -> tuple[str, str, list[Change], str]:
+    """SUPERSEDE of one statement: recorded on the older entry, which stays current for the rest."""
+    mark = {"statement": n["statement"], "value": n.get("value", ""), "by": n["by"],
+            "newValue": n.get("new_value", ""), "since": _since(n, new)}
+    kept = old.extra.get(validity.SUPERSEDED_STATEMENTS)
+    kept = [m for m in kept if isinstance(m, dict)] if isinstance(kept, list) else []
+    if any(m.get("statement") == mark["statement"] and m.get("by") == mark["by"] for m in kept):
+        return before, before, [], f"unchanged {n['path']}: the statement is already recorded as replaced"
+    old.extra = {**old.extra, validity.SUPERSEDED_STATEMENTS: kept + [mark]}
+    return before, render(old, n["path"]), [], (f"recorded that {n['by']} replaces a statement of {n['path']} "
+                                               f"({mark['value'] or '...'} -> {mark['newValue'] or '...'})")
 
 
 def plan_archive(n: dict[str, Any], overlay: Overlay) -> tuple[str, list[Change], str]:
