@@ -105,8 +105,8 @@ def test_sentences_keep_numbers_and_names_whole_and_tables_as_tables():
         "It costs 3.50 EUR on staging.kestrel.dev today. Next one.\n\n"
         "| Setting | Value |\n| --- | --- |\n| pool_size | 8 |\n| timeout | 10 s |\n")]
     assert got[:2] == ["It costs 3.50 EUR on staging.kestrel.dev today.", "Next one."]
-    assert got[2:] == ["| Setting | Value |\n| --- | --- |\n| pool_size | 8 |",
-                       "| Setting | Value |\n| --- | --- |\n| timeout | 10 s |"]
+    # a row is quoted with its header, its first cell leading; the header line alone never is
+    assert got[2:] == ["pool_size — Value: 8", "timeout — Value: 10 s"]
 
 
 # -- the CLI -----------------------------------------------------------------------------------

@@ -69,13 +69,12 @@ def test_no_line_is_cut_and_every_answer_and_title_is_whole(runs, columns):
 
 
 @pytest.mark.parametrize("columns", [80, 160])
-def test_a_table_answer_is_a_table(runs, columns):
+def test_a_table_row_answers_with_its_header(runs, columns):
+    # a row is quoted with its header, its first cell leading (issue 44), never the header line alone
     stdout, _ = runs[columns]
-    rows = [line for line in stdout.splitlines() if "pool_size (per pod)" in line]
-    assert rows, stdout
-    cells = [c.strip() for c in rows[0].split("│") if c.strip()]
-    assert cells == ["pool_size (per pod)", "8"]
-    assert any("Setting" in line and "Value" in line for line in stdout.splitlines())
+    text = flat(stdout)
+    assert "`pool_size` (per pod) — Value: 8" in text, stdout
+    assert "| Setting | Value |" not in stdout
 
 
 def test_it_asks_as_many_questions_as_it_announces(runs):
