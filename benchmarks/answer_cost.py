@@ -7,8 +7,9 @@
 A query without a model is a search (``QueryPipeline.retrieve``: ``tree.search`` with the
 product's ``prefetch_limit``, and the route) followed by the **answer step**: what
 ``QueryPipeline`` does with the hits before it caches and logs the answer — tier 2
-``tiers.direct_answer`` (current first, ``evidence_answer``: the chosen entries read,
-``pick_answer``, the messages around a message, the markdown), or tiers 3–4
+``tiers.direct_answer`` (current first, ``evidence_answer``: the chosen entries read, the
+next hits for a newer value, closed facts' labels, the messages around a message,
+``current_answer``: the sentence picked with the current value first, the markdown), or tiers 3–4
 ``tiers.extractive_answer`` with no model (the same ``evidence_answer``), or the
 out-of-domain answer. Per question, in one process with the memory open and every cache
 warm (the first ``--warmup`` questions are not counted: the model's load, the first reads),
@@ -68,7 +69,9 @@ def answer_step(pipe: Any, question: str, hits: list, route: str, started: float
 
 # the answer step's parts, timed inside it (graphs/tiers.py's functions, as evidence_answer calls them)
 PARTS = {"current_first": "current first (the order of the hits)", "evidence_of": "read the chosen entries",
-         "messages_around": "the messages around a message", "pick_answer": "pick the sentence"}
+         "further_look": "the next hits read for a newer value", "closed_labels": "what replaced a closed fact",
+         "messages_around": "the messages around a message",
+         "current_answer": "pick the sentence (with the current value first)"}
 
 
 class Parts:
