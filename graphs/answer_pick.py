@@ -152,13 +152,14 @@ class Picked:
     text: str = ""                  # what is quoted: the sentence (``shown``), after its lead
 
 
-def answers_enough(own: float, typed: bool | None, *, min_share: float = MIN_SHARE, message: bool = False) -> bool:
-    """Does a sentence answer? When the question names a kind of value, it holds one (``typed``;
-    from a conversation's message it must also hold a word of the question: a message holds
-    numbers and names of everything it tells); else it holds ``min_share`` of the question's
-    content words (idf-weighted, ``own``)."""
+def answers_enough(own: float, typed: bool | None, *, min_share: float = MIN_SHARE) -> bool:
+    """Does a sentence answer? When the question names a kind of value, it holds one (``typed``)
+    and a word of what the question asks about, in itself or (but for a conversation's message,
+    which holds numbers and names of everything it tells) in its entry's title, path and
+    headings (``own``): "Default: 15" of the maxsockets row does not answer "What is the default
+    cache folder?"; else it holds ``min_share`` of the question's content words (idf-weighted)."""
     if typed is not None:
-        return typed and (own > 0 or not message)
+        return typed and own > 0
     return own >= min_share
 
 
@@ -337,15 +338,16 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
         # the words it holds itself, or (for the answer after a question) the question's match it inherits
         mine = max(held(c, content), follows.get(id(c), 0.0) / 2)
         is_typed = typed(c) if kind else None
-        if (mine or is_typed and not message(c)) and c.rank < len(around) and not c.side:
+        if (mine or is_typed and not message(c)) and not c.side:
             # what its entry is about counts for what it states: a document's title and path
             # ("`SCHED_RR` is the default" in cluster.schedulingPolicy), a message's speaker once
             # it holds a word of the question itself
             total = sum(content.values())
             mine = max(mine, sum(w for t, w in content.items() if t in near(c, whole=False) | entry_context(c)) / total)
-        enough = answers_enough(mine, is_typed, min_share=MIN_SHARE if min_share is None else min_share,
-                                message=message(c))
         first = lead(c) if is_typed else None
+        if first is not None:   # what it is shown after says what it is about ("`historySize` ... Default: 30")
+            mine = max(mine, held(first, content))
+        enough = answers_enough(mine, is_typed, min_share=MIN_SHARE if min_share is None else min_share)
         text = shown(c, pool, at)
         if first:
             text = f"{first.text} … {text}"

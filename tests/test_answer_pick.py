@@ -158,3 +158,13 @@ def test_a_heading_inside_an_entry_says_what_its_sentences_are_about():
              "#### `sync-retries`\n\n* Default: 3\n* Type: Number\n\nHow many times a failed sync is retried.\n")
     got = answer("What is the default value of sync-retries?", [chunk])
     assert got.startswith("`sync-retries` — Default: 3") and "1000" not in got, got
+
+
+def test_a_value_of_the_kind_asked_about_something_else_is_no_answer():
+    # "Default: 15" is a default, but of maxsockets: the question asks about the cache folder
+    limits = "| Setting | Default | Type |\n|---|---|---|\n| maxsockets | 15 | Number |\n| noproxy | none | String |\n"
+    got = answer("What is the default cache folder?", [limits], ["Config › Limits files config limits"])
+    assert got.startswith("No entry states the default cache folder; the closest: "), got
+    # the same row answers when the question names its subject
+    assert answer("What is the default of maxsockets?", [limits], ["Config › Limits files config limits"]) \
+        == "maxsockets — Default: 15 · Type: Number"
