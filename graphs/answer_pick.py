@@ -153,11 +153,10 @@ class Picked:
 
 
 def answers_enough(own: float, typed: bool | None, *, min_share: float = MIN_SHARE) -> bool:
-    """Does a sentence answer? When the question names a kind of value, it holds one (``typed``)
-    and a word of what the question asks about, in itself or (but for a conversation's message,
-    which holds numbers and names of everything it tells) in its entry's title, path and
-    headings (``own``): "Default: 15" of the maxsockets row does not answer "What is the default
-    cache folder?"; else it holds ``min_share`` of the question's content words (idf-weighted)."""
+    """Does a sentence answer? When the question names a kind of value, it holds one (``typed``) and
+    a word of what is asked about (``own``: in it, or but for a message, which names everything it
+    tells, in its entry's title, path, heading): "Default: 15" of maxsockets does not answer "What
+    is the default cache folder?"; else ``min_share`` of the question's content words (idf-weighted)."""
     if typed is not None:
         return typed and own > 0
     return own >= min_share
@@ -345,8 +344,7 @@ def judged(question_terms: Sequence[str], idf: dict[str, float], bodies: Sequenc
             total = sum(content.values())
             mine = max(mine, sum(w for t, w in content.items() if t in near(c, whole=False) | entry_context(c)) / total)
         first = lead(c) if is_typed else None
-        if first is not None:   # what it is shown after says what it is about ("`historySize` ... Default: 30")
-            mine = max(mine, held(first, content))
+        mine = max(mine, held(first, content)) if first else mine   # "`historySize` ... Default: 30"
         enough = answers_enough(mine, is_typed, min_share=MIN_SHARE if min_share is None else min_share)
         text = shown(c, pool, at)
         if first:
@@ -447,6 +445,6 @@ def answer_text(question: str, question_terms: Sequence[str], idf: dict[str, flo
     return text if verdict.answers else f"{not_stated(question)}; the closest: {text}"
 
 
-__all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "MIN_SHARE", "NOT_STATED", "PRIOR_MARGIN", "Picked",
-           "RANK_STEP", "SHORT_WORDS", "TYPE_WEIGHT", "answer_text", "answers_enough", "candidates", "judged",
-           "not_stated", "pick", "positions", "sentences", "shown", "speaker_of", "word_count"]
+__all__ = ["ANSWERED", "BEFORE_STEP", "Candidate", "MIN_SHARE", "NOT_STATED", "PRIOR_MARGIN", "Picked", "RANK_STEP",
+           "SHORT_WORDS", "TYPE_WEIGHT", "answer_text", "answers_enough", "candidates", "judged", "not_stated", "pick",
+           "positions", "sentences", "shown", "speaker_of", "word_count"]
