@@ -14,7 +14,7 @@ The NumPy runs need the commit before the NumPy encoder left (a folder holding `
 was run by it then). Per half: pooled means of each runtime (LoCoMo categories 1-4; BEAM the nine
 types with evidence), flat BM25 beside them, and the questions ONNX gained and lost against NumPy at
 R@10, R@200w and R@500w (ablation.py's own ``summarize``). Writes ``benchmarks/runs/encoders_recall.{json,md}``
-(an experiment: the run the runtime's decision cites is kept in ``results/evidence/encoders_recall.*``).
+(an experiment: the run the runtime's decision cites is kept in ``results/evidence/encoders_recall.md``).
 """
 
 from __future__ import annotations
