@@ -33,7 +33,6 @@ import json
 import os
 import random
 import re
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -42,16 +41,8 @@ from pathlib import Path
 from harness.served import Served  # noqa: E402
 from harness.stats import import_nodes, pct  # noqa: E402
 from harness.tier_runs import child  # noqa: E402
-from harness.synthetic import Corpus, build_tree  # noqa: E402
+from harness.synthetic import Corpus, build_tree, titles  # noqa: E402
 import harness.words_only  # noqa: E402,F401 - ranks by words alone (see there)
-
-
-def titles(tree: Path) -> list[str]:
-    db = sqlite3.connect(tree / ".memgrove" / "index" / "catalog.db")
-    try:
-        return [r[0] for r in db.execute("select title from files where kind = 'entry' and title != ''")]
-    finally:
-        db.close()
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -30,14 +30,13 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.stats import pct  # noqa: E402
-from harness.synthetic import Corpus, build_tree  # noqa: E402
+from harness.synthetic import Corpus, build_tree, titles  # noqa: E402
 from harness.tier_runs import child  # noqa: E402
 
 FILL = """
@@ -56,14 +55,6 @@ m.tree.vectors.checkpoint()
 print(len(texts))
 m.close()
 """
-
-
-def titles(tree: Path) -> list[str]:
-    db = sqlite3.connect(tree / ".memgrove" / "index" / "catalog.db")
-    try:
-        return [r[0] for r in db.execute("select title from files where kind = 'entry' and title != ''")]
-    finally:
-        db.close()
 
 
 def built(tree: Path, n: int, grow_from: Path | None = None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import random
 import re
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -150,6 +151,15 @@ def curate_batches(mem: Any, ops: Any, batch: int, label: str) -> dict[str, Any]
             "first_batch_ops_per_s": round(min(batch, n) / times[0], 1),
             "last_batch_ops_per_s": round((n - batch * (len(times) - 1)) / times[-1], 1),
             "batch_s_p50": round(pct(times, 50), 3), "generate_s_not_timed": round(gen_s, 1)}
+
+
+def titles(tree: Path) -> list[str]:
+    """The titles of a built tree's entries, read from its catalog (questions are made from them)."""
+    db = sqlite3.connect(tree / ".memgrove" / "index" / "catalog.db")
+    try:
+        return [r[0] for r in db.execute("select title from files where kind = 'entry' and title != ''")]
+    finally:
+        db.close()
 
 
 def build_tree(folder: Path, n: int, corpus: Corpus, batch: int, **open_args: Any) -> float:
