@@ -159,13 +159,14 @@ def current_answer(tree, question: str, bodies: list[str], contexts: list[str] =
         # a message around a chosen one may hold a statement that no longer answers (or, for the past, a newer one)
         before = [(p.without(b), t) for b, t in before]
         after = [(p.without(b), t) for b, t in after]
-    text = _picked(tree, question, bodies, contexts, said, labels, before, after)
+    asked = _question_terms(tree, question)
+    text = _picked(tree, asked, question, bodies, contexts, said, labels, before, after)
     lead = p.lead(question, text) if p.changed else None
     if lead is not None:
         # the picker chose a sentence about something else that matches as few of the question's words:
         # the statement giving the subject its value (then) is quoted instead, as the picker shows one
         i = p.order.index(lead.body)
-        text = _picked(tree, question, [answer_current.quotable(lead)], contexts[i:i + 1], said[i:i + 1],
+        text = _picked(tree, asked, question, [answer_current.quotable(lead)], contexts[i:i + 1], said[i:i + 1],
                        labels[i:i + 1], [], []) or text
     for sentence, label in p.quoted_labels.items():
         if sentence in text and "(until " not in text:
@@ -187,14 +188,20 @@ def _weights(tree):
     return weight
 
 
-def _picked(tree, question: str, bodies: list[str], contexts: list[str], said: list[str], labels: list[str],
-            before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str:
+def _question_terms(tree, question: str) -> tuple[list[str], dict[str, float]]:
+    """The question's analyzed terms and their idf, as a sentence's words are weighed."""
     terms = tree.engine.terms(question)
     try:
         # a sentence's words are weighed as the text's: a word missing from titles ("use") is not rare
         idf = tree.engine.idf(terms, fields=("content",)) if terms else {}
     except Exception:  # noqa: BLE001 - an index being rebuilt: every term weighs the same
         idf = {}
+    return terms, idf
+
+
+def _picked(tree, asked: tuple[list[str], dict[str, float]], question: str, bodies: list[str], contexts: list[str],
+            said: list[str], labels: list[str], before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str:
+    terms, idf = asked
     return answer_pick.answer_text(question, terms, idf, [b[:PICK_CHARS] for b in bodies], tree.engine.terms,
                                    contexts, said, labels, [(b[-NEAR_CHARS:], t) for b, t in before],
                                    [(b[:NEAR_CHARS], t) for b, t in after])
