@@ -1,0 +1,154 @@
+"""Reading the journal newest first, a page at a time, in bounded time (``history``, the web page's
+journal and an entry's own history): never from the file's start.
+
+``journal.jsonl`` only grows at its end (a batch rolled back is cut from the end, tree/writes/journal.py),
+so the byte offset where a line starts names a place in it for good: ``page`` reads backwards from
+``before`` (the end when None) in blocks, keeps the records that pass its filters, and stops at
+``limit`` of them, or at a line's end once it has read ``budget`` bytes. ``JournalPage.next`` is the
+``before`` of the next, older, page (None: the journal's start was reached).
+
+A filter is first looked for in a line's raw bytes, as ``json.dumps`` wrote it (the path, the
+op's name in quotes): a line without it cannot match and is not parsed, so a filtered page over
+100,000 operations costs a scan of the bytes, not 100,000 parses. A line with an escape that could
+hide a match (``\\u``, ``\\/``: written by hand, not by memgrove) is parsed anyway.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .journal import JournalRecord
+
+BLOCK = 1 << 18
+_ESCAPES = (b"\\u", b"\\/")
+
+
+@dataclass(frozen=True)
+class JournalPage:
+    """Records newest first; ``next``: the ``before`` of the next (older) page, None when none is
+    left; ``scanned``: the bytes read for this one."""
+
+    records: list[JournalRecord]
+    next: int | None
+    scanned: int
+
+
+def touches(record: JournalRecord, rel: str) -> bool:
+    """The record changed the entry ``rel``, or something in the folder ``rel`` (``history``'s filter)."""
+    return record.path == rel or any(c.path == rel or c.path.startswith(rel + "/") for c in record.changes())
+
+
+def page(file: Path, *, limit: int | None = 50, before: int | None = None, kinds: Iterable[str] = (),
+         path: str | None = None, budget: int | None = 32 << 20, block: int = BLOCK) -> JournalPage:
+    """The newest ``limit`` records (None or 0: all) older than the offset ``before``, of one of ``kinds``
+    (op names, e.g. ``("UPDATE", "UNDO")``; none: every kind) and touching ``path`` (an entry or a
+    folder, relative; None: any), reading at most about ``budget`` bytes (None: no bound).
+
+    >>> p = page(tree.journal.file, kinds=["UNDO"])                       # doctest: +SKIP
+    >>> older = page(tree.journal.file, kinds=["UNDO"], before=p.next)    # doctest: +SKIP
+    """
+    wanted = frozenset(str(k).upper() for k in kinds)
+    needles = _needles(wanted, path)
+    try:
+        fh = file.open("rb")
+    except FileNotFoundError:
+        return JournalPage([], None, 0)
+    out: list[JournalRecord] = []
+    with fh:
+        size = fh.seek(0, 2)
+        end = size if before is None else max(0, min(int(before), size))
+        # a cursor inside a line (not one ``page`` gave): what precedes it of that line is not a record
+        cut = False
+        if 0 < end < size:
+            fh.seek(end - 1)
+            cut = fh.read(1) != b"\n"
+        pos, tail, scanned = end, [], 0     # tail: the pieces of a line that ends in a newer block
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            chunk = fh.read(step)
+            scanned += step
+            if pos > 0 and b"\n" not in chunk:    # all of it belongs to one line: joined once, when it starts
+                tail.append(chunk)
+                continue
+            data = chunk + b"".join(reversed(tail)) if tail else chunk
+            # the first line may begin in an earlier block, unless this block starts the file
+            head = data.find(b"\n") + 1 if pos > 0 else 0
+            tail = [data[:head - 1]] if pos > 0 else []
+            stop = len(data)
+            if cut:
+                stop = data.rfind(b"\n", head) + 1 or head
+                cut = False
+            for start, line in _candidates(data, head, stop, needles):
+                rec = _match(line, needles, wanted, path)
+                if rec is not None:
+                    out.append(rec)
+                    if limit and len(out) >= limit:
+                        return JournalPage(out, pos + start if pos + start > 0 else None, scanned)
+            # every line from ``head`` on was looked at: a page that stops here moves on
+            if budget is not None and scanned >= budget and pos > 0 and stop > head:
+                return JournalPage(out, pos + head, scanned)
+    return JournalPage(out, None, scanned)
+
+
+def _lines_back(data: bytes, head: int, stop: int) -> Iterator[tuple[int, bytes]]:
+    """``(start, line)`` of the lines of ``data[head:stop]``, the last first (no copy of the rest)."""
+    end = stop - 1 if stop > head and data[stop - 1] == 10 else stop    # 10: "\n"
+    while end >= head and stop > head:
+        k = data.rfind(b"\n", head, end)
+        start = head if k < 0 else k + 1
+        yield start, data[start:end]
+        if start == head:
+            return
+        end = start - 1
+
+
+def _candidates(data: bytes, head: int, stop: int, needles: list[list[bytes]]) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``data[head:stop]`` that may match, the last first: every line without a filter,
+    else those holding one of the first filter's needles or an escape, found by searching the block."""
+    if not needles:
+        yield from _lines_back(data, head, stop)
+        return
+    starts: set[int] = set()
+    for n in (*needles[0], *_ESCAPES):
+        i = data.find(n, head, stop)
+        while i >= 0:
+            k = data.rfind(b"\n", head, i)
+            starts.add(head if k < 0 else k + 1)
+            e = data.find(b"\n", i, stop)
+            if e < 0:
+                break
+            i = data.find(n, e + 1, stop)
+    for start in sorted(starts, reverse=True):
+        e = data.find(b"\n", start, stop)
+        yield start, data[start:stop if e < 0 else e]
+
+
+def _needles(kinds: frozenset[str], path: str | None) -> list[list[bytes]]:
+    """What a line must hold, as json.dumps writes it: every group has one of its needles in the line."""
+    groups = []
+    if kinds:
+        groups.append([json.dumps(k).encode() for k in kinds])
+    if path:
+        groups.append([json.dumps(path, ensure_ascii=False)[1:-1].encode("utf-8")])
+    return groups
+
+
+def _match(line: bytes, needles: list[list[bytes]], kinds: frozenset[str], path: str | None) -> JournalRecord | None:
+    if not line.strip():
+        return None
+    if needles and not any(e in line for e in _ESCAPES) and not all(any(n in line for n in g) for g in needles):
+        return None
+    try:
+        rec = JournalRecord.from_json(json.loads(line))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None     # a damaged line is skipped, as ``Journal.records`` skips it
+    if kinds and rec.op not in kinds:
+        return None
+    if path and not touches(rec, path):
+        return None
+    return rec
