@@ -119,6 +119,27 @@ def probe(tree: Path, big: Path | None, reps: int) -> dict[str, Any]:
     out["shape"] = {"entries": len(paths), "journal_bytes": t.journal.size(), "entry": entry,
                     "watcher": t._watcher is not None}
     pool = titles(tree)
+    from memgrove.graphs.stats import QueryLog, query_stats
+    from memgrove.tree.writes.journal_read import find_with_later
+
+    def find_before(records: Any, op_id: str) -> Any:
+        found, later = None, []
+        for r in records:
+            if found is not None:
+                later.append(r)
+            elif r.id == op_id:
+                found = r
+        return found, later
+
+    newest, oldest = mem.history(limit=1)[0].id, next(iter(t.journal.records())).id
+    qlog = tree.parent / "query-log-100k.jsonl"
+    if not qlog.exists():
+        row = json.dumps({"at": "2026-12-07T17:41:11.419814Z", "question": "what do we know about x y z?",
+                          "tier": 2, "latency_ms": 415.66, "cached": False, "top_score": 0.99,
+                          "sources": ["a/b/c_1.md", "a/b/d_2.md", "a/e/f_3.md"], "out_of_domain": False,
+                          "llm": False, "error": None})
+        qlog.write_text((row + "\n") * 100_000)
+    warm_log = QueryLog(qlog)
     ask = random.Random(time.time())    # questions never asked before: the answer cache is on disk
     qs = iter([f"what do we know about {ask.choice(pool)}?" for _ in range(10 * reps + 10)])
     calls: dict[str, Callable[[], Any]] = {
@@ -140,9 +161,16 @@ def probe(tree: Path, big: Path | None, reps: int) -> dict[str, Any]:
         "op=UPDATE, newest 50 BEFORE": lambda: [r for r in history_before(t, None, None) if r.op == "UPDATE"][:50],
         "history_page(kinds=UPDATE)": lambda: mem.history_page(50, kinds=["UPDATE"]),
         "history_page(kinds=DELETE): none, stops at the budget": lambda: mem.history_page(50, kinds=["DELETE"]),
+        "journal.find(newest op) BEFORE: Journal.find from the start": lambda: t.journal.find(newest),
+        "tree.operation(newest op)": lambda: t.operation(newest),
+        "tree.operation(oldest op)": lambda: t.operation(oldest),
+        "undo's find_with_later(newest op)": lambda: find_with_later(t.journal.file, newest),
+        "undo's find_with_later(newest op) BEFORE": lambda: find_before(t.journal.records(), newest),
         "review() (500 pending)": lambda: mem.review(),
         "dream runs: every run loaded (40)": lambda: [dream_state.load_run(mem.home, r)
                                                      for r in dream_state.run_ids(mem.home)],
+        "stats(): 100,000 queries logged, BEFORE (whole log)": lambda: query_stats(qlog),
+        "stats(): 100,000 queries logged, warm QueryLog": lambda: warm_log.stats(),
         "stats()": lambda: mem.stats(),
         "tree.vector_state()": lambda: t.vector_state(),
         "tree.entry_count()": lambda: t.entry_count(),

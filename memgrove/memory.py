@@ -47,6 +47,7 @@ class Memory(MemoryHygiene):
         self.tree = tree
         self._model = model
         self._pipeline = None
+        self._query_log: Any = None
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, create: bool = False, *, model: Any = None,
@@ -343,9 +344,11 @@ class Memory(MemoryHygiene):
     def stats(self) -> dict[str, Any]:
         """Tier distribution and latency percentiles from the query log, and how far entries'
         vectors are (``vectors``: ``ContextTree.vector_state``)."""
-        from memgrove.graphs.stats import query_stats
+        if self._query_log is None:     # read once, then what was logged since (graphs/stats.py)
+            from memgrove.graphs.stats import QueryLog
 
-        return {**query_stats(self.tree.home / "query-log.jsonl"), "vectors": self.tree.vector_state(exact=True)}
+            self._query_log = QueryLog(self.tree.home / "query-log.jsonl")
+        return {**self._query_log.stats(), "vectors": self.tree.vector_state(exact=True)}
 
     # -- reading ------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list[Hit]:

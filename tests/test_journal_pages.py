@@ -135,3 +135,33 @@ def test_history_reads_the_same_records_newest_first(tmp_path: Path) -> None:
         first = mem.history_page(limit=3, path="a/b1")
         rest = mem.history_page(limit=50, path="a/b1", before=first.next)
         assert [r.id for r in first.records + rest.records] == [r.id for r in whole if touches(r, "a/b1")]
+
+
+def test_find_from_the_end_holds_the_record_and_what_came_after(tmp_path: Path) -> None:
+    from memgrove import JournalError, OperationNotFound
+    from memgrove.tree.writes.journal_read import find, find_with_later
+
+    j = journal(tmp_path, n=60)
+    whole = list(j.records())
+    for i in (0, 1, 30, 58, 59):
+        rec, later = find_with_later(j.file, whole[i].id)
+        assert rec == whole[i] and later == whole[i + 1:]
+        assert find(j.file, whole[i].id) == whole[i]
+    with pytest.raises(OperationNotFound):
+        find(j.file, "20990101T000000-0000000000")
+    with pytest.raises(JournalError):
+        find_with_later(j.file, "")
+    with pytest.raises(OperationNotFound):
+        find(tmp_path / "none.jsonl", whole[0].id)
+
+
+def test_undo_and_operation_through_the_tree(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m", create=True, durable=False) as mem:
+        first = mem.curate([{"op": "ADD", "path": "a/b/e.md", "title": "E", "content": "one", "reason": "r"}])[0]
+        mem.curate([{"op": "ADD", "path": "a/b/f.md", "title": "F", "content": "x", "reason": "r"}])
+        assert mem.tree.operation(first.id).path == "a/b/e.md"
+        mem.curate([{"op": "UPDATE", "path": "a/b/e.md", "content": "two", "reason": "edit"}])
+        with pytest.raises(Exception, match="changed after it"):
+            mem.undo(first.id)          # a later operation changed the file: refused, as before
+        last = mem.history(limit=1)[0]
+        assert mem.undo(last.id).status == "undone" and "one" in mem.tree.read_text("a/b/e.md")

@@ -46,9 +46,9 @@ from .ranking.signals import Signals
 from .ranking.table import coverage, normalize
 from .writes.archive import archive_root, archived_paths, in_tree, is_archived, search_archive
 from .writes.journal import Journal, JournalRecord
-from .writes.journal_read import JournalPage, page as journal_page
+from .writes.journal_read import JournalPage, find as find_journal, find_with_later, page as journal_page
 from .writes.operations import OPS, OpResult, Overlay, plan_batch
-from .writes.undo import find_with_later, plan_undo, plan_undo_all
+from .writes.undo import plan_undo, plan_undo_all
 from .writes.write_path import WritePath
 from .writes.writer_lock import WriterLock
 
@@ -240,7 +240,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         if self.forward_writes is not None:
             return self.forward_writes("undo", op_id=op_id, force=force, actor=actor)
         with self._writing():
-            rec, later = find_with_later(self.journal.records(), op_id)
+            rec, later = find_with_later(self.journal.file, op_id)
             planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor,
                                 overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if planned.result.status != "unchanged":
@@ -304,6 +304,10 @@ class ContextTree(WritePath, IndexSync, Meaning):
     def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
         """Journal records, newest first; ``path`` keeps those touching that entry or folder."""
         return self.history_page(limit, path=path, budget=None).records
+
+    def operation(self, op_id: str) -> JournalRecord:
+        """The journal's record ``op_id`` (``OperationNotFound``), looked for from the journal's end."""
+        return find_journal(self.journal.file, op_id)
 
     def history_page(self, limit: int | None = 50, *, path: str | None = None, kinds: Iterable[str] = (),
                      before: int | None = None, budget: int | None = 32 << 20) -> JournalPage:

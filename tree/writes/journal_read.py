@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
+from ..base.errors import JournalError, OperationNotFound
+from .cancel import checkpoint
 from .journal import JournalRecord
 
 BLOCK = 1 << 18
@@ -58,31 +60,8 @@ def page(file: Path, *, limit: int | None = 50, before: int | None = None, kinds
         return JournalPage([], None, 0)
     out: list[JournalRecord] = []
     with fh:
-        size = fh.seek(0, 2)
-        end = size if before is None else max(0, min(int(before), size))
-        # a cursor inside a line (not one ``page`` gave): what precedes it of that line is not a record
-        cut = False
-        if 0 < end < size:
-            fh.seek(end - 1)
-            cut = fh.read(1) != b"\n"
-        pos, tail, scanned = end, [], 0     # tail: the pieces of a line that ends in a newer block
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            chunk = fh.read(step)
-            scanned += step
-            if pos > 0 and b"\n" not in chunk:    # all of it belongs to one line: joined once, when it starts
-                tail.append(chunk)
-                continue
-            data = chunk + b"".join(reversed(tail)) if tail else chunk
-            # the first line may begin in an earlier block, unless this block starts the file
-            head = data.find(b"\n") + 1 if pos > 0 else 0
-            tail = [data[:head - 1]] if pos > 0 else []
-            stop = len(data)
-            if cut:
-                stop = data.rfind(b"\n", head) + 1 or head
-                cut = False
+        scanned = 0
+        for pos, data, head, stop, scanned in _blocks(fh, before, block):
             for start, line in _candidates(data, head, stop, needles):
                 rec = _match(line, needles, wanted, path)
                 if rec is not None:
@@ -93,6 +72,71 @@ def page(file: Path, *, limit: int | None = 50, before: int | None = None, kinds
             if budget is not None and scanned >= budget and pos > 0 and stop > head:
                 return JournalPage(out, pos + head, scanned)
     return JournalPage(out, None, scanned)
+
+
+def find(file: Path, op_id: str) -> JournalRecord:
+    """The record ``op_id``, looked for from the journal's end (only its line is parsed)."""
+    return _find_back(file, op_id, keep=False)[0]
+
+
+def find_with_later(file: Path, op_id: str) -> tuple[JournalRecord, list[JournalRecord]]:
+    """The record ``op_id`` and every record journaled after it, oldest first (what undo plans
+    with), read from the journal's end: an undo of a recent operation reads only the tail."""
+    return _find_back(file, op_id, keep=True)
+
+
+def _find_back(file: Path, op_id: str, *, keep: bool) -> tuple[JournalRecord, list[JournalRecord]]:
+    if not op_id:
+        raise JournalError("nothing to undo: an operation that changed nothing ('unchanged') has no id")
+    needle = json.dumps(str(op_id)).encode()
+    later: list[bytes] = []
+    try:
+        fh = file.open("rb")
+    except FileNotFoundError:
+        fh = None
+    if fh is not None:
+        with fh:
+            for _, data, head, stop, _ in _blocks(fh, None, BLOCK):
+                for _, line in _lines_back(data, head, stop) if keep else _candidates(data, head, stop, [[needle]]):
+                    checkpoint()
+                    rec = _parsed(line) if needle in line or b"\\u" in line else None
+                    if rec is not None and rec.id == op_id:
+                        return rec, [r for r in map(_parsed, reversed(later)) if r is not None]
+                    if keep:
+                        later.append(line)
+    raise OperationNotFound(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
+
+
+def _blocks(fh: BinaryIO, before: int | None, block: int) -> Iterator[tuple[int, bytes, int, int, int]]:
+    """The journal read backwards from ``before`` (None: its end): per block, ``(pos, data, head, stop,
+    scanned)``: ``data[head:stop]`` are the whole lines found in it (file offset ``pos + head``), the
+    bytes read so far in ``scanned``."""
+    size = fh.seek(0, 2)
+    end = size if before is None else max(0, min(int(before), size))
+    # a cursor inside a line (not one ``page`` gave): what precedes it of that line is not a record
+    cut = False
+    if 0 < end < size:
+        fh.seek(end - 1)
+        cut = fh.read(1) != b"\n"
+    pos, tail, scanned = end, [], 0     # tail: the pieces of a line that ends in a newer block
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        fh.seek(pos)
+        chunk = fh.read(step)
+        scanned += step
+        if pos > 0 and b"\n" not in chunk:    # all of it belongs to one line: joined once, when it starts
+            tail.append(chunk)
+            continue
+        data = chunk + b"".join(reversed(tail)) if tail else chunk
+        # the first line may begin in an earlier block, unless this block starts the file
+        head = data.find(b"\n") + 1 if pos > 0 else 0
+        tail = [data[:head - 1]] if pos > 0 else []
+        stop = len(data)
+        if cut:
+            stop = data.rfind(b"\n", head) + 1 or head
+            cut = False
+        yield pos, data, head, stop, scanned
 
 
 def _lines_back(data: bytes, head: int, stop: int) -> Iterator[tuple[int, bytes]]:
@@ -138,15 +182,21 @@ def _needles(kinds: frozenset[str], path: str | None) -> list[list[bytes]]:
     return groups
 
 
+def _parsed(line: bytes) -> JournalRecord | None:
+    try:
+        return JournalRecord.from_json(json.loads(line))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None     # a damaged line is skipped, as ``Journal.records`` skips it
+
+
 def _match(line: bytes, needles: list[list[bytes]], kinds: frozenset[str], path: str | None) -> JournalRecord | None:
     if not line.strip():
         return None
     if needles and not any(e in line for e in _ESCAPES) and not all(any(n in line for n in g) for g in needles):
         return None
-    try:
-        rec = JournalRecord.from_json(json.loads(line))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None     # a damaged line is skipped, as ``Journal.records`` skips it
+    rec = _parsed(line)
+    if rec is None:
+        return None
     if kinds and rec.op not in kinds:
         return None
     if path and not touches(rec, path):
