@@ -88,16 +88,15 @@ def test_a_budget_bounds_each_page_and_the_pages_still_cover_everything(tmp_path
     assert ids == want and pages > 3
 
 
-def test_damaged_lines_are_skipped_and_escaped_ones_read(tmp_path: Path) -> None:
+def test_damaged_lines_are_skipped_and_escaped_paths_found(tmp_path: Path) -> None:
     j = journal(tmp_path, n=10)
-    good = JournalRecord("20260101T000001-ffffffffff", "2026-01-01T00:00:01Z", "UNDO", "ops/deploy/runbook.md",
-                         "by hand", "user", None, "text")
-    # written by hand: the op and the path escaped, which json.dumps never does
-    escaped = json.dumps(good.to_json()).replace('"UNDO"', '"\\u0055NDO"').replace("ops/deploy", "ops\\/deploy")
+    path = "caf\u00e9/men\u00fc/cr\u00e8me.md"
+    raw = JournalRecord("20260101T000001-ffffffffff", "2026-01-01T00:00:01Z", "UNDO", path, "r", "user", None, "x")
+    escaped = JournalRecord("20260101T000002-eeeeeeeeee", "2026-01-01T00:00:02Z", "UNDO", path, "r", "user", None, "y")
     with j.file.open("a", encoding="utf-8") as fh:
-        fh.write("{not json\n" + escaped + "\n\n{\"id\": 5}\n")
-    got = page(j.file, kinds=["UNDO"], path="ops/deploy").records
-    assert got[0].id == good.id
+        fh.write("{not json\n" + json.dumps(raw.to_json(), ensure_ascii=False) + "\n\n{\"id\": 5}\n"
+                 + json.dumps(escaped.to_json()) + "\n")      # \\u escapes, as another writer may have
+    assert [r.id for r in page(j.file, kinds=["UNDO"], path="caf\u00e9/men\u00fc").records] == [escaped.id, raw.id]
     assert [r.id for r in page(j.file, limit=None).records] == [r.id for r in reversed(list(j.records()))]
 
 

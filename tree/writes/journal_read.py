@@ -7,10 +7,9 @@ so the byte offset where a line starts names a place in it for good: ``page`` re
 ``limit`` of them, or at a line's end once it has read ``budget`` bytes. ``JournalPage.next`` is the
 ``before`` of the next, older, page (None: the journal's start was reached).
 
-A filter is first looked for in a line's raw bytes, as ``json.dumps`` wrote it (the path, the
-op's name in quotes): a line without it cannot match and is not parsed, so a filtered page over
-100,000 operations costs a scan of the bytes, not 100,000 parses. A line with an escape that could
-hide a match (``\\u``, ``\\/``: written by hand, not by memgrove) is parsed anyway.
+A filter is first looked for in the raw bytes of a block, as ``json.dumps`` writes it (the path,
+raw or ``\\u``-escaped; the op's name in quotes): a line without it cannot match and is not
+parsed, so a filtered page over 100,000 operations costs a search of the bytes, not 100,000 parses.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from .cancel import checkpoint
 from .journal import JournalRecord
 
 BLOCK = 1 << 18
-_ESCAPES = (b"\\u", b"\\/")
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ def _find_back(file: Path, op_id: str, *, keep: bool) -> tuple[JournalRecord, li
             for _, data, head, stop, _ in _blocks(fh, None, BLOCK):
                 for _, line in _lines_back(data, head, stop) if keep else _candidates(data, head, stop, [[needle]]):
                     checkpoint()
-                    rec = _parsed(line) if needle in line or b"\\u" in line else None
+                    rec = _parsed(line) if needle in line else None
                     if rec is not None and rec.id == op_id:
                         return rec, [r for r in map(_parsed, reversed(later)) if r is not None]
                     if keep:
@@ -153,12 +151,12 @@ def _lines_back(data: bytes, head: int, stop: int) -> Iterator[tuple[int, bytes]
 
 def _candidates(data: bytes, head: int, stop: int, needles: list[list[bytes]]) -> Iterator[tuple[int, bytes]]:
     """The lines of ``data[head:stop]`` that may match, the last first: every line without a filter,
-    else those holding one of the first filter's needles or an escape, found by searching the block."""
+    else those holding one of the first filter's needles, found by searching the block."""
     if not needles:
         yield from _lines_back(data, head, stop)
         return
     starts: set[int] = set()
-    for n in (*needles[0], *_ESCAPES):
+    for n in needles[0]:
         i = data.find(n, head, stop)
         while i >= 0:
             k = data.rfind(b"\n", head, i)
@@ -177,8 +175,8 @@ def _needles(kinds: frozenset[str], path: str | None) -> list[list[bytes]]:
     groups = []
     if kinds:
         groups.append([json.dumps(k).encode() for k in kinds])
-    if path:
-        groups.append([json.dumps(path, ensure_ascii=False)[1:-1].encode("utf-8")])
+    if path:     # as this version writes it, and as one writing \\u escapes would have
+        groups.append(list(dict.fromkeys(json.dumps(path, ensure_ascii=a)[1:-1].encode("utf-8") for a in (False, True))))
     return groups
 
 
@@ -192,7 +190,7 @@ def _parsed(line: bytes) -> JournalRecord | None:
 def _match(line: bytes, needles: list[list[bytes]], kinds: frozenset[str], path: str | None) -> JournalRecord | None:
     if not line.strip():
         return None
-    if needles and not any(e in line for e in _ESCAPES) and not all(any(n in line for n in g) for g in needles):
+    if needles and not all(any(n in line for n in g) for g in needles):
         return None
     rec = _parsed(line)
     if rec is None:
