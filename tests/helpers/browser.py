@@ -49,14 +49,20 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 _SELENIUM_ENV = {"SE_MANAGER_PATH": "/nonexistent/selenium-manager (the tests give the driver's path)",
                  "SE_OFFLINE": "true", "SE_AVOID_STATS": "true"}
 
-# Runs before any script of every page: a hostile payload calls __mgx(); each call is counted in the
-# page (__mgx.count) and in the console (read_console), which outlives a navigation. A page cannot
+# Runs before any script of every page: a hostile payload calls __mgx(its name) (tests/helpers/hostile.py);
+# each call is counted in the page (__mgx.count, __mgx.names) and in the console (read_console), which
+# outlives a navigation. A page cannot
 # replace __mgx. CSP violations are kept too, as the page reports them (securitypolicyviolation).
 _COUNTER = """
 (() => {
   if (window.__mgx) return;
-  const mgx = function () { mgx.count += 1; console.warn("__mgx: a payload ran"); };
+  const mgx = function (name) {
+    mgx.count += 1;
+    mgx.names.push(String(name));
+    console.warn("__mgx: a payload ran: " + String(name).slice(0, 200));
+  };
   mgx.count = 0;
+  mgx.names = [];
   mgx.csp = [];
   Object.defineProperty(window, "__mgx", {value: mgx, writable: false, configurable: false});
   document.addEventListener("securitypolicyviolation", (e) => {
@@ -155,8 +161,22 @@ def count_payload_runs(driver) -> None:
 
 
 def payload_runs(driver) -> int:
-    """How often a payload called ``__mgx()`` in the current page."""
+    """How often a payload called ``__mgx()`` in the current page (-1: the counter is not there,
+    ``count_payload_runs`` was not called before the page)."""
     return int(driver.execute_script("return window.__mgx ? window.__mgx.count : -1"))
+
+
+def payloads_ran(driver) -> list[str]:
+    """The names the payloads that ran in the current page gave ``__mgx``."""
+    return list(driver.execute_script("return window.__mgx ? window.__mgx.names : []"))
+
+
+def page_report(driver) -> dict:
+    """The current page's payload runs and CSP violations in one call: ``{"count", "names", "csp"}``
+    (count -1: no counter, ``count_payload_runs`` was not called before the page)."""
+    return dict(driver.execute_script(
+        "const m = window.__mgx; return m ? {count: m.count, names: m.names, csp: m.csp}"
+        " : {count: -1, names: [], csp: []}"))
 
 
 def page_csp_violations(driver) -> list[dict]:
