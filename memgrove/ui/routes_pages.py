@@ -18,7 +18,8 @@ from .render import HEADERS, Page, page
 from .views import entry_view, search_view, status_view, tree_view
 
 STATIC = Path(__file__).parent / "static"
-STATIC_FILES = frozenset({"ui.js", "ui.css"})
+STATIC_FILES = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8",
+                "icon.svg": "image/svg+xml"}
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 UI = Annotated[Page, Depends(ui_page)]
@@ -38,8 +39,7 @@ async def home(ui: UI) -> Response:
 async def static(name: str) -> Response:
     if name not in STATIC_FILES:
         raise NotFound(f"no file {name[:100]!r} in the page's assets")
-    kind = "text/javascript" if name.endswith(".js") else "text/css"
-    return FileResponse(STATIC / name, media_type=kind + "; charset=utf-8",
+    return FileResponse(STATIC / name, media_type=STATIC_FILES[name],
                         headers={"cache-control": "max-age=3600", "x-content-type-options": "nosniff"})
 
 

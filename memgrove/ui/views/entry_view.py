@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memgrove.tree.entries import validity
-from memgrove.tree.entries.entry import frontmatter_bytes
+import re
 
 from ..markdown import render
 from .changes_view import operation
@@ -31,11 +31,22 @@ def source_rows(entry: Any) -> list[dict[str, str]]:
     return out
 
 
+_FRONTMATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", flags=re.M)   # as tree/entries/entry.py finds it
+
+
+def body_of(text: str) -> str:
+    """An entry file's text without its frontmatter (shown apart, as metadata)."""
+    if not text.startswith("---\n"):
+        return text
+    end = _FRONTMATTER_END.search(text, 4)
+    return text[end.end():].lstrip("\n") if end else ""
+
+
 def entry(mem: Any, path: str) -> dict[str, Any]:
     shown = mem.show(path)
     e = mem.tree.read(path)
     text = shown["text"]
-    body = text[frontmatter_bytes(text):] if text.startswith("---") else text
+    body = body_of(text)
     until = validity.valid_until(e)
     exists = mem.tree.exists
     statements = e.extra.get(validity.SUPERSEDED_STATEMENTS) or []
