@@ -13,8 +13,9 @@ cleaning its output:
   is, and becomes ``/ui/entry/<path>``; one that would leave the tree or name a
   reserved file is shown as text;
 - images are never loaded: an image becomes a link to its address;
-- a body longer than ``MAX_CHARS`` is cut, with a notice, so one huge file
-  cannot make a page slow.
+- a body longer than ``MAX_CHARS`` is cut, with a notice, and one that takes markdown-it
+  longer than ``MAX_SECONDS`` to parse is shown as plain text, so no file can make a page
+  slow.
 
 The page's Content-Security-Policy (``memgrove/ui/render.py``) is a second wall
 behind this one; this module does not rely on it.
@@ -24,16 +25,22 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from collections.abc import Callable
 from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from memgrove.tree.entries.paths import literal_path
 
 MAX_CHARS = 200_000
+# markdown-it-py parses ordinary text at about 4 µs a character here, but some inputs cost it
+# far more (200,000 characters of "![[" take it 4 s); past this a body is shown as plain text.
+MAX_SECONDS = 1.0
 ENTRY_URL = "/ui/entry/"
 EXTERNAL_REL = "noopener noreferrer nofollow"
 
@@ -42,6 +49,7 @@ _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop tabs and newlines inside a URL and ignore leading spaces and controls, so
 # "java\tscript:" is a javascript: link to them: such a target is never read as a path.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+#.\-]{0,40}")
 
 
 def _valid_link(url: str) -> bool:
@@ -56,7 +64,45 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.validateLink = _valid_link  # type: ignore[method-assign]
+    md.block.tokenize = _bounded(md.block.tokenize)  # type: ignore[method-assign]
+    md.inline.ruler.before("text", "deadline", _deadline)
+    md.inline.ruler2.push("deadline", _deadline_after)   # tables and long documents: between rules too
     return md
+
+
+class _TooSlow(Exception):
+    """The body took longer than ``MAX_SECONDS`` to parse."""
+
+
+def _deadline(state: StateInline, silent: bool) -> bool:
+    """First inline rule, so it runs at every position markdown-it tries (also while it looks
+    for the end of a link label, where ``[[[[...`` costs it the most): raises once past the
+    deadline; otherwise lets the other rules parse."""
+    if time.monotonic() > state.env["deadline"]:
+        raise _TooSlow
+    return False
+
+
+def _deadline_after(state: StateInline) -> None:
+    if time.monotonic() > state.env["deadline"]:
+        raise _TooSlow
+
+
+def _bounded(tokenize: Callable[..., None]) -> Callable[..., None]:
+    """markdown-it's block tokenizer, except that the lines nested deeper than ``maxNesting``
+    (400 ``>`` in a row) are shown as a code block: markdown-it itself drops them silently,
+    so a body could hide its own tail."""
+    def bounded(state: StateBlock, startLine: int, endLine: int) -> None:
+        if time.monotonic() > state.env["deadline"]:
+            raise _TooSlow
+        if state.level < state.md.options.maxNesting:
+            return tokenize(state, startLine, endLine)
+        tok = state.push("code_block", "code", 0)
+        tok.content = state.getLines(startLine, endLine, state.blkIndent, True)
+        tok.map = [startLine, endLine]
+        state.line = endLine
+        return None
+    return bounded
 
 
 _MD = _parser()
@@ -69,19 +115,28 @@ def render(text: str, *, entry_path: str, exists: Callable[[str], bool] | None =
     that is not found next to the entry is tried from the tree's root (``related`` links are
     written that way), and a link found in neither place is marked ``class="missing"``.
     """
-    cut = len(text) > MAX_CHARS
-    if cut:
+    length = len(text)
+    if length > MAX_CHARS:
         text = text[:MAX_CHARS]
-    tokens = _MD.parse(text)
+    try:
+        tokens = _MD.parse(text, {"deadline": time.monotonic() + MAX_SECONDS})
+    except _TooSlow:
+        return Markup(f'<pre class="plain">{escape(text)}</pre>\n<p class="cut">This entry is shown as plain '
+                      f'text: its markdown took too long to read.</p>\n') + _cut_notice(length)
     folder = posixpath.dirname(entry_path.strip("/"))
     for tok in tokens:
+        if tok.type == "fence" and not _LANGUAGE.fullmatch(tok.info.strip().split(maxsplit=1)[0] if tok.info.strip() else ""):
+            tok.info = ""   # its first word becomes a class name: only a plain language name may
         if tok.type == "inline" and tok.children:
             tok.children = _links(tok.children, folder, exists)
-    html = _MD.renderer.render(tokens, _MD.options, {})
-    if cut:
-        html += (f'<p class="cut">This entry is {len(text):,}+ characters long; only the first '
-                 f'{MAX_CHARS:,} are shown.</p>\n')
-    return Markup(html)
+    return Markup(_MD.renderer.render(tokens, _MD.options, {})) + _cut_notice(length)
+
+
+def _cut_notice(length: int) -> Markup:
+    if length <= MAX_CHARS:
+        return Markup("")
+    return Markup(f'<p class="cut">This entry is {length:,} characters long; only the first '
+                  f'{MAX_CHARS:,} are shown.</p>\n')
 
 
 def _links(children: list[Token], folder: str, exists: Callable[[str], bool] | None) -> list[Token]:
@@ -148,13 +203,13 @@ def _tree_path(href: str, folder: str, exists: Callable[[str], bool] | None) -> 
     ref, _, fragment = href.partition("#")
     ref = ref.partition("?")[0]
     raw = unquote(ref)
-    if not raw or _CONTROL.search(raw) or "\\" in raw or ":" in raw.split("/")[0]:
+    if not raw or _CONTROL.search(raw) or "\\" in raw or ":" in raw.split("/")[0] or raw.startswith("~"):
         return None
     if raw.startswith(("/", "@")):        # from the tree's root (``@`` is the legacy link form)
         tries = [raw.lstrip("/@")]
     else:
         tries = [posixpath.join(folder, raw)]
-        if exists is not None and not raw.startswith("."):
+        if not raw.startswith("."):
             tries.append(raw)             # a `related`-style path from the root
     paths: list[str] = []
     for t in tries:
@@ -164,8 +219,10 @@ def _tree_path(href: str, folder: str, exists: Callable[[str], bool] | None) -> 
             paths.append(lit)
     if not paths:
         return None
+    if exists is None:                    # next to the entry, unless that is no tree path
+        return paths[0], unquote(fragment), True
     for p in paths:
-        if exists is None or exists(p):
+        if exists(p):
             return p, unquote(fragment), True
     return paths[0], unquote(fragment), False
 
