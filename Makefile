@@ -14,7 +14,8 @@ STAMP  := $(VENV)/.installed
 EDITABLE  := --config-settings editable_mode=strict
 PIP       := $(BIN)/python -W "ignore:Editable installation" -m pip
 PKG_FILES := $(sort $(wildcard memgrove/*.py memgrove/*/*.py memgrove/py.typed memgrove/data/sample/*.* \
-               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/*/*.json.gz tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
+               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/*/*.json.gz tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md \
+               graphs/*/*.py memgrove/*/*/*.py memgrove/ui/templates/*.html memgrove/ui/static/*.*))
 FILES     := $(VENV)/.package-files
 
 $(FILES): FORCE

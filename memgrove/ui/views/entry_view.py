@@ -1,0 +1,53 @@
+"""The Entry view: the body rendered inert, the metadata, sources (a message's speaker and
+time), links and backlinks, validity, and the entry's own history with each reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memgrove.tree.entries import validity
+from memgrove.tree.entries.entry import frontmatter_bytes
+
+from ..markdown import render
+from .changes_view import operation
+from .tree_view import crumbs
+
+HISTORY = 50
+
+
+def source_rows(entry: Any) -> list[dict[str, str]]:
+    """Each source as a line: its kind, what it points at, its time; a conversation's message also
+    names who said it (the verbatim curator tags a message with its speakers)."""
+    out = []
+    for s in entry.sources[:50]:
+        kind = str(s.get("kind", ""))
+        ref = str(s.get("ref", s.get("path", s.get("url", ""))))
+        row = {"kind": kind, "ref": ref, "at": str(s.get("at", "")), "speaker": ""}
+        if kind == "conversation":
+            row["speaker"] = ", ".join(entry.tags[:3])
+            conv, _, message = ref.partition("#")
+            row["ref"] = f"{conv}, message {message}" if message else conv
+        out.append(row)
+    return out
+
+
+def entry(mem: Any, path: str) -> dict[str, Any]:
+    shown = mem.show(path)
+    e = mem.tree.read(path)
+    text = shown["text"]
+    body = text[frontmatter_bytes(text):] if text.startswith("---") else text
+    until = validity.valid_until(e)
+    exists = mem.tree.exists
+    statements = e.extra.get(validity.SUPERSEDED_STATEMENTS) or []
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return {
+        "path": path, "title": e.title, "summary": e.summary, "tags": e.tags, "keywords": e.keywords,
+        "created": e.created_at, "updated": e.updated_at,
+        "superseded_by": validity.superseded_by(e), "valid_until": until.isoformat() if until else "",
+        "supersedes": validity.supersedes(e),
+        "statements": [s for s in statements if isinstance(s, dict)][:20],
+        "body": render(body, entry_path=path, exists=exists),
+        "sources": source_rows(e), "links": shown["links"], "backlinks": shown["backlinks"],
+        "history": [operation(r) for r in mem.history(limit=HISTORY, path=path)],
+        "crumbs": crumbs(folder), "folder": folder,
+    }
