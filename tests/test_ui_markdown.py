@@ -262,3 +262,23 @@ def test_lines_nested_past_the_limit_are_kept_as_text() -> None:
     html = render(">" * 40 + " the deep end <b>\n\nafter the quotes", entry_path="a/b/e.md")
     assert "the deep end <b>" in _text(html) and "after the quotes" in _text(html)
     assert findings(html) == []
+
+
+def test_exists_is_asked_once_a_path_and_at_most_max_lookups_times() -> None:
+    asked: list[str] = []
+
+    def exists(path: str) -> bool:
+        asked.append(path)
+        return False
+
+    body = "[same](same.md) [same again](same.md) " + " ".join(f"[n{i}](n{i}.md)" for i in range(500))
+    html = render(body, entry_path="a/b/e.md", exists=exists)
+    assert len(asked) == markdown.MAX_LOOKUPS and asked.count("a/b/same.md") == 1
+    anchors = [dict(attrs) for tag, attrs in _parse(html).tags if tag == "a"]
+    assert len(anchors) == 502 and anchors[0].get("class") == "missing" and anchors[-1].get("class") is None
+
+
+def test_the_page_chooses_the_address_of_an_entry() -> None:
+    html = render("[x](<x y.md#Part 2>) [out](https://example.org)", entry_path="a/b/e.md",
+                  entry_url=lambda p: f"/ui/entry/{p.replace(' ', '%20')}?project=other")
+    assert _href(html) == ["/ui/entry/a/b/x%20y.md?project=other#Part%202", "https://example.org"]

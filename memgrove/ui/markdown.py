@@ -41,6 +41,7 @@ MAX_CHARS = 200_000
 # markdown-it-py parses ordinary text at about 4 µs a character here, but some inputs cost it
 # far more (200,000 characters of "![[" take it 4 s); past this a body is shown as plain text.
 MAX_SECONDS = 1.0
+MAX_LOOKUPS = 200     # `exists` calls a body may make (each may read a file)
 ENTRY_URL = "/ui/entry/"
 EXTERNAL_REL = "noopener noreferrer nofollow"
 
@@ -108,12 +109,16 @@ def _bounded(tokenize: Callable[..., None]) -> Callable[..., None]:
 _MD = _parser()
 
 
-def render(text: str, *, entry_path: str, exists: Callable[[str], bool] | None = None) -> Markup:
+def render(text: str, *, entry_path: str, exists: Callable[[str], bool] | None = None,
+           entry_url: Callable[[str], str] | None = None) -> Markup:
     """HTML of the markdown ``text`` of the entry at ``entry_path`` (relative to the tree).
 
     ``exists(path)`` tells whether a tree-relative path is a file in the tree; given, a link
     that is not found next to the entry is tried from the tree's root (``related`` links are
-    written that way), and a link found in neither place is marked ``class="missing"``.
+    written that way), and a link found in neither place is marked ``class="missing"``. It is
+    asked at most ``MAX_LOOKUPS`` times a body (it may read a file each time).
+    ``entry_url(path)`` is the page's address of a tree path (by default ``/ui/entry/<path>``;
+    a page of another project adds its ``?project=``); the link's ``#fragment`` is added to it.
     """
     length = len(text)
     if length > MAX_CHARS:
@@ -123,13 +128,17 @@ def render(text: str, *, entry_path: str, exists: Callable[[str], bool] | None =
     except _TooSlow:
         return Markup(f'<pre class="plain">{escape(text)}</pre>\n<p class="cut">This entry is shown as plain '
                       f'text: its markdown took too long to read.</p>\n') + _cut_notice(length)
-    folder = posixpath.dirname(entry_path.strip("/"))
+    links = _Links(posixpath.dirname(entry_path.strip("/")), exists, entry_url or _entry_url)
     for tok in tokens:
-        if tok.type == "fence" and not _LANGUAGE.fullmatch(tok.info.strip().split(maxsplit=1)[0] if tok.info.strip() else ""):
+        if tok.type == "fence" and not _LANGUAGE.fullmatch(tok.info.split(maxsplit=1)[0] if tok.info.strip() else ""):
             tok.info = ""   # its first word becomes a class name: only a plain language name may
         if tok.type == "inline" and tok.children:
-            tok.children = _links(tok.children, folder, exists)
+            tok.children = links.inline(tok.children)
     return Markup(_MD.renderer.render(tokens, _MD.options, {})) + _cut_notice(length)
+
+
+def _entry_url(path: str) -> str:
+    return ENTRY_URL + quote(path, safe="/")
 
 
 def _cut_notice(length: int) -> Markup:
@@ -139,92 +148,106 @@ def _cut_notice(length: int) -> Markup:
                   f'{MAX_CHARS:,} are shown.</p>\n')
 
 
-def _links(children: list[Token], folder: str, exists: Callable[[str], bool] | None) -> list[Token]:
-    """The inline tokens with every link target made safe and every image turned into a link."""
-    out: list[Token] = []
-    refused: str | None = None      # the target of the link being shown as text, if any
-    in_link = False
-    for tok in children:
-        if tok.type == "link_open":
-            href, attrs = _target(str(tok.attrs.get("href", "")), folder, exists)
-            if href is None:
-                refused = str(tok.attrs.get("href", ""))
+class _Links:
+    """The links of one body: where each goes, or that it is shown as text."""
+
+    def __init__(self, folder: str, exists: Callable[[str], bool] | None, entry_url: Callable[[str], str]):
+        self.folder = folder
+        self.exists = exists
+        self.entry_url = entry_url
+        self.found: dict[str, bool] = {}
+
+    def inline(self, children: list[Token]) -> list[Token]:
+        """The inline tokens with every link target made safe and every image turned into a link."""
+        out: list[Token] = []
+        refused: str | None = None      # the target of the link being shown as text, if any
+        in_link = False
+        for tok in children:
+            if tok.type == "link_open":
+                href, attrs = self.target(str(tok.attrs.get("href", "")))
+                if href is None:
+                    refused = str(tok.attrs.get("href", ""))
+                    continue
+                in_link = True
+                tok.attrs = {"href": href, **attrs, **({"title": tok.attrs["title"]} if "title" in tok.attrs else {})}
+            elif tok.type == "link_close":
+                if refused is not None:
+                    out.append(_text(f" ({unquote(refused)})"))
+                    refused = None
+                    continue
+                in_link = False
+            elif tok.type == "image":
+                out += self.image(tok, in_link or refused is not None)
                 continue
-            in_link = True
-            tok.attrs = {"href": href, **attrs, **({"title": tok.attrs["title"]} if "title" in tok.attrs else {})}
-        elif tok.type == "link_close":
-            if refused is not None:
-                out.append(_text(f" ({unquote(refused)})"))
-                refused = None
-                continue
-            in_link = False
-        elif tok.type == "image":
-            out += _image(tok, folder, exists, in_link or refused is not None)
-            continue
-        out.append(tok)
-    return out
+            out.append(tok)
+        return out
 
+    def image(self, tok: Token, in_link: bool) -> list[Token]:
+        """An image as a link to it (the page loads nothing the entry names), or as its text."""
+        src = str(tok.attrs.get("src", ""))
+        label = [_text("image: "), *(tok.children or [])]
+        href, attrs = self.target(src)
+        if in_link or href is None:
+            return [*label, *([] if href is not None else [_text(f" ({unquote(src)})")])]
+        link = Token("link_open", "a", 1)
+        link.attrs = {"href": href, **attrs, "class": "image"}
+        return [link, *label, Token("link_close", "a", -1)]
 
-def _image(tok: Token, folder: str, exists: Callable[[str], bool] | None, in_link: bool) -> list[Token]:
-    """An image as a link to it (the page loads nothing the entry names), or as its text."""
-    src = str(tok.attrs.get("src", ""))
-    label = [_text("image: "), *(tok.children or [])]
-    href, attrs = _target(src, folder, exists)
-    if in_link or href is None:
-        return [*label, *([] if href is not None else [_text(f" ({unquote(src)})")])]
-    link = Token("link_open", "a", 1)
-    link.attrs = {"href": href, **attrs, "class": "image"}
-    return [link, *label, Token("link_close", "a", -1)]
-
-
-def _target(href: str, folder: str, exists: Callable[[str], bool] | None) -> tuple[str | None, dict[str, str]]:
-    """``(safe href, extra attributes)`` of a link target, or ``(None, {})`` to show it as text."""
-    if href.startswith("#"):
-        return href, {}
-    m = _SCHEME.match(href)
-    if m:   # _valid_link let only http, https and mailto through
-        if m.group(1).lower() == "mailto":
+    def target(self, href: str) -> tuple[str | None, dict[str, str]]:
+        """``(safe href, extra attributes)`` of a link target, or ``(None, {})`` to show it as text."""
+        if href.startswith("#"):
             return href, {}
-        return href, {"rel": EXTERNAL_REL}
-    path = _tree_path(href, folder, exists)
-    if path is None:
-        return None, {}
-    url = ENTRY_URL + quote(path[0], safe="/")
-    if path[1]:
-        url += "#" + quote(path[1], safe="")
-    return url, ({} if path[2] else {"class": "missing"})
+        m = _SCHEME.match(href)
+        if m:   # _valid_link let only http, https and mailto through
+            if m.group(1).lower() == "mailto":
+                return href, {}
+            return href, {"rel": EXTERNAL_REL}
+        found = self.tree_path(href)
+        if found is None:
+            return None, {}
+        path, fragment, there = found
+        url = self.entry_url(path) + ("#" + quote(fragment, safe="") if fragment else "")
+        return url, ({} if there else {"class": "missing"})
+
+    def tree_path(self, href: str) -> tuple[str, str, bool] | None:
+        """``(tree path, fragment, found)`` of a relative link, or None when it is no path inside
+        the tree (it climbs out, names a reserved file, is protocol-relative, hides a scheme)."""
+        if href.startswith("//"):
+            return None
+        ref, _, fragment = href.partition("#")
+        raw = unquote(ref.partition("?")[0])
+        if not raw or _CONTROL.search(raw) or "\\" in raw or ":" in raw.split("/")[0] or raw.startswith("~"):
+            return None
+        if raw.startswith(("/", "@")):        # from the tree's root (``@`` is the legacy link form)
+            tries = [raw.lstrip("/@")]
+        else:
+            tries = [posixpath.join(self.folder, raw)]
+            if not raw.startswith("."):
+                tries.append(raw)             # a `related`-style path from the root
+        paths = [lit for t in tries if (lit := _inside(t)) is not None]
+        if not paths:
+            return None
+        if self.exists is None:               # next to the entry, unless that is no tree path
+            return paths[0], unquote(fragment), True
+        for p in paths:
+            there = self.is_there(p)
+            if there is None or there:        # unknown past MAX_LOOKUPS: not marked missing
+                return p, unquote(fragment), True
+        return paths[0], unquote(fragment), False
+
+    def is_there(self, path: str) -> bool | None:
+        if path not in self.found:
+            if len(self.found) >= MAX_LOOKUPS or self.exists is None:
+                return None
+            self.found[path] = bool(self.exists(path))
+        return self.found[path]
 
 
-def _tree_path(href: str, folder: str, exists: Callable[[str], bool] | None) -> tuple[str, str, bool] | None:
-    """``(tree path, fragment, found)`` of a relative link, or None when it is no path inside
-    the tree (it climbs out, names a reserved file, is protocol-relative, hides a scheme)."""
-    if href.startswith("//"):
-        return None
-    ref, _, fragment = href.partition("#")
-    ref = ref.partition("?")[0]
-    raw = unquote(ref)
-    if not raw or _CONTROL.search(raw) or "\\" in raw or ":" in raw.split("/")[0] or raw.startswith("~"):
-        return None
-    if raw.startswith(("/", "@")):        # from the tree's root (``@`` is the legacy link form)
-        tries = [raw.lstrip("/@")]
-    else:
-        tries = [posixpath.join(folder, raw)]
-        if not raw.startswith("."):
-            tries.append(raw)             # a `related`-style path from the root
-    paths: list[str] = []
-    for t in tries:
-        norm = posixpath.normpath(t) if t else ""
-        lit = literal_path(norm) if norm and norm != "." else None
-        if lit is not None:
-            paths.append(lit)
-    if not paths:
-        return None
-    if exists is None:                    # next to the entry, unless that is no tree path
-        return paths[0], unquote(fragment), True
-    for p in paths:
-        if exists(p):
-            return p, unquote(fragment), True
-    return paths[0], unquote(fragment), False
+def _inside(path: str) -> str | None:
+    """``path`` with ``.`` and ``..`` resolved, if that is a path inside the tree that names no
+    reserved file (the tree's own rule, ``literal_path``); else None."""
+    norm = posixpath.normpath(path) if path else ""
+    return literal_path(norm) if norm and norm != "." else None
 
 
 def _text(content: str) -> Token:
@@ -233,4 +256,4 @@ def _text(content: str) -> Token:
     return tok
 
 
-__all__ = ["render", "MAX_CHARS", "ENTRY_URL", "EXTERNAL_REL"]
+__all__ = ["render", "MAX_CHARS", "MAX_SECONDS", "MAX_LOOKUPS", "ENTRY_URL", "EXTERNAL_REL"]
