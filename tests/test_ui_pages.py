@@ -20,7 +20,7 @@ HOSTILE_TITLE = '"><script>window.__mgx("title")</script><img src=x onerror=aler
 SEED = [
     {"op": "ADD", "path": "infra/db/postgres.md", "title": "Postgres version",
      "content": "Production runs Postgres 16 since March 2024. See [the runbook](../deploy/runbook.md).",
-     "tags": ["db"], "reason": "seed"},
+     "tags": ["db"], "related": ["infra/deploy/runbook.md"], "reason": "seed"},
     {"op": "ADD", "path": "infra/deploy/runbook.md", "title": "Deploy runbook",
      "content": "Deploys go out on Tuesdays with `make release`.", "reason": "seed"},
     {"op": "ADD", "path": "infra/deploy/runbook_copy.md", "title": "Deploy runbook",

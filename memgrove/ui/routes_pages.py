@@ -59,7 +59,7 @@ async def folder_fragment(request: Request, ui: UI, folder: str = "",
 
 @router.get("/entry/{path:path}")
 async def entry(request: Request, ui: UI, path: str) -> Response:
-    view = await projects(request).read(ui.project, lambda m: entry_view.entry(m, path))
+    view = await projects(request).read(ui.project, lambda m: entry_view.entry(m, path, ui.entry_link))
     return page("entry.html", ui, view=view, nav="tree")
 
 
@@ -76,7 +76,7 @@ async def ask(request: Request, ui: UI, q: Annotated[str, Form(max_length=MAX_QU
     """A question through the five tiers, as ``query`` answers it (a POST: asking counts in the
     stats and the cache, and the entries it delivers gain importance)."""
     check_change(request, ui, csrf)
-    answer = await projects(request).read(ui.project, lambda m: search_view.answer(m, q))
+    answer = await projects(request).read(ui.project, lambda m: search_view.answer(m, q, ui.entry_link))
     view = await projects(request).read(ui.project, lambda m: search_view.hits(m, q))
     return page("search.html", ui, view=view, answer=answer, nav="search")
 

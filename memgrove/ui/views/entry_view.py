@@ -3,7 +3,7 @@ time), links and backlinks, validity, and the entry's own history with each reas
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from memgrove.tree.entries import validity
 import re
@@ -42,7 +42,8 @@ def body_of(text: str) -> str:
     return text[end.end():].lstrip("\n") if end else ""
 
 
-def entry(mem: Any, path: str) -> dict[str, Any]:
+def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """An entry as its page shows it; ``link(path)``: the page's address of another entry."""
     shown = mem.show(path)
     e = mem.tree.read(path)
     text = shown["text"]
@@ -57,7 +58,7 @@ def entry(mem: Any, path: str) -> dict[str, Any]:
         "superseded_by": validity.superseded_by(e), "valid_until": until.isoformat() if until else "",
         "supersedes": validity.supersedes(e),
         "statements": [s for s in statements if isinstance(s, dict)][:20],
-        "body": render(body, entry_path=path, exists=exists),
+        "body": render(body, entry_path=path, exists=exists, entry_url=link),
         "sources": source_rows(e), "links": shown["links"], "backlinks": shown["backlinks"],
         "history": [operation(r) for r in mem.history(limit=HISTORY, path=path)],
         "crumbs": crumbs(folder), "folder": folder,
