@@ -141,7 +141,8 @@ def test_a_server_without_tokens_signs_a_browser_in_at_once(project):
 # -- every change needs the page's CSRF token and this origin -----------------------------------
 
 CHANGES = [("/ui/ask", {"q": "postgres"}), ("/ui/undo", {"id": "x"}), ("/ui/review/approve", {"all": "true"}),
-           ("/ui/review/reject", {"all": "true"}), ("/ui/dream", {}), ("/ui/dream/undo", {"run": "x"})]
+           ("/ui/review/reject", {"all": "true"}), ("/ui/dream", {}), ("/ui/dream/undo", {"run": "x"}),
+           ("/ui/restore", {"path": "team/people/ana.md"})]
 
 
 @pytest.mark.parametrize("route,data", CHANGES)
@@ -163,7 +164,7 @@ def test_a_foreign_host_never_reaches_the_page(client):
 
 VIEWS = ["/ui/tree", "/ui/tree?folder=infra", "/ui/fragment/folder?folder=infra/deploy", "/ui/entry/infra/db/postgres.md",
          "/ui/entry/team/people/ana.md", "/ui/search?q=deploy+tuesday", "/ui/journal", "/ui/journal?kind=ADD&folder=team",
-         "/ui/review", "/ui/status", "/ui/status?doctor=true"]
+         "/ui/review", "/ui/status", "/ui/status?doctor=true", "/ui/archive"]
 
 
 def test_every_view_answers_with_the_strict_policy_and_nothing_foreign(client):
@@ -279,6 +280,14 @@ def test_page_actions_journal_the_same_operations_as_the_cli(project, tmp_path):
         cli_run("review", "approve", archive_item)
         assert c.post("/ui/review/reject", data={"csrf": csrf, "id": other}).status_code == 200
         cli_run("review", "reject", other)
+        assert comparable(journal(project)) == comparable(journal(twin))
+
+        # the archived entry: listed in the archive, shown with a way back, restored
+        assert "/ui/entry/team/people/ana.md" in c.get("/ui/archive").text
+        shown = c.get("/ui/entry/team/people/ana.md").text
+        assert "archived" in shown and 'action="/ui/restore"' in shown
+        assert c.post("/ui/restore", data={"csrf": csrf, "path": "team/people/ana.md"}).status_code == 200
+        cli_run("restore", "team/people/ana.md")
         assert comparable(journal(project)) == comparable(journal(twin))
 
         # undo the seed's first ADD, then the dream run

@@ -57,6 +57,12 @@ async def folder_fragment(request: Request, ui: UI, folder: str = "",
     return page("folder_children.html", ui, view=view)
 
 
+@router.get("/archive")
+async def archive(request: Request, ui: UI, page_no: Annotated[int, Query(alias="page", ge=0)] = 0) -> Response:
+    view = await projects(request).read(ui.project, lambda m: tree_view.archive(m, page_no))
+    return page("archive.html", ui, view=view, nav="tree")
+
+
 @router.get("/entry/{path:path}")
 async def entry(request: Request, ui: UI, path: str) -> Response:
     view = await projects(request).read(ui.project, lambda m: entry_view.entry(m, path, ui.entry_link))

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from memgrove.tree.base.errors import EntryNotFound
 from memgrove.tree.entries import validity
+from memgrove.tree.entries.entry import parse
+from memgrove.tree.writes.archive import read_archived
 import re
 
 from ..markdown import render
@@ -42,10 +45,21 @@ def body_of(text: str) -> str:
     return text[end.end():].lstrip("\n") if end else ""
 
 
+def _shown(mem: Any, path: str) -> tuple[dict[str, Any], Any, bool]:
+    """(``Memory.show``'s dict, the parsed entry, archived?): an archived entry is read from the
+    archive (``@archive/<path>``), shown with what it was and a way back."""
+    try:
+        return mem.show(path), mem.tree.read(path), False
+    except EntryNotFound:
+        text = read_archived(mem.tree.home, path)
+        if text is None:
+            raise
+        return {"text": text, "links": [], "backlinks": []}, parse(text, where=path), True
+
+
 def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict[str, Any]:
     """An entry as its page shows it; ``link(path)``: the page's address of another entry."""
-    shown = mem.show(path)
-    e = mem.tree.read(path)
+    shown, e, archived = _shown(mem, path)
     text = shown["text"]
     body = body_of(text)
     until = validity.valid_until(e)
@@ -61,5 +75,5 @@ def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict
         "body": render(body, entry_path=path, exists=exists, entry_url=link),
         "sources": source_rows(e), "links": shown["links"], "backlinks": shown["backlinks"],
         "history": [operation(r) for r in mem.history(limit=HISTORY, path=path)],
-        "crumbs": crumbs(folder), "folder": folder,
+        "crumbs": crumbs(folder), "folder": folder, "archived": archived,
     }
