@@ -172,15 +172,14 @@ def install(app: FastAPI) -> None:
 
 
 def _page(request: Request) -> bool:
-    """A request of the web page (``/ui/``): its errors are pages, not JSON."""
+    """A request of the web page (``/ui/``, when the app has one: ``app.state.page_error``, set by
+    ``memgrove.ui.mount``): its errors are pages, not JSON."""
     path = request.url.path
-    return path == "/ui" or path.startswith("/ui/")
+    return (path == "/ui" or path.startswith("/ui/")) and getattr(request.app.state, "page_error", None) is not None
 
 
 def _page_error(request: Request, exc: BaseException, message: str) -> Response:
-    from memgrove.ui.failures import response
-
-    return response(request, exc, message)
+    return request.app.state.page_error(request, exc, message)
 
 
 def _validation_message(errors: Any) -> str:

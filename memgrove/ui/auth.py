@@ -113,14 +113,31 @@ def local_path(to: str | None) -> str | None:
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
 
+def _signed_in(request: Request, project: Any, next: str | None) -> Response:
+    """A fresh session (no fixation) keeping the projects signed in to before, plus ``project``."""
+    old = session_of(request)
+    s = sessions(request).new()
+    if old is not None:
+        for p in old.projects:
+            s.add_project(p)
+        sessions(request).drop(old.id)
+    s.add_project(project)
+    response = RedirectResponse(local_path(next) or "/ui/", status_code=303, headers=dict(HEADERS))
+    _set_cookie(response, request, "session", s.id)
+    response.delete_cookie(cookie_name(request, "login"), path="/ui", httponly=True, samesite="strict")
+    return response
+
+
 @router.get("/login")
-async def login_form(request: Request, next: str | None = None, error: str | None = None) -> Response:
+async def login_form(request: Request, next: str | None = None, error: str | None = None,
+                     code: str | None = None) -> Response:
     if not served_projects(request).auth:          # no tokens (loopback only): signed in at once
-        s = session_of(request) or sessions(request).new()
-        s.add_project(served_projects(request).default)
-        response = RedirectResponse(local_path(next) or "/ui/", status_code=303, headers=dict(HEADERS))
-        _set_cookie(response, request, "session", s.id)
-        return response
+        return _signed_in(request, served_projects(request).default, next)
+    if code:                                       # `memgrove ui`'s link
+        project = sessions(request).use_code(code)
+        if project is not None:
+            return _signed_in(request, project, next)
+        error = "that sign-in link was used already or is over two minutes old: run `memgrove ui` again"
     token = secrets.token_urlsafe(24)
     ui = Page(project=None, projects=[], csrf=token, notices=[("error", error)] if error else [], default=None,
               version=_version(), auth=served_projects(request).auth)
@@ -143,18 +160,18 @@ async def login(request: Request, token: str = Form("", max_length=LOGIN_TOKEN_M
                else "that is not the token of a project this server serves")
         return RedirectResponse("/ui/login?" + "error=" + quote(why) + ("&next=" + quote(next) if next else ""),
                                 status_code=303, headers=dict(HEADERS))
-    # a new session id at every sign-in (no fixation), keeping the projects signed in to before
-    old = session_of(request)
-    s = sessions(request).new()
-    if old is not None:
-        for p in old.projects:
-            s.add_project(p)
-        sessions(request).drop(old.id)
-    s.add_project(who if isinstance(who, Served) else served.default)
-    response = RedirectResponse(local_path(next) or "/ui/", status_code=303, headers=dict(HEADERS))
-    _set_cookie(response, request, "session", s.id)
-    response.delete_cookie(cookie_name(request, "login"), path="/ui")
-    return response
+    return _signed_in(request, who if isinstance(who, Served) else served.default, next)
+
+
+@router.post("/login/code")
+async def login_code(request: Request) -> dict[str, Any]:
+    """A one-time sign-in code for the project whose bearer token the request carries (what
+    ``memgrove ui`` opens the browser with: ``/ui/login?code=...``)."""
+    served = served_projects(request)
+    who = served.for_token(request.headers.get("authorization"))
+    if served.auth and not isinstance(who, Served):
+        raise Unauthorized("send the project's bearer token to get a sign-in link")
+    return {"code": sessions(request).new_code(who if isinstance(who, Served) else served.default)}
 
 
 @router.post("/logout")
@@ -180,4 +197,3 @@ def _version() -> str:
     return __version__
 
 
-__all__ = ["router", "ui_page", "check_change", "after_change", "SignInNeeded", "Unauthorized"]

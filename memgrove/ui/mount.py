@@ -6,8 +6,9 @@ from typing import Any
 
 
 def include(app: Any) -> None:
-    from . import auth, routes_changes, routes_pages
+    from . import auth, failures, routes_changes, routes_pages
 
+    app.state.page_error = failures.response      # the server's error handlers answer /ui/ with a page
     app.include_router(auth.router)
     app.include_router(routes_pages.router)
     app.include_router(routes_changes.router)

@@ -69,6 +69,10 @@ class Page:
             return ""
         return str(self.project.folder)
 
+    def entry_link(self, path: str) -> str:
+        """The page's address of the entry at ``path`` in the project shown."""
+        return self.url(entry_url(path))
+
     def url(self, path: str, **params: Any) -> str:
         """``path`` with ``params`` (None dropped) and, unless it is the server's own, the project."""
         if self.project_param:

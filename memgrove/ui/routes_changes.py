@@ -51,6 +51,19 @@ async def undo(request: Request, ui: UI, id: Annotated[str, Form(min_length=1, m
                         next or ui.url("/ui/journal"))
 
 
+@router.post("/restore")
+async def restore(request: Request, ui: UI, path: Annotated[str, Form(min_length=1, max_length=4096)],
+                  csrf: Csrf = "") -> Response:
+    """An archived entry back into the tree (``memgrove restore``: a journaled RESTORE)."""
+    check_change(request, ui, csrf)
+    try:
+        done = await projects(request).write(ui.project, lambda m: m.restore(path, actor=ACTOR),
+                                             gone=request.is_disconnected)
+    except MemgroveError as exc:
+        return after_change(request, ui, "error", f"restore {path}: {exc}", ui.url("/ui/archive"))
+    return after_change(request, ui, "ok", f"{done.message} [{done.id}]", ui.entry_link(path))
+
+
 @router.get("/review")
 async def review(request: Request, ui: UI) -> Response:
     view = await projects(request).read(ui.project, review_view.page)

@@ -18,7 +18,8 @@ from .render import HEADERS, Page, page
 from .views import entry_view, search_view, status_view, tree_view
 
 STATIC = Path(__file__).parent / "static"
-STATIC_FILES = frozenset({"ui.js", "ui.css"})
+STATIC_FILES = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8",
+                "icon.svg": "image/svg+xml"}
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 UI = Annotated[Page, Depends(ui_page)]
@@ -38,8 +39,7 @@ async def home(ui: UI) -> Response:
 async def static(name: str) -> Response:
     if name not in STATIC_FILES:
         raise NotFound(f"no file {name[:100]!r} in the page's assets")
-    kind = "text/javascript" if name.endswith(".js") else "text/css"
-    return FileResponse(STATIC / name, media_type=kind + "; charset=utf-8",
+    return FileResponse(STATIC / name, media_type=STATIC_FILES[name],
                         headers={"cache-control": "max-age=3600", "x-content-type-options": "nosniff"})
 
 
@@ -57,9 +57,15 @@ async def folder_fragment(request: Request, ui: UI, folder: str = "",
     return page("folder_children.html", ui, view=view)
 
 
+@router.get("/archive")
+async def archive(request: Request, ui: UI, page_no: Annotated[int, Query(alias="page", ge=0)] = 0) -> Response:
+    view = await projects(request).read(ui.project, lambda m: tree_view.archive(m, page_no))
+    return page("archive.html", ui, view=view, nav="tree")
+
+
 @router.get("/entry/{path:path}")
 async def entry(request: Request, ui: UI, path: str) -> Response:
-    view = await projects(request).read(ui.project, lambda m: entry_view.entry(m, path))
+    view = await projects(request).read(ui.project, lambda m: entry_view.entry(m, path, ui.entry_link))
     return page("entry.html", ui, view=view, nav="tree")
 
 
@@ -76,7 +82,7 @@ async def ask(request: Request, ui: UI, q: Annotated[str, Form(max_length=MAX_QU
     """A question through the five tiers, as ``query`` answers it (a POST: asking counts in the
     stats and the cache, and the entries it delivers gain importance)."""
     check_change(request, ui, csrf)
-    answer = await projects(request).read(ui.project, lambda m: search_view.answer(m, q))
+    answer = await projects(request).read(ui.project, lambda m: search_view.answer(m, q, ui.entry_link))
     view = await projects(request).read(ui.project, lambda m: search_view.hits(m, q))
     return page("search.html", ui, view=view, answer=answer, nav="search")
 

@@ -22,6 +22,8 @@ IDLE_S = 12 * 3600.0
 MAX_AGE_S = 7 * 24 * 3600.0
 MAX_SESSIONS = 1000
 MAX_NOTICES = 5
+CODE_S = 120.0           # a sign-in link's code (``memgrove ui``) works once, within this
+MAX_CODES = 100
 
 
 @dataclass(eq=False)
@@ -51,6 +53,7 @@ class Session:
 class Sessions:
     def __init__(self, *, clock: Any = time.monotonic) -> None:
         self._all: OrderedDict[str, Session] = OrderedDict()
+        self._codes: OrderedDict[str, tuple[Any, float]] = OrderedDict()   # code -> (Served, made at)
         self._lock = forksafe.lock()
         self._clock = clock
 
@@ -81,6 +84,26 @@ class Sessions:
     def drop(self, sid: str | None) -> None:
         with self._lock:
             self._all.pop(sid or "", None)
+
+    def new_code(self, served: Any) -> str:
+        """A one-time code signing a browser in to ``served`` (``memgrove ui``'s link): the token
+        itself never travels in a URL, where histories and logs keep it."""
+        code = secrets.token_urlsafe(32)
+        with self._lock:
+            self._codes[code] = (served, self._clock())
+            while len(self._codes) > MAX_CODES:
+                self._codes.popitem(last=False)
+        return code
+
+    def use_code(self, code: str | None) -> Any:
+        """The project ``code`` signs in to, once; None when unknown, used or older than ``CODE_S``."""
+        if not code or len(code) > 100:
+            return None
+        with self._lock:
+            got = self._codes.pop(code, None)
+        if got is None or self._clock() - got[1] > CODE_S:
+            return None
+        return got[0]
 
     def __len__(self) -> int:
         return len(self._all)

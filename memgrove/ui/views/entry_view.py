@@ -3,10 +3,13 @@ time), links and backlinks, validity, and the entry's own history with each reas
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from memgrove.tree.base.errors import EntryNotFound
 from memgrove.tree.entries import validity
-from memgrove.tree.entries.entry import frontmatter_bytes
+from memgrove.tree.entries.entry import parse
+from memgrove.tree.writes.archive import read_archived
+import re
 
 from ..markdown import render
 from .changes_view import operation
@@ -31,11 +34,34 @@ def source_rows(entry: Any) -> list[dict[str, str]]:
     return out
 
 
-def entry(mem: Any, path: str) -> dict[str, Any]:
-    shown = mem.show(path)
-    e = mem.tree.read(path)
+_FRONTMATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", flags=re.M)   # as tree/entries/entry.py finds it
+
+
+def body_of(text: str) -> str:
+    """An entry file's text without its frontmatter (shown apart, as metadata)."""
+    if not text.startswith("---\n"):
+        return text
+    end = _FRONTMATTER_END.search(text, 4)
+    return text[end.end():].lstrip("\n") if end else ""
+
+
+def _shown(mem: Any, path: str) -> tuple[dict[str, Any], Any, bool]:
+    """(``Memory.show``'s dict, the parsed entry, archived?): an archived entry is read from the
+    archive (``@archive/<path>``), shown with what it was and a way back."""
+    try:
+        return mem.show(path), mem.tree.read(path), False
+    except EntryNotFound:
+        text = read_archived(mem.tree.home, path)
+        if text is None:
+            raise
+        return {"text": text, "links": [], "backlinks": []}, parse(text, where=path), True
+
+
+def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """An entry as its page shows it; ``link(path)``: the page's address of another entry."""
+    shown, e, archived = _shown(mem, path)
     text = shown["text"]
-    body = text[frontmatter_bytes(text):] if text.startswith("---") else text
+    body = body_of(text)
     until = validity.valid_until(e)
     exists = mem.tree.exists
     statements = e.extra.get(validity.SUPERSEDED_STATEMENTS) or []
@@ -46,8 +72,8 @@ def entry(mem: Any, path: str) -> dict[str, Any]:
         "superseded_by": validity.superseded_by(e), "valid_until": until.isoformat() if until else "",
         "supersedes": validity.supersedes(e),
         "statements": [s for s in statements if isinstance(s, dict)][:20],
-        "body": render(body, entry_path=path, exists=exists),
+        "body": render(body, entry_path=path, exists=exists, entry_url=link),
         "sources": source_rows(e), "links": shown["links"], "backlinks": shown["backlinks"],
         "history": [operation(r) for r in mem.history(limit=HISTORY, path=path)],
-        "crumbs": crumbs(folder), "folder": folder,
+        "crumbs": crumbs(folder), "folder": folder, "archived": archived,
     }

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..markdown import render
 
@@ -18,10 +18,10 @@ def hits(mem: Any, q: str, *, include_archived: bool = False) -> dict[str, Any]:
     return {"q": q, "archived": include_archived, "hits": [h.to_dict() for h in found]}
 
 
-def answer(mem: Any, q: str) -> dict[str, Any] | None:
+def answer(mem: Any, q: str, link: Callable[[str], str] | None = None) -> dict[str, Any] | None:
     q = q.strip()
     if not q:
         return None
     a = mem.query(q).to_dict()
-    a["html"] = render(str(a.get("answer") or ""), entry_path="", exists=mem.tree.exists)
+    a["html"] = render(str(a.get("answer") or ""), entry_path="", exists=mem.tree.exists, entry_url=link)
     return a

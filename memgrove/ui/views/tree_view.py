@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memgrove.tree.base.errors import InvalidEntry
-from memgrove.tree.entries import validity
+from memgrove.tree.base.errors import EntryNotFound, InvalidEntry
+from memgrove.tree.entries import entry as entry_mod, validity
+from memgrove.tree.writes.archive import read_archived
 
 from . import PAGE
 
@@ -19,13 +20,20 @@ def crumbs(path: str) -> list[dict[str, str]]:
     return out
 
 
-def entry_row(tree: Any, path: str, title: str = "", summary: str = "") -> dict[str, Any]:
-    """One entry as a list shows it (its file read for tags, dates and validity)."""
+def entry_row(tree: Any, path: str, title: str = "", summary: str = "", *, archived: bool = False) -> dict[str, Any]:
+    """One entry as a list shows it (its file read for tags, dates and validity; ``archived``: its
+    copy in the archive)."""
     row: dict[str, Any] = {"path": path, "title": title, "summary": summary, "tags": [], "created": "",
                            "updated": "", "superseded_by": "", "valid_until": "", "error": ""}
     try:
-        e = tree.read(path)
-    except (OSError, InvalidEntry, ValueError) as exc:
+        if archived:
+            text = read_archived(tree.home, path)
+            if text is None:
+                raise InvalidEntry(f"{path}: no longer in the archive")
+            e = entry_mod.parse(text, where=path)
+        else:
+            e = tree.read(path)
+    except (OSError, InvalidEntry, EntryNotFound, ValueError) as exc:
         row["error"] = str(exc)[:300]
         return row
     until = validity.valid_until(e)
@@ -45,3 +53,11 @@ def folder(mem: Any, path: str = "", page: int = 0) -> dict[str, Any]:
     return {"path": listing["path"], "title": listing["title"], "overview": listing["overview"],
             "folders": listing["folders"], "entries": rows, "total": len(entries), "page": page,
             "more": (page + 1) * PAGE < len(entries), "crumbs": crumbs(listing["path"])}
+
+
+def archive(mem: Any, page: int = 0) -> dict[str, Any]:
+    """The archived entries (``.memgrove/archive/``), a page of them with what each was."""
+    paths = mem.tree.archived()
+    page = max(0, page)
+    rows = [entry_row(mem.tree, p, archived=True) for p in paths[page * PAGE:(page + 1) * PAGE]]
+    return {"entries": rows, "total": len(paths), "page": page, "more": (page + 1) * PAGE < len(paths)}
