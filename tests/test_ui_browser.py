@@ -71,11 +71,9 @@ def ui(browser, served: Server) -> Iterator[Any]:
 
 
 def assert_clean(driver, entries: list[dict]) -> None:
-    # the browser asks every site for /favicon.ico on its own; the page does not serve one
-    errors = [e for e in console_errors(entries) if "favicon.ico" not in e]
     assert console_payload_runs(entries) == 0, entries
     assert csp_violations(entries) == [], entries
-    assert errors == [], errors
+    assert console_errors(entries) == [], entries
 
 
 def wait(driver, condition, timeout: float = WAIT):
