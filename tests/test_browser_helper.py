@@ -66,6 +66,7 @@ def test_loads_clicks_and_counts_a_script_that_runs(browser, site: str) -> None:
     from selenium.webdriver.common.by import By
 
     count_payload_runs(browser)
+    read_console(browser)                  # what the module's other tests left there
     browser.get(f"{site}/index.html")
     assert browser.title == "proof"
     browser.find_element(By.ID, "go").click()
@@ -78,6 +79,7 @@ def test_loads_clicks_and_counts_a_script_that_runs(browser, site: str) -> None:
 
 def test_a_refused_inline_script_is_a_csp_violation_not_a_run(browser, site: str) -> None:
     count_payload_runs(browser)
+    read_console(browser)
     browser.get(f"{site}/guarded.html")
     assert payload_runs(browser) == 0
     assert [v["directive"] for v in page_csp_violations(browser)] == ["script-src-elem"]

@@ -10,6 +10,7 @@ file, where there is no Chromium.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -45,18 +46,23 @@ HOSTILE = hostile_pages() if hostile_pages else _own_pages()
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    folder = seed(tmp_path_factory.mktemp("ui-browser") / "project", hostile=HOSTILE)
-    srv = start_server(folder)
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seed(tmp_path_factory.mktemp("ui-browser") / "project", hostile=HOSTILE)
+
+
+@pytest.fixture(scope="module")
+def ids(project: Path) -> dict[str, str]:
+    """The review items' ids, read before the server opens the project."""
+    return review_ids(project)
+
+
+@pytest.fixture(scope="module")
+def served(project: Path, ids: dict[str, str]) -> Iterator[Server]:
+    srv = start_server(project)
     try:
         yield srv
     finally:
         assert stop_server(srv) == 0, srv.log_text()
-
-
-@pytest.fixture(scope="module")
-def ids(served: Server) -> dict[str, str]:
-    return review_ids(served.project)
 
 
 @pytest.fixture
@@ -104,6 +110,7 @@ def test_sign_in_takes_the_token_and_keeps_the_session_out_of_reach_of_scripts(b
     from selenium.webdriver.common.by import By
 
     count_payload_runs(browser)
+    read_console(browser)                 # what the module's other tests left there
     browser.delete_all_cookies()
     browser.get(f"{served.url}/ui/entry/ops/oncall/rotation.md")
     assert "/ui/login" in browser.current_url
