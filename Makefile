@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo browser test test-tantivy test-llm bench bench-full reliability docs clean FORCE
+.PHONY: demo browser screenshots test test-tantivy test-llm bench bench-full reliability docs clean FORCE
 
 # setuptools' strict editable mode installs the package as a tree of links under build/: a regular
 # package on sys.path, which a folder named memgrove in the working directory cannot shadow and which
@@ -46,6 +46,11 @@ test: $(STAMP) browser
 # on (.ci/browser; tests/helpers/browser.py skips them with the same reason)
 browser:
 	@sh .ci/browser
+
+# the web page's screenshots in docs/images/ui-*.png (docs/ui.md, README), taken in that browser from
+# `memgrove serve` on the bundled sample (tests/helpers/screenshots.py)
+screenshots: $(STAMP) browser
+	$(BIN)/python -m tests.helpers.screenshots
 
 # every test on tantivy only
 test-tantivy: $(STAMP)

@@ -291,3 +291,18 @@ def test_hostile_titles_and_tags_are_inert_in_lists_search_journal_and_answers(u
     for d in ui.find_elements(By.CSS_SELECTOR, "li.op-row details")[:10]:   # diffs of hostile bodies
         by_css(d, "summary").click()
     _inert(ui, "journal")
+
+
+# -- the screenshots in docs/ ------------------------------------------------------------------------------
+
+def test_the_screenshot_script_writes_a_png_of_a_view(tmp_path: Path) -> None:
+    from helpers import browser as b
+    from helpers.screenshots import HEIGHT, WIDTH, take
+
+    if b.missing():
+        pytest.skip(b.missing())
+    [shot] = take(tmp_path / "images", ["review"], base=tmp_path / "site")
+    data = shot.read_bytes()
+    assert shot.name == "ui-review.png" and data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (WIDTH, HEIGHT)
+    assert not (tmp_path / "site").exists()

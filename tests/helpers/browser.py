@@ -121,12 +121,9 @@ def start_chromium(profile: Path, log: Path | None = None):
 
 
 @contextmanager
-def chromium() -> Iterator:
-    """A browser for a ``with`` block, quit and its profile removed at the end, whatever happened;
-    skips the test (loudly, naming the missing file) when there is no browser."""
-    why = missing()
-    if why:
-        pytest.skip(why)
+def headless_chromium() -> Iterator:
+    """A browser for a ``with`` block, quit and its profile removed at the end, whatever happened
+    (a script's; a test uses ``chromium()``, which skips where there is no browser)."""
     profile = Path(tempfile.mkdtemp(prefix="memgrove-chromium-"))
     saved = {k: os.environ.get(k) for k in _SELENIUM_ENV}
     os.environ.update(_SELENIUM_ENV)
@@ -143,6 +140,17 @@ def chromium() -> Iterator:
             else:
                 os.environ[k] = v
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def chromium() -> Iterator:
+    """``headless_chromium()`` for a test: skipped (loudly, naming the missing file) where there is
+    no browser."""
+    why = missing()
+    if why:
+        pytest.skip(why)
+    with headless_chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,13 @@ entry to undo, and, for the safety tests, the hostile corpus as entries under ``
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 from memgrove import Memory
-from memgrove.sample import ingest_sample
+from memgrove.sample import sample_dir
 from memgrove.tree.hygiene import review
 from memgrove.tree.hygiene.findings import Candidate
 
@@ -52,7 +54,7 @@ def hostile_path(page: dict[str, Any]) -> str:
 def seed(folder: Path, *, hostile: Sequence[dict[str, Any]] = (), with_review: bool = True) -> Path:
     """``folder`` as a memgrove project holding the content above; returns ``folder``."""
     with Memory.open(folder, create=True, durable=False) as mem:
-        ingest_sample(mem)
+        _ingest_sample(mem, folder)
         mem.curate([{"op": "ADD", "path": p, "title": t, "content": c, "tags": tags, "reason": "seeded for the page"}
                     for p, t, c, tags in FACTS])
         if hostile:
@@ -62,6 +64,14 @@ def seed(folder: Path, *, hostile: Sequence[dict[str, Any]] = (), with_review: b
             review.queue(mem.tree, merge(*APPROVE), proposed_by="dream")
             review.queue(mem.tree, merge(*REJECT), proposed_by="model")
     return folder
+
+
+def _ingest_sample(mem: Memory, folder: Path) -> None:
+    """The bundled sample, copied into the project and ingested by relative paths: the entries'
+    sources read ``sample/notes/auth_design.md#...``, not this machine's site-packages."""
+    shutil.copytree(sample_dir(), folder / "sample", dirs_exist_ok=True)
+    with contextlib.chdir(folder):          # before the server starts: no other thread here yet
+        mem.ingest(conversation=Path("sample/conversation.json"), files=sorted(Path("sample/notes").glob("*.md")))
 
 
 def review_ids(folder: Path) -> dict[str, str]:
