@@ -243,6 +243,25 @@ def test_undo_from_the_journal_reverts_the_operation(ui, served: Server) -> None
     assert any(UNDO in r.text and "web" in r.text for r in all_css(ui, "li.op-row"))
 
 
+def test_status_shows_the_memory_and_runs_the_health_checks_on_request(ui, served: Server) -> None:
+    ui.get(f"{served.url}/ui/status")
+    cards = {c.text.split("\n", 1)[1].split(" of ")[0]: c.text.split("\n", 1)[0] for c in all_css(ui, ".card")}
+    assert int(cards["entries"]) == served.client.get("/api/doctor").json()["entries"]
+    assert "standalone" in by_css(ui, "dl.meta").text
+    by_css(ui, "a[href*='doctor=true']").click()
+    wait(ui, lambda d: any(n.startswith(("Healthy", "Problems found")) for n in notices(d)))
+    assert any(n.startswith("Healthy") for n in notices(ui)), notices(ui)
+
+
+def test_sign_out_ends_the_session(ui, served: Server) -> None:
+    ui.get(f"{served.url}/ui/tree")
+    by_css(ui, "header form[action='/ui/logout'] button").click()
+    wait(ui, lambda d: "/ui/login" in d.current_url)
+    assert not [c for c in ui.get_cookies() if c["name"].startswith("memgrove_ui_session")]
+    ui.get(f"{served.url}/ui/review")
+    assert "/ui/login" in ui.current_url                   # the next test's fixture signs in again
+
+
 # -- hostile content -----------------------------------------------------------------------------------
 
 def _inert(driver, where: str) -> None:
