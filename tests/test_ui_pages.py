@@ -178,15 +178,19 @@ def test_every_view_answers_with_the_strict_policy_and_nothing_foreign(client):
         assert foreign_active_content(r.text) == [], url
 
 
-def test_hostile_titles_tags_bodies_and_reasons_are_shown_as_text(client):
+def test_hostile_titles_tags_bodies_and_reasons_are_shown_as_text(client, project):
     sign_in(client, TOKEN)
-    for url in ("/ui/tree?folder=team/people", "/ui/entry/team/people/ana.md", "/ui/journal",
-                "/ui/search?q=click+iframe+srcdoc"):
+    hostile_op = [r["id"] for r in journal(project) if r["path"] == "team/people/ana.md"][0]
+    shown = {"/ui/tree?folder=team/people": "window.__mgx", "/ui/entry/team/people/ana.md": "window.__mgx",
+             "/ui/journal": "&lt;svg onload=alert(1)&gt;", f"/ui/fragment/operation?id={hostile_op}": "window.__mgx",
+             "/ui/search?q=click+iframe+srcdoc": "team/people/ana.md"}
+    for url, text in shown.items():
         r = client.get(url)
+        assert r.status_code == 200, url
         assert foreign_active_content(r.text) == [], url
-        assert "window.__mgx" in r.text or url.startswith("/ui/search"), url     # there, as text
+        assert text in r.text, url                                   # there, as text
     entry = client.get("/ui/entry/team/people/ana.md").text
-    assert "&lt;script&gt;window.__mgx(&#34;title&#34;)&lt;/script&gt;" in entry or "&lt;script&gt;" in entry
+    assert "&lt;script&gt;window.__mgx('body')&lt;/script&gt;" in entry      # the body, as text
     assert "&lt;svg onload=alert(1)&gt;" in entry                      # the reason, in the history
 
 
@@ -211,6 +215,17 @@ def test_a_big_folder_is_paged(tmp_path):
         assert first.count("/ui/entry/logs/day/") == 100 and "130 more entries" in first
         last = c.get("/ui/fragment/folder", params={"folder": "logs/day", "page": 2}).text
         assert last.count("/ui/entry/logs/day/") == 30 and "more entries" not in last
+
+
+def test_a_journal_row_opens_to_its_diff(client, project):
+    sign_in(client, TOKEN)
+    op = journal(project)[0]
+    page = client.get("/ui/journal").text
+    assert f"/ui/fragment/operation?id={op['id']}" in page
+    diff = client.get("/ui/fragment/operation", params={"id": op["id"]}).text
+    assert "+title: Postgres version" in diff and "(none)" not in diff.split("+title")[0][-5:]
+    assert client.get("/ui/operation", params={"id": op["id"]}).status_code == 200
+    assert client.get("/ui/operation", params={"id": "20990101T000000-0000000000"}).status_code == 404
 
 
 def test_asking_shows_the_answer_with_its_tier_and_evidence(client):

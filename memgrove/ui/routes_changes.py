@@ -38,6 +38,19 @@ async def journal(request: Request, ui: UI, kind: str = "", folder: str = "",
     return page("journal.html", ui, view=view, nav="journal")
 
 
+@router.get("/fragment/operation")
+async def operation_fragment(request: Request, ui: UI, id: Annotated[str, Query(min_length=1, max_length=200)]) -> Response:
+    """One operation's diffs, for the script to put under the journal row opened."""
+    op = await projects(request).read(ui.project, lambda m: changes_view.find(m, id))
+    return page("operation.html", ui, op=op)
+
+
+@router.get("/operation")
+async def operation(request: Request, ui: UI, id: Annotated[str, Query(min_length=1, max_length=200)]) -> Response:
+    op = await projects(request).read(ui.project, lambda m: changes_view.find(m, id))
+    return page("operation_page.html", ui, op=op, nav="journal")
+
+
 @router.post("/undo")
 async def undo(request: Request, ui: UI, id: Annotated[str, Form(min_length=1, max_length=200)],
                csrf: Csrf = "", force: Annotated[bool, Form()] = False, next: Back = "") -> Response:
