@@ -73,6 +73,7 @@ def search(d: Any, base: str) -> None:
 def journal(d: Any, base: str) -> None:
     d.get(f"{base}/ui/journal")
     _css(d, "li.op-row details summary").click()          # the newest operation with its diff
+    _wait(d, lambda d: d.find_elements("css selector", "li.op-row .children .diff"))
 
 
 def review(d: Any, base: str) -> None:
