@@ -14,7 +14,8 @@ from typing import Iterator
 import pytest
 
 from helpers.browser import (browser, console_errors, console_payload_runs, count_payload_runs,  # noqa: F401
-                             csp_violations, page_csp_violations, payload_runs, read_console)
+                             csp_violations, page_csp_violations, payload_runs, payloads_ran, read_console,
+                             settle)
 
 PAGE = """<!doctype html><html><head><title>proof</title></head><body>
 <button id="go" onclick="document.getElementById('out').textContent = 'clicked'">go</button>
@@ -26,6 +27,11 @@ PAGE = """<!doctype html><html><head><title>proof</title></head><body>
 GUARDED = """<!doctype html><html><head><title>guarded</title></head><body>
 <p id="out">guarded</p><script>__mgx()</script></body></html>"""
 POLICY = "default-src 'self'; script-src 'self'"
+
+# payloads that run late: at the first paint after the page loaded, and when an image fails to load
+LATE = """<!doctype html><html><head><title>late</title></head><body>
+<script>addEventListener("load", () => requestAnimationFrame(() => __mgx("frames")))</script>
+<img src="/missing.png" onerror="__mgx('image')" alt=""></body></html>"""
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -57,6 +63,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("site")
     (folder / "index.html").write_text(PAGE, encoding="utf-8")
     (folder / "guarded.html").write_text(GUARDED, encoding="utf-8")
+    (folder / "late.html").write_text(LATE, encoding="utf-8")
     (folder / "favicon.ico").write_bytes(b"")   # else the browser's request for it is a console error
     with serving(folder) as url:
         yield url
@@ -86,6 +93,14 @@ def test_a_refused_inline_script_is_a_csp_violation_not_a_run(browser, site: str
     entries = read_console(browser)
     assert console_payload_runs(entries) == 0
     assert len(csp_violations(entries)) == 1, entries
+
+
+def test_payloads_that_run_after_the_load_are_counted(browser, site: str) -> None:
+    count_payload_runs(browser)
+    browser.get(f"{site}/late.html")
+    settle(browser)
+    assert sorted(payloads_ran(browser)) == ["frames", "image"]
+    read_console(browser)                 # the missing image's 404 is this page's own doing
 
 
 def test_a_screenshot_is_a_png(browser, site: str, tmp_path: Path) -> None:

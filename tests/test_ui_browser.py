@@ -18,7 +18,7 @@ import pytest
 from memgrove.tree.hygiene import review
 
 from helpers.browser import (browser, console_errors, console_payload_runs, count_payload_runs,  # noqa: F401
-                             csp_violations, page_report, read_console)
+                             csp_violations, page_report, read_console, settle)
 from helpers.memgrove_server import Server, start_server, stop_server
 from helpers.ui_site import APPROVE, REJECT, UNDO, WAIT, hostile_path, review_ids, seed, sign_in
 
@@ -265,6 +265,7 @@ def test_sign_out_ends_the_session(ui, served: Server) -> None:
 # -- hostile content -----------------------------------------------------------------------------------
 
 def _inert(driver, where: str) -> None:
+    settle(driver)
     seen = page_report(driver)
     assert seen["count"] == 0 and seen["names"] == [], f"{where}: payloads ran: {seen['names']}"
     assert seen["csp"] == [], f"{where}: {seen['csp']}"

@@ -179,6 +179,14 @@ def payloads_ran(driver) -> list[str]:
     return list(driver.execute_script("return window.__mgx ? window.__mgx.names : []"))
 
 
+def settle(driver) -> None:
+    """Two frames painted and the task queue run once: a payload waiting for the first paint, an
+    animation's start, a focus or a failed image load has had its chance to run."""
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        " requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0)));")
+
+
 def page_report(driver) -> dict:
     """The current page's payload runs and CSP violations in one call: ``{"count", "names", "csp"}``
     (count -1: no counter, ``count_payload_runs`` was not called before the page)."""
