@@ -1,11 +1,12 @@
 """The system's Chromium driven by Selenium, for the web page's end-to-end tests.
 
-    from helpers.browser import browser, count_payload_runs, read_console   # browser: a fixture
+    from helpers.browser import browser, count_payload_runs, page_report, read_console, settle
 
-    def test_page(browser):                  # one headless Chromium per module, a fresh profile
-        count_payload_runs(browser)          # before the first page: window.__mgx() counts
+    def test_page(browser):                  # a fixture: one headless Chromium per module, fresh profile
+        count_payload_runs(browser)          # before the first page: window.__mgx(name) counts
         browser.get(url)
-        assert browser.execute_script("return window.__mgx.count") == 0
+        settle(browser)
+        assert page_report(browser) == {"count": 0, "names": [], "csp": []}
         assert csp_violations(read_console(browser)) == []
 
 Debian's ``chromium`` and ``chromium-driver`` (``make browser`` installs them as root, .ci/browser);
@@ -51,8 +52,8 @@ _SELENIUM_ENV = {"SE_MANAGER_PATH": "/nonexistent/selenium-manager (the tests gi
 
 # Runs before any script of every page: a hostile payload calls __mgx(its name) (tests/helpers/hostile.py);
 # each call is counted in the page (__mgx.count, __mgx.names) and in the console (read_console), which
-# outlives a navigation. A page cannot
-# replace __mgx. CSP violations are kept too, as the page reports them (securitypolicyviolation).
+# outlives a navigation. A page cannot replace __mgx. CSP violations are kept too, as the page
+# reports them (securitypolicyviolation).
 _COUNTER = """
 (() => {
   if (window.__mgx) return;
