@@ -217,6 +217,19 @@ def test_a_big_folder_is_paged(tmp_path):
         assert last.count("/ui/entry/logs/day/") == 30 and "more entries" not in last
 
 
+def test_the_top_of_the_tree_says_what_waits_and_what_changed(client, project):
+    from memgrove.tree.hygiene import review
+
+    with Memory.open(project) as m:
+        review.queue(m.tree, review.proposal([{"op": "DELETE", "path": "infra/deploy/runbook_copy.md",
+                                               "reason": "a copy"}]), proposed_by="model")
+    sign_in(client, TOKEN)
+    top = client.get("/ui/tree").text
+    assert "<strong>1</strong> change waits for you" in top
+    assert f"<strong>{len(SEED)}</strong> operations in the last 24 hours" in top and "dream has not run yet" in top
+    assert "changes wait" not in client.get("/ui/tree", params={"folder": "infra"}).text
+
+
 def test_a_journal_row_opens_to_its_diff(client, project):
     sign_in(client, TOKEN)
     op = journal(project)[0]
