@@ -160,6 +160,12 @@ def test_a_foreign_host_never_reaches_the_page(client):
     assert client.get("/ui/login", headers={"Host": "evil.example"}).status_code == 403
 
 
+def test_a_form_body_is_bounded_before_it_is_read(client):
+    csrf = sign_in(client, TOKEN)
+    r = client.post("/ui/ask", data={"q": "x" * (2 * 1024 * 1024), "csrf": csrf})
+    assert r.status_code == 413 and "web page's forms" in r.text
+
+
 # -- the views -------------------------------------------------------------------------------------
 
 VIEWS = ["/ui/tree", "/ui/tree?folder=infra", "/ui/fragment/folder?folder=infra/deploy", "/ui/entry/infra/db/postgres.md",
