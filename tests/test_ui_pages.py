@@ -160,6 +160,12 @@ def test_a_foreign_host_never_reaches_the_page(client):
     assert client.get("/ui/login", headers={"Host": "evil.example"}).status_code == 403
 
 
+def test_a_form_body_is_bounded_before_it_is_read(client):
+    csrf = sign_in(client, TOKEN)
+    r = client.post("/ui/ask", data={"q": "x" * (2 * 1024 * 1024), "csrf": csrf})
+    assert r.status_code == 413 and "web page's forms" in r.text
+
+
 # -- the views -------------------------------------------------------------------------------------
 
 VIEWS = ["/ui/tree", "/ui/tree?folder=infra", "/ui/fragment/folder?folder=infra/deploy", "/ui/entry/infra/db/postgres.md",
@@ -215,6 +221,19 @@ def test_a_big_folder_is_paged(tmp_path):
         assert first.count("/ui/entry/logs/day/") == 100 and "130 more entries" in first
         last = c.get("/ui/fragment/folder", params={"folder": "logs/day", "page": 2}).text
         assert last.count("/ui/entry/logs/day/") == 30 and "more entries" not in last
+
+
+def test_the_top_of_the_tree_says_what_waits_and_what_changed(client, project):
+    from memgrove.tree.hygiene import review
+
+    with Memory.open(project) as m:
+        review.queue(m.tree, review.proposal([{"op": "DELETE", "path": "infra/deploy/runbook_copy.md",
+                                               "reason": "a copy"}]), proposed_by="model")
+    sign_in(client, TOKEN)
+    top = client.get("/ui/tree").text
+    assert "<strong>1</strong> change waits for you" in top
+    assert f"<strong>{len(SEED)}</strong> operations in the last 24 hours" in top and "dream has not run yet" in top
+    assert "changes wait" not in client.get("/ui/tree", params={"folder": "infra"}).text
 
 
 def test_a_journal_row_opens_to_its_diff(client, project):

@@ -92,6 +92,8 @@ class GuardPolicy:
         """The most bytes a request body to ``path`` may hold, and why (for the 413's message)."""
         if (path == QUESTION_PATHS[0] or path.startswith(QUESTION_PATHS[1])) and QUESTION_BODY_BYTES < self.max_body_bytes:
             return QUESTION_BODY_BYTES, f"a question's route: a question is at most {MAX_QUESTION_CHARS:,} characters"
+        if path.startswith(PAGE_PREFIX + "/") and QUESTION_BODY_BYTES < self.max_body_bytes:
+            return QUESTION_BODY_BYTES, "the web page's forms: a question, an id, a token"
         return self.max_body_bytes, "setting max_body_bytes"
 
     def host_ok(self, header: str | None) -> bool:

@@ -15,7 +15,7 @@ from memgrove.tree.base.question_bound import MAX_QUESTION_CHARS
 
 from .auth import check_change, sessions, ui_page
 from .render import HEADERS, Page, page
-from .views import entry_view, search_view, status_view, tree_view
+from .views import entry_view, search_view, status_view, today, tree_view
 
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8",
@@ -46,7 +46,8 @@ async def static(name: str) -> Response:
 @router.get("/tree")
 async def tree(request: Request, ui: UI, folder: str = "", page_no: Annotated[int, Query(alias="page", ge=0)] = 0) -> Response:
     view = await projects(request).read(ui.project, lambda m: tree_view.folder(m, folder, page_no))
-    return page("tree.html", ui, view=view, nav="tree")
+    now = None if folder or page_no else await projects(request).read(ui.project, today.summary)
+    return page("tree.html", ui, view=view, today=now, nav="tree")
 
 
 @router.get("/fragment/folder")
