@@ -3,7 +3,8 @@
 Every change is a POST with the page's CSRF token (``auth.check_change``), runs as the same
 ``Memory`` call the CLI and the REST API make, queued like theirs (``Projects.write``: one
 write of a project at a time, cancelled before its commit point if its client goes), journaled
-with the actor ``web``, and answers with a redirect to the page it came from (post/redirect/get)
+as the CLI journals it (an undo or a restore with the actor ``web``; approvals are ``review``'s, a
+run ``dream``'s, as from the CLI), and answers with a redirect to the page it came from (post/redirect/get)
 carrying what happened as a notice."""
 
 from __future__ import annotations

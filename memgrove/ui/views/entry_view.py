@@ -57,11 +57,19 @@ def _shown(mem: Any, path: str) -> tuple[dict[str, Any], Any, bool]:
         return {"text": text, "links": [], "backlinks": []}, parse(text, where=path), True
 
 
+def without_title(body: str, title: str) -> str:
+    """The body without its first heading when that heading is the title (the page shows it already)."""
+    first, _, rest = body.lstrip("\n").partition("\n")
+    if first.startswith("# ") and first[2:].strip() == title.strip():
+        return rest.lstrip("\n")
+    return body
+
+
 def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict[str, Any]:
     """An entry as its page shows it; ``link(path)``: the page's address of another entry."""
     shown, e, archived = _shown(mem, path)
     text = shown["text"]
-    body = body_of(text)
+    body = without_title(body_of(text), e.title)
     until = validity.valid_until(e)
     exists = mem.tree.exists
     statements = e.extra.get(validity.SUPERSEDED_STATEMENTS) or []
