@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-tantivy test-llm bench bench-full reliability docs clean FORCE
+.PHONY: demo browser screenshots test test-tantivy test-llm bench bench-full reliability docs clean FORCE
 
 # setuptools' strict editable mode installs the package as a tree of links under build/: a regular
 # package on sys.path, which a folder named memgrove in the working directory cannot shadow and which
@@ -14,7 +14,8 @@ STAMP  := $(VENV)/.installed
 EDITABLE  := --config-settings editable_mode=strict
 PIP       := $(BIN)/python -W "ignore:Editable installation" -m pip
 PKG_FILES := $(sort $(wildcard memgrove/*.py memgrove/*/*.py memgrove/py.typed memgrove/data/sample/*.* \
-               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/*/*.json.gz tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md))
+               memgrove/data/sample/notes/*.md tree/*.py tree/*/*.py tree/*/*.json.gz tree/py.typed tools/*.py graphs/*.py graphs/prompts/*.md \
+               graphs/*/*.py memgrove/*/*/*.py memgrove/ui/templates/*.html memgrove/ui/static/*.*))
 FILES     := $(VENV)/.package-files
 
 $(FILES): FORCE
@@ -37,8 +38,19 @@ docs: $(STAMP)
 # the whole suite in one run: the modules that exercise an engine on both, Whoosh then tantivy as
 # every tree's default, the rest once (tests/helpers/engine_choice.py, BOTH); worksteal keeps both
 # cores busy to the end, when a worker has only long tests left
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist worksteal -q
+
+# the browser the web page's end-to-end tests drive: Debian's chromium and chromium-driver, by apt-get
+# when missing and root; otherwise one loud line says why those tests will skip, and `make test` goes
+# on (.ci/browser; tests/helpers/browser.py skips them with the same reason)
+browser:
+	@sh .ci/browser
+
+# the web page's screenshots in docs/images/ui-*.png (docs/ui.md, README), taken in that browser from
+# `memgrove serve` on the bundled sample (tests/helpers/screenshots.py)
+screenshots: $(STAMP) browser
+	$(BIN)/python -m tests.helpers.screenshots
 
 # every test on tantivy only
 test-tantivy: $(STAMP)

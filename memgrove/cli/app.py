@@ -24,13 +24,13 @@ from typing import Any
 
 import click
 
-from memgrove.cli import admin, dream, read, vectors_ahead, write
+from memgrove.cli import admin, dream, read, ui, vectors_ahead, write
 from memgrove.cli.common import JSON_HELP, NO_SERVER_HELP, ROOT_HELP, Failure, State, with_global_options
 from memgrove.terminal import dumps, safe
 from memgrove.tree.base.errors import MemgroveError, error_body
 
 # the registry: a command module is added here, its commands listed in its COMMANDS
-COMMAND_MODULES = (read, write, admin, dream, vectors_ahead)
+COMMAND_MODULES = (read, write, admin, dream, vectors_ahead, ui)
 
 
 def _asks_json(args: list[str]) -> bool:

@@ -77,7 +77,7 @@ def with_global_options(cmd: click.Command) -> None:
     if "--json" not in given:
         cmd.params.append(click.Option(["--json"], is_flag=True, expose_value=False, callback=json_flag,
                                        help=JSON_HELP))
-    if "--no-server" not in given and cmd.name not in ("serve", "mcp", "init"):
+    if "--no-server" not in given and cmd.name not in ("serve", "mcp", "init", "ui"):
         cmd.params.append(click.Option(["--no-server"], is_flag=True, expose_value=False,
                                        callback=_no_server_after, help=NO_SERVER_HELP))
 

@@ -62,6 +62,9 @@ def build_routes(app: FastAPI, projects: Projects) -> None:
     app.include_router(tree_router)
     app.include_router(owner_router)
     app.include_router(langserve_router(projects))
+    from memgrove.ui.mount import include as include_page
+
+    include_page(app)        # the web page at /ui/ (its own sign-in: the guard lets it through)
 
 
 def create_app(project: str | os.PathLike | ServedProjects, settings: ServerSettings, *, token: str | None = None,

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memgrove.tree.base.errors import (
@@ -134,15 +134,22 @@ def error_response(exc: BaseException) -> JSONResponse:
 def install(app: FastAPI) -> None:
     """Exception handlers turning every failure into the error shape."""
 
-    async def memgrove_error(request: Request, exc: Exception) -> JSONResponse:
+    async def memgrove_error(request: Request, exc: Exception) -> Response:
+        if _page(request):
+            return _page_error(request, exc, str(exc))
         return error_response(exc)
 
-    async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    async def invalid_request(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
+        if _page(request):
+            return _page_error(request, BadRequest(""), _validation_message(exc.errors()))
         return error_response(BadRequest(_validation_message(exc.errors())))
 
-    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
+        if _page(request):
+            return _page_error(request, exc, str(exc.detail) if exc.status_code != 404 else
+                               f"no page {request.url.path[:200]}")
         codes = {404: NotFound, 401: Unauthorized, 403: Forbidden, 413: TooLarge}
         cls = codes.get(exc.status_code)
         if cls is not None:
@@ -152,14 +159,27 @@ def install(app: FastAPI) -> None:
         return JSONResponse({"error": {"code": code, "message": str(exc.detail)}}, status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
-    async def internal(request: Request, exc: Exception) -> JSONResponse:
+    async def internal(request: Request, exc: Exception) -> Response:
         log.exception("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
+        if _page(request):
+            return _page_error(request, exc, f"internal error ({type(exc).__name__}); see the server's log")
         return error_response(exc)
 
     app.add_exception_handler(MemgroveError, memgrove_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, internal)
+
+
+def _page(request: Request) -> bool:
+    """A request of the web page (``/ui/``, when the app has one: ``app.state.page_error``, set by
+    ``memgrove.ui.mount``): its errors are pages, not JSON."""
+    path = request.url.path
+    return (path == "/ui" or path.startswith("/ui/")) and getattr(request.app.state, "page_error", None) is not None
+
+
+def _page_error(request: Request, exc: BaseException, message: str) -> Response:
+    return request.app.state.page_error(request, exc, message)
 
 
 def _validation_message(errors: Any) -> str:

@@ -30,6 +30,9 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})
 OPEN_PATHS = frozenset({"/health"})
+# the web page signs browsers in itself (memgrove/ui/auth.py: the token once, then a session cookie,
+# and a CSRF token on every change); the Host and Origin checks above still apply to it
+PAGE_PREFIX = "/ui"
 # the routes that take a question (REST and LangServe's /query/invoke, batch, stream...): a question is
 # at most MAX_QUESTION_CHARS (10,000 characters, 120 KB as JSON escapes at worst), so a body past
 # 1 MiB is refused before anything parses it, though max_body_bytes (for ingests) is 16 MiB
@@ -89,6 +92,8 @@ class GuardPolicy:
         """The most bytes a request body to ``path`` may hold, and why (for the 413's message)."""
         if (path == QUESTION_PATHS[0] or path.startswith(QUESTION_PATHS[1])) and QUESTION_BODY_BYTES < self.max_body_bytes:
             return QUESTION_BODY_BYTES, f"a question's route: a question is at most {MAX_QUESTION_CHARS:,} characters"
+        if path.startswith(PAGE_PREFIX + "/") and QUESTION_BODY_BYTES < self.max_body_bytes:
+            return QUESTION_BODY_BYTES, "the web page's forms: a question, an id, a token"
         return self.max_body_bytes, "setting max_body_bytes"
 
     def host_ok(self, header: str | None) -> bool:
@@ -147,7 +152,7 @@ class Guard:
             return
         path = scope.get("path", "")
         caller = None
-        if path not in OPEN_PATHS:
+        if path not in OPEN_PATHS and not (path == PAGE_PREFIX or path.startswith(PAGE_PREFIX + "/")):
             caller = p.served.for_token(headers.get("authorization"))
             if p.served.auth and caller is None:
                 await _refuse(send, Unauthorized(_token_help(p.served.default)))

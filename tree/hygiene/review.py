@@ -294,3 +294,26 @@ def _read(tree: "ContextTree", path: str) -> str | None:
         return tree._read_disk(path)
     except Exception:  # noqa: BLE001 - an unreadable or escaping path is "not as proposed"
         return "\x00unreadable"
+
+
+def preview(tree: "ContextTree", item: ReviewItem) -> dict[str, Any]:
+    """What approving ``item`` would write, planned as ``approve`` plans it and written nowhere:
+    ``{"changes": [{"path", "before", "after"}], "error"}`` (``after`` None: the file goes; an
+    ``error`` when it no longer applies, e.g. a file it needs changed or left)."""
+    from ..base.errors import MemgroveError
+    from ..writes.operations import plan_batch
+    from ..writes.overlay import Overlay
+
+    why = conflict(tree, item)
+    try:
+        overlay = Overlay(tree._read_disk, tree.entries_under, tree.catalog.backlinks)
+        planned = plan_batch(item.ops, overlay, tree._clock(), actor=ACTOR)
+    except MemgroveError as exc:
+        return {"changes": [], "error": why or str(exc)}
+    first: dict[str, str | None] = {}
+    last: dict[str, str | None] = {}
+    for p in planned:       # a file two operations touch: before the first, after the last
+        for c in p.record.changes():
+            first.setdefault(c.path, c.before)
+            last[c.path] = c.after
+    return {"changes": [{"path": k, "before": first[k], "after": last[k]} for k in first], "error": why}

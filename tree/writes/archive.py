@@ -83,3 +83,14 @@ def search_archive(home: Path, query: str, idf: dict[str, float], limit: int) ->
             out.append((p, score, e))
     out.sort(key=lambda x: (-x[1], x[0]))
     return out[:limit]
+
+
+def read_archived(home: Path, path: str) -> str | None:
+    """The text of the archived copy of the entry at ``path`` (a tree path), or None when none is
+    kept. The path is normalized and resolved inside the archive as any entry path is in the tree."""
+    from ..entries.paths import normalize_entry_path, resolve_inside
+
+    try:
+        return resolve_inside(archive_root(home), normalize_entry_path(path)).read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None

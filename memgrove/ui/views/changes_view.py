@@ -1,0 +1,65 @@
+"""The Journal: operations newest first, filterable by kind and folder, each with its reason and
+its diff (from the before/after the journal keeps), for the page to offer undo."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from . import PAGE
+
+DIFF_LINES = 400         # a diff longer than this is cut, saying so
+DIFF_INPUT_LINES = 20_000   # a file longer than this is not diffed line by line (difflib's time grows fast)
+KINDS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE", "SUPERSEDE", "ARCHIVE", "RESTORE", "UNDO")
+
+
+def diff(before: str | None, after: str | None, path: str) -> dict[str, Any]:
+    """A unified diff of one file, as rows ``(kind, text)`` with kind in "+ - @ ="; bounded."""
+    if max(len((before or "").splitlines()), len((after or "").splitlines())) > DIFF_INPUT_LINES:
+        return {"path": path, "created": before is None, "removed": after is None, "cut": 0,
+                "rows": [("@", f"(a file over {DIFF_INPUT_LINES:,} lines: {len(before or '')} -> {len(after or '')} "
+                               "characters; not diffed here)")]}
+    lines = list(difflib.unified_diff((before or "").splitlines(), (after or "").splitlines(),
+                                      fromfile=path if before is not None else "(none)",
+                                      tofile=path if after is not None else "(removed)", lineterm="", n=2))
+    rows = []
+    for line in lines[2:DIFF_LINES + 2]:
+        kind = line[:1] if line[:1] in "+-@" else "="
+        rows.append((kind, line))
+    return {"path": path, "created": before is None, "removed": after is None, "rows": rows,
+            "cut": max(0, len(lines) - 2 - DIFF_LINES)}
+
+
+def operation(record: Any, *, with_diff: bool = False) -> dict[str, Any]:
+    out = {"id": record.id, "at": record.at, "op": record.op, "path": record.path, "reason": record.reason,
+           "actor": record.actor, "files": [c.path for c in record.changes()]}
+    if with_diff:
+        out["diffs"] = [diff(c.before, c.after, c.path) for c in record.changes()]
+    return out
+
+
+def find(mem: Any, op_id: str) -> dict[str, Any]:
+    """One operation with its diffs (what a journal row shows when opened)."""
+    from memgrove.tree.base.errors import OperationNotFound
+
+    for r in mem.history(limit=None):
+        if r.id == op_id:
+            return operation(r, with_diff=True)
+    raise OperationNotFound(f"no operation {op_id[:80]!r} in the journal")
+
+
+def journal(mem: Any, *, kind: str = "", folder: str = "", page: int = 0) -> dict[str, Any]:
+    """Page ``page`` of the operations, newest first, of ``kind`` (an op name) touching ``folder``."""
+    kind = kind.upper() if kind.upper() in KINDS else ""
+    page = max(0, page)
+    want = (page + 1) * PAGE + 1
+    found = []
+    for r in mem.history(limit=None, path=folder or None):
+        if kind and r.op != kind:
+            continue
+        found.append(r)
+        if len(found) >= want:
+            break
+    rows = [operation(r) for r in found[page * PAGE:(page + 1) * PAGE]]
+    return {"operations": rows, "kind": kind, "folder": folder, "page": page, "more": len(found) >= want,
+            "kinds": KINDS}
