@@ -164,3 +164,19 @@ def test_undo_and_operation_through_the_tree(tmp_path: Path) -> None:
             mem.undo(first.id)          # a later operation changed the file: refused, as before
         last = mem.history(limit=1)[0]
         assert mem.undo(last.id).status == "undone" and "one" in mem.tree.read_text("a/b/e.md")
+
+
+def test_offsets_read_one_record_and_a_wrong_one_is_looked_for(tmp_path: Path) -> None:
+    from memgrove.tree.writes.journal_read import find
+
+    j = journal(tmp_path, n=40)
+    raw = j.file.read_bytes()
+    p = page(j.file, limit=10, kinds=["UPDATE"])
+    assert len(p.offsets) == len(p.records)
+    for rec, at in zip(p.records, p.offsets):
+        assert (at == 0 or raw[at - 1:at] == b"\n") and json.loads(raw[at:raw.index(b"\n", at)])["id"] == rec.id
+        assert find(j.file, rec.id, at) == rec
+        assert find(j.file, rec.id, at + 7) == rec           # inside a line: looked for instead
+        assert find(j.file, rec.id, 0) == rec and find(j.file, rec.id, 10 ** 12) == rec and find(j.file, rec.id, -5) == rec
+    other = p.offsets[1]
+    assert find(j.file, p.records[0].id, other) == p.records[0]   # another record's line: looked for

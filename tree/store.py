@@ -305,9 +305,10 @@ class ContextTree(WritePath, IndexSync, Meaning):
         """Journal records, newest first; ``path`` keeps those touching that entry or folder."""
         return self.history_page(limit, path=path, budget=None).records
 
-    def operation(self, op_id: str) -> JournalRecord:
-        """The journal's record ``op_id`` (``OperationNotFound``), looked for from the journal's end."""
-        return find_journal(self.journal.file, op_id)
+    def operation(self, op_id: str, at: int | None = None) -> JournalRecord:
+        """The journal's record ``op_id`` (``OperationNotFound``): at the offset ``at`` (``JournalPage.offsets``),
+        else looked for from the journal's end."""
+        return find_journal(self.journal.file, op_id, at)
 
     def history_page(self, limit: int | None = 50, *, path: str | None = None, kinds: Iterable[str] = (),
                      before: int | None = None, budget: int | None = 32 << 20) -> JournalPage:

@@ -15,7 +15,7 @@ parsed, so a filtered page over 100,000 operations costs a search of the bytes, 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
@@ -24,16 +24,19 @@ from .cancel import checkpoint
 from .journal import JournalRecord
 
 BLOCK = 1 << 18
+MAX_LINE = 64 << 20     # a record read at an offset: no more than this of it
 
 
 @dataclass(frozen=True)
 class JournalPage:
     """Records newest first; ``next``: the ``before`` of the next (older) page, None when none is
-    left; ``scanned``: the bytes read for this one."""
+    left; ``scanned``: the bytes read for this one; ``offsets``: where each record's line starts
+    (what ``find`` takes as ``at``, to read that one line)."""
 
     records: list[JournalRecord]
     next: int | None
     scanned: int
+    offsets: list[int] = field(default_factory=list)
 
 
 def touches(record: JournalRecord, rel: str) -> bool:
@@ -57,6 +60,7 @@ def page(file: Path, *, limit: int | None = 50, before: int | None = None, kinds
     except FileNotFoundError:
         return JournalPage([], None, 0)
     out: list[JournalRecord] = []
+    at: list[int] = []
     with fh:
         scanned = 0
         for pos, data, head, stop, scanned in _blocks(fh, before, block):
@@ -64,17 +68,35 @@ def page(file: Path, *, limit: int | None = 50, before: int | None = None, kinds
                 rec = _match(line, needles, wanted, path)
                 if rec is not None:
                     out.append(rec)
+                    at.append(pos + start)
                     if limit and len(out) >= limit:
-                        return JournalPage(out, pos + start if pos + start > 0 else None, scanned)
+                        return JournalPage(out, pos + start if pos + start > 0 else None, scanned, at)
             # every line from ``head`` on was looked at: a page that stops here moves on
             if budget is not None and scanned >= budget and pos > 0 and stop > head:
-                return JournalPage(out, pos + head, scanned)
-    return JournalPage(out, None, scanned)
+                return JournalPage(out, pos + head, scanned, at)
+    return JournalPage(out, None, scanned, at)
 
 
-def find(file: Path, op_id: str) -> JournalRecord:
-    """The record ``op_id``, looked for from the journal's end (only its line is parsed)."""
+def find(file: Path, op_id: str, at: int | None = None) -> JournalRecord:
+    """The record ``op_id``: the line at the offset ``at`` when it holds it (``JournalPage.offsets``:
+    one line read), else looked for from the journal's end (only its line is parsed)."""
+    if at is not None and at >= 0:
+        try:
+            with file.open("rb") as fh:
+                fh.seek(int(at))
+                rec = _parsed(fh.readline(MAX_LINE))
+        except (OSError, ValueError, OverflowError):
+            rec = None
+        if rec is not None and rec.id == op_id and (at == 0 or _newline_before(file, int(at))):
+            return rec
     return _find_back(file, op_id, keep=False)[0]
+
+
+def _newline_before(file: Path, at: int) -> bool:
+    """``at`` starts a line: a forged offset inside another record's text is not taken for one."""
+    with file.open("rb") as fh:
+        fh.seek(at - 1)
+        return fh.read(1) == b"\n"
 
 
 def find_with_later(file: Path, op_id: str) -> tuple[JournalRecord, list[JournalRecord]]:
