@@ -61,6 +61,8 @@ BENCHMARKS: dict[str, tuple[str | None, list[str], list[list[str]]]] = {
                 [["hygiene.py"]]),
     "lock_fairness": (None, ["lock_fairness.py", "--seconds", "3", "--no-write"], [["lock_fairness.py"]]),
     "wal_size": (None, ["wal_size.py", "--entries", "200", "--out", f"{Q}/wal_size"], [["wal_size.py"]]),
+    "ui_views": (None, ["ui_views.py", "--entries", "2000", "--big", "500", "--reps", "3", "--out", f"{Q}/ui_views"],
+                 [["ui_views.py", "--full"]]),
 }
 DATA_VARS = {"locomo": "LOCOMO_PATH", "beam": "BEAM_PATH", "longmemeval": "LONGMEMEVAL_PATH"}
 

@@ -16,6 +16,7 @@ from memgrove.tree.entries.entry import Entry
 from memgrove.tree.writes import cancel
 from memgrove.tree.base.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.writes.journal import JournalRecord
+from memgrove.tree.writes.journal_read import JournalPage
 from memgrove.tree.writes.operations import OPS, OpResult, check_batch_size
 from memgrove.tree.ranking.hits import Hit
 from memgrove.tree.store import ContextTree
@@ -46,6 +47,7 @@ class Memory(MemoryHygiene):
         self.tree = tree
         self._model = model
         self._pipeline = None
+        self._query_log: Any = None
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, create: bool = False, *, model: Any = None,
@@ -342,9 +344,11 @@ class Memory(MemoryHygiene):
     def stats(self) -> dict[str, Any]:
         """Tier distribution and latency percentiles from the query log, and how far entries'
         vectors are (``vectors``: ``ContextTree.vector_state``)."""
-        from memgrove.graphs.stats import query_stats
+        if self._query_log is None:     # read once, then what was logged since (graphs/stats.py)
+            from memgrove.graphs.stats import QueryLog
 
-        return {**query_stats(self.tree.home / "query-log.jsonl"), "vectors": self.tree.vector_state(exact=True)}
+            self._query_log = QueryLog(self.tree.home / "query-log.jsonl")
+        return {**self._query_log.stats(), "vectors": self.tree.vector_state(exact=True)}
 
     # -- reading ------------------------------------------------------------
     def search(self, query: str, limit: int = 10, *, include_archived: bool = False) -> list[Hit]:
@@ -363,14 +367,31 @@ class Memory(MemoryHygiene):
         return {"path": path, "title": entry.title, "summary": entry.summary, "text": text,
                 "links": forward, "backlinks": back, "sources": entry.sources}
 
-    def list(self, folder: str = "") -> dict[str, Any]:
-        return self.tree.list_folder(folder)
+    def list(self, folder: str = "", *, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+        """A folder's title, overview, subfolders (with their counts of entries) and entries (title,
+        summary, tags, dates, validity): ``limit`` children from ``offset`` (None: all), subfolders
+        first; ``next`` is the next page's offset, None after the last."""
+        return self.tree.list_folder(folder, offset=offset, limit=limit)
 
     # builtins.list: in this class body, ``list`` is the method above
     def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list[JournalRecord]:
         if self.tree.forward_writes is not None:     # a read replica's: the journal is the primary's
             return self.tree.forward_writes("history", limit=limit, path=path)
         return self.tree.history(limit, path)
+
+    def history_page(self, limit: int | None = 50, *, path: str | None = None, kinds: Iterable[str] = (),
+                     before: int | None = None) -> JournalPage:
+        """Journal records newest first, a page at a time, in bounded time: of one of ``kinds`` (op names),
+        touching ``path`` (an entry or a folder), older than ``before`` (an earlier page's ``next``).
+        ``JournalPage.next`` is None once the journal's start is reached; a page may hold fewer than
+        ``limit`` records and still have a ``next`` (it stopped after reading its share of the journal).
+
+        >>> page = mem.history_page(20, kinds=["UNDO"], path="auth")       # doctest: +SKIP
+        >>> older = mem.history_page(20, kinds=["UNDO"], path="auth", before=page.next)   # doctest: +SKIP
+        """
+        if self.tree.forward_writes is not None:     # a read replica's: the journal is the primary's
+            return self.tree.forward_writes("history_page", limit=limit, path=path, kinds=list(kinds), before=before)
+        return self.tree.history_page(limit, path=path, kinds=kinds, before=before)
 
     def reindex(self, progress: Progress | None = None) -> int:
         return self.tree.reindex(progress)

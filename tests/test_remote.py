@@ -97,6 +97,17 @@ def test_reads_give_the_same_results_and_types(local, remote):
     assert set(remote.stats()) == set(local.stats())
 
 
+def test_pages_through_the_server_are_the_local_pages(local, remote):
+    assert remote.list("infra", offset=1, limit=1) == local.list("infra", offset=1, limit=1)
+    assert remote.list("infra", limit=1)["next"] == 1 and remote.list("infra", offset=1, limit=1)["next"] is None
+    for kw in ({"path": "infra"}, {"kinds": ["ADD"]}, {"kinds": ["UNDO"], "path": "auth"}):
+        here, there = local.history_page(1, **kw), remote.history_page(1, **kw)
+        assert there.records == here.records and there.next == here.next
+        if here.next is not None:
+            older = remote.history_page(5, before=there.next, **kw)
+            assert older.records == local.history_page(5, before=here.next, **kw).records
+
+
 def test_query_gives_the_answer_in_process_gives(local, remote):
     q = "How many connections does the postgres pool hold per worker?"
     there = remote.query(q)

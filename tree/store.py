@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .base import forksafe
 from .base.errors import EntryNotFound, InvalidEntry, InvalidPath, MemgroveError, OperationNotFound
@@ -26,13 +26,13 @@ from .text.analysis import analyze
 from .entries import entry as entry_mod, validity
 from .entries.entry import Entry
 from .entries.lifecycle import PROFILES
-from .entries.paths import (CONTEXT_FILE, existing_literal, folder_of, is_context, is_entry_file, natural_key,
-                            normalize_any, normalize_entry_path, normalize_folder, resolve_inside)
+from .entries.paths import (CONTEXT_FILE, existing_literal, folder_of, is_context, is_entry_file, normalize_any,
+                            normalize_entry_path, normalize_folder, resolve_inside)
 from .settings import TreeSettings, load_settings
-from .index import contexts
 from .index.catalog import Catalog, scan
 from .index.engines import open_engine
 from .index.folder_check import FolderCheck
+from .index.listing import listing
 from .index.sync import INDEX_FORMAT, IndexSync, indexed_content, remove_temp_files  # noqa: F401 - INDEX_FORMAT: read by benchmarks
 from .index.watch import TreeWatcher
 from .meaning.embedder import Embedder
@@ -46,8 +46,9 @@ from .ranking.signals import Signals
 from .ranking.table import coverage, normalize
 from .writes.archive import archive_root, archived_paths, in_tree, is_archived, search_archive
 from .writes.journal import Journal, JournalRecord
+from .writes.journal_read import JournalPage, find as find_journal, find_with_later, page as journal_page
 from .writes.operations import OPS, OpResult, Overlay, plan_batch
-from .writes.undo import find_with_later, plan_undo, plan_undo_all
+from .writes.undo import plan_undo, plan_undo_all
 from .writes.write_path import WritePath
 from .writes.writer_lock import WriterLock
 
@@ -203,33 +204,22 @@ class ContextTree(WritePath, IndexSync, Meaning):
         self.ensure_fresh()
         return self.catalog.forward_links(rel), self.catalog.backlinks(rel)
 
-    def list_folder(self, folder: str = "", *, counts: bool = True) -> dict[str, Any]:
-        """A folder's title, overview and children (the agent's ``list_tree``).
-
-        ``counts``: each subfolder's number of entries (a scan of the subtree; -1 when off).
-        """
+    def list_folder(self, folder: str = "", *, counts: bool = True, offset: int = 0,
+                    limit: int | None = None) -> dict[str, Any]:
+        """A folder's title, overview and children, ``limit`` of them from ``offset`` (None: all;
+        tree/index/listing.py). ``counts``: each subfolder's number of entries (-1 when off)."""
         rel = (existing_literal(self.root, folder, folder=True) or normalize_folder(folder)) if folder.strip("/ ") else ""
         base = self._abs(rel) if rel else self.root
         if not base.is_dir():
             raise EntryNotFound(f"no folder {rel!r} in the tree")
-        ctx = contexts.read_context(base / CONTEXT_FILE)
-        folders, entries = [], []
-        for child in sorted(base.iterdir(), key=lambda p: natural_key(p.name)):
-            if child.name.startswith((".", "_")) or child.is_symlink():
-                continue
-            crel = f"{rel}/{child.name}" if rel else child.name
-            if child.is_dir():
-                n = sum(1 for p in scan(child) if p.rsplit("/", 1)[-1] != CONTEXT_FILE) if counts else -1
-                folders.append({"path": crel, "title": contexts.folder_title(child), "entries": n})
-            elif is_entry_file(crel):
-                try:
-                    e = entry_mod.parse(child.read_text(encoding="utf-8"), where=crel)
-                    entries.append({"path": crel, "title": e.title, "summary": e.summary})
-                except (OSError, UnicodeDecodeError, InvalidEntry) as exc:
-                    entries.append({"path": crel, "title": "", "summary": "", "error": str(exc)})
-        return {"path": rel, "title": ctx.title if ctx else (contexts.humanize(base.name) if rel else "Context Tree"),
-                "overview": ctx.sections.get(contexts.OVERVIEW, "") if ctx else "", "folders": folders,
-                "entries": entries}
+        catalog = None
+        if counts:      # the subfolders' counts from the catalog (without, none is needed: no scan)
+            try:
+                self.ensure_fresh()
+                catalog = self.catalog
+            except MemgroveError:   # a busy writer's lock, say: the files are counted instead
+                pass
+        return listing(base, rel, catalog=catalog, counts=counts, offset=offset, limit=limit)
 
     # -- writing ------------------------------------------------------------
     def curate(self, ops: list[dict[str, Any]], *, actor: str = "user",
@@ -250,7 +240,7 @@ class ContextTree(WritePath, IndexSync, Meaning):
         if self.forward_writes is not None:
             return self.forward_writes("undo", op_id=op_id, force=force, actor=actor)
         with self._writing():
-            rec, later = find_with_later(self.journal.records(), op_id)
+            rec, later = find_with_later(self.journal.file, op_id)
             planned = plan_undo(rec, later, self._read_disk, self._clock(), force=force, actor=actor,
                                 overlay=Overlay(self._read_disk, self.entries_under, self.catalog.backlinks))
             if planned.result.status != "unchanged":
@@ -313,13 +303,20 @@ class ContextTree(WritePath, IndexSync, Meaning):
 
     def history(self, limit: int | None = 50, path: str | None = None) -> list[JournalRecord]:
         """Journal records, newest first; ``path`` keeps those touching that entry or folder."""
-        rel = normalize_any(path) if path else None
-        out = []
-        for r in self.journal.records():
-            if rel is None or any(c.path == rel or c.path.startswith(rel + "/") for c in r.changes()) or r.path == rel:
-                out.append(r)
-        out.reverse()
-        return out[:limit] if limit else out
+        return self.history_page(limit, path=path, budget=None).records
+
+    def operation(self, op_id: str, at: int | None = None) -> JournalRecord:
+        """The journal's record ``op_id`` (``OperationNotFound``): at the offset ``at`` (``JournalPage.offsets``),
+        else looked for from the journal's end."""
+        return find_journal(self.journal.file, op_id, at)
+
+    def history_page(self, limit: int | None = 50, *, path: str | None = None, kinds: Iterable[str] = (),
+                     before: int | None = None, budget: int | None = 32 << 20) -> JournalPage:
+        """A page of journal records, newest first, read from the journal's end (tree/writes/journal_read.py):
+        of one of ``kinds`` (op names), touching ``path`` (an entry or folder), older than the cursor
+        ``before`` (an earlier page's ``next``), after reading at most about ``budget`` bytes."""
+        return journal_page(self.journal.file, limit=limit, before=before, kinds=kinds,
+                            path=normalize_any(path) if path else None, budget=budget)
 
     # -- search -------------------------------------------------------------
     @forksafe.no_fork_amid      # a fork waits for the searches under way (tree/base/forksafe.py)

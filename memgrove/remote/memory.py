@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from memgrove.ingest import IngestResult
     from memgrove.tree.doctor import DoctorReport
     from memgrove.tree.entries.entry import Entry
-    from memgrove.tree.writes.journal import JournalRecord
+    from memgrove.tree.writes.journal_read import JournalPage, JournalRecord
     from memgrove.tree.writes.operations import OpResult
     from memgrove.tree.ranking.hits import Hit
 
@@ -96,8 +96,7 @@ class RemoteMemory:
             raise InvalidInput(f"no server to connect to: give a URL or set {URL_ENV}")
         token = token if token is not None else (os.environ.get(TOKEN_ENV) or None)
         self.wire = Wire(url.strip(), token, project=str(project) if project else None,
-                         timeout=default_timeout() if timeout is None else timeout, headers=headers,
-                         max_reply=max_reply)
+                         timeout=default_timeout() if timeout is None else timeout, headers=headers, max_reply=max_reply)
         self.url = shown_url(self.wire.url)
         self._model = model
         self._home = Path(home) if home is not None else None
@@ -254,17 +253,20 @@ class RemoteMemory:
     def show(self, path: str) -> dict[str, Any]:
         return self._get("/api/entries/" + quote(path, safe="/"), local=lambda m: m.show(path), build=shapes.shown)
 
-    def list(self, folder: str = "") -> dict[str, Any]:
-        return self._get("/api/tree", {"folder": folder}, local=lambda m: m.list(folder), build=shapes.folder)
+    def list(self, folder: str = "", *, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+        return self._get("/api/tree", shapes.given(folder=folder, offset=offset, limit=limit),
+                         local=lambda m: m.list(folder, offset=offset, limit=limit), build=shapes.folder)
 
     def history(self, limit: int | None = 50, path: str | None = None) -> builtins.list["JournalRecord"]:
-        params: dict[str, Any] = {"limit": limit or 0}
-        if path is not None:
-            params["path"] = path
-        from memgrove.tree.writes.journal import JournalRecord
+        return self._get("/api/history", shapes.given(limit=limit or 0, path=path), local=lambda m: m.history(limit, path),
+                         build=lambda data: shapes.journal_page(data).records)
 
-        return self._get("/api/history", params, local=lambda m: m.history(limit, path),
-                         build=lambda data: [JournalRecord.from_json(r) for r in shapes.listed(data, "operations")])
+    def history_page(self, limit: int | None = 50, *, path: str | None = None, kinds: Iterable[str] = (),
+                     before: int | None = None) -> "JournalPage":
+        kinds = tuple(kinds)
+        return self._get("/api/history", shapes.given(limit=limit or 0, path=path, kinds=",".join(kinds), before=before,
+                                                      page="true"), build=shapes.journal_page,
+                         local=lambda m: m.history_page(limit, path=path, kinds=kinds, before=before))
 
     def stats(self) -> dict[str, Any]:
         return self._get("/api/stats", local=lambda m: m.stats())
@@ -275,7 +277,6 @@ class RemoteMemory:
 
         def build(data: dict[str, Any]) -> DoctorReport:
             return DoctorReport(**{k: v for k, v in data.items() if k != "ok"})
-
         return self._post("/api/doctor/fix", {}, build=build) if fix else self._get("/api/doctor", build=build)
 
     def fingerprint(self) -> str:
@@ -352,8 +353,7 @@ class RemoteMemory:
         if conversation is not None:
             from memgrove.ingest import load_conversation
 
-            data["conversation"] = load_conversation(
-                conversation, self.tree.settings.max_input_bytes).as_dict()
+            data["conversation"] = load_conversation(conversation, self.tree.settings.max_input_bytes).as_dict()
         graph = build_curate_graph(self, model=model if model is not None else self._model, settings=settings,
                                    memory_class=self._memory_class)
         return report_from_state(graph.invoke(data))

@@ -49,3 +49,17 @@ def folder(data: dict[str, Any]) -> dict[str, Any]:
         if not all(isinstance(c, dict) and isinstance(c.get("path"), str) for c in listed(data, key)):
             raise TypeError(f"{key!r} holds something not a child of the folder")
     return data
+
+
+def given(**params: Any) -> dict[str, Any]:
+    """A request's query parameters: those given (not None)."""
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def journal_page(data: dict[str, Any]) -> Any:
+    """``GET /api/history``: ``{"operations": [...], "next": offset or null}`` as a ``JournalPage``."""
+    from memgrove.tree.writes.journal_read import JournalPage, JournalRecord
+
+    after = data.get("next")
+    return JournalPage([JournalRecord.from_json(r) for r in listed(data, "operations")],
+                       None if after is None else number(after), 0)

@@ -11,7 +11,7 @@ exceptions, and ``PrimaryUnreachable`` raised when it cannot be asked -- nothing
 the replica, whose copy catches up through its follower once the primary has pushed.
 
 The journal, dream and the review queue live on the primary too: on a replica, ``Memory.history``
-(what ``undo`` takes the ids from), ``Memory.dream``, ``review``,
+and ``history_page`` (what ``undo`` takes the ids from), ``Memory.dream``, ``review``,
 ``review_show``, ``review_approve``, ``review_reject`` and the LLM curator's queueing
 (tools/curate.py) are asked there through the same callable.
 
@@ -98,6 +98,10 @@ class PrimaryWriter:
     @staticmethod
     def _history(mem: Any, *, limit: int | None, path: str | None) -> Any:
         return mem.history(limit, path)
+
+    @staticmethod
+    def _history_page(mem: Any, *, limit: int | None, path: str | None, kinds: list[str], before: int | None) -> Any:
+        return mem.history_page(limit, path=path, kinds=kinds, before=before)
 
     # -- dream and the review queue: the primary's (Memory's hygiene methods, tools/curate.py) --
     @staticmethod

@@ -118,9 +118,11 @@ async def health(request: Request) -> dict[str, Any]:
 
 
 @router.get("/tree")
-async def tree(p: P, proj: Proj, folder: str = "") -> dict[str, Any]:
-    """A folder's title, overview, subfolders (with entry counts) and entries; the top without ``folder``."""
-    return await p.read(proj, lambda m: m.list(folder))
+async def tree(p: P, proj: Proj, folder: str = "", offset: Annotated[int, Query(ge=0)] = 0,
+               limit: Annotated[int | None, Query(ge=0)] = None) -> dict[str, Any]:
+    """A folder's title, overview, subfolders (with entry counts) and entries; the top without ``folder``;
+    ``limit`` children from ``offset`` (``next``: the next page's offset)."""
+    return await p.read(proj, lambda m: m.list(folder, offset=offset, limit=limit))
 
 
 @router.get("/entries/{path:path}")
@@ -167,11 +169,17 @@ async def ingest(p: P, proj: Proj, body: IngestBody, request: Request) -> dict[s
 
 
 @router.get("/history")
-async def history(p: P, proj: Proj, limit: Annotated[int, Query(ge=0)] = 50,
-                  path: str | None = None) -> dict[str, Any]:
-    """Curate operations, newest first (``limit=0``: all)."""
-    records = await p.read(proj, lambda m: m.history(limit=limit or None, path=path))
-    return {"operations": [r.to_listing() for r in records]}     # `memgrove history --json`'s shape
+async def history(p: P, proj: Proj, limit: Annotated[int, Query(ge=0)] = 50, path: str | None = None,
+                  page: bool = False, kinds: str = "", before: Annotated[int | None, Query(ge=0)] = None) -> dict[str, Any]:
+    """Curate operations, newest first (``limit=0``: all). ``page``: a page read from the journal's end in
+    bounded time (``Memory.history_page``), of ``kinds`` (op names, comma-separated), older than ``before``
+    (an earlier page's ``next``)."""
+    if not page:
+        records = await p.read(proj, lambda m: m.history(limit=limit or None, path=path))
+        return {"operations": [r.to_listing() for r in records]}     # `memgrove history --json`'s shape
+    got = await p.read(proj, lambda m: m.history_page(limit or None, path=path, before=before,
+                                                      kinds=[k.strip() for k in kinds.split(",") if k.strip()]))
+    return {"operations": [r.to_listing() for r in got.records], "next": got.next}
 
 
 @router.post("/undo")

@@ -12,34 +12,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import Callable, Iterable
+from typing import Callable
 
 from . import validity_ops
 from .archive import in_tree, is_archived
-from .cancel import checkpoint
-from ..base.errors import InvalidEntry, JournalError, OperationConflict, OperationNotFound
+from ..base.errors import InvalidEntry, OperationConflict
 from .journal import Change, JournalRecord, new_op_id, utc_now_iso
 from .op_entries import relink
 from .operations import OpResult, Planned
 from .overlay import Overlay
 from ..entries.paths import is_entry_file
-
-
-def find_with_later(records: Iterable[JournalRecord], op_id: str) -> tuple[JournalRecord, list[JournalRecord]]:
-    """The record ``op_id`` and every record journaled after it, oldest first."""
-    if not op_id:
-        raise JournalError("nothing to undo: an operation that changed nothing ('unchanged') has no id")
-    found: JournalRecord | None = None
-    later: list[JournalRecord] = []
-    for r in records:
-        checkpoint()
-        if found is not None:
-            later.append(r)
-        elif r.id == op_id:
-            found = r
-    if found is None:
-        raise OperationNotFound(f"no operation with id {op_id!r} in the journal (see `memgrove history`)")
-    return found, later
 
 
 def plan_undo(rec: JournalRecord, later: list[JournalRecord], read_disk: Callable[[str], str | None],
