@@ -218,9 +218,9 @@ def test_a_big_folder_is_paged(tmp_path):
     with TestClient(page_app(folder, token=TOKEN), base_url=BASE) as c:
         sign_in(c, TOKEN)
         first = c.get("/ui/tree", params={"folder": "logs/day"}).text
-        assert first.count("/ui/entry/logs/day/") == 100 and "130 more entries" in first
+        assert first.count("/ui/entry/logs/day/") == 100 and ">130 more<" in first
         last = c.get("/ui/fragment/folder", params={"folder": "logs/day", "page": 2}).text
-        assert last.count("/ui/entry/logs/day/") == 30 and "more entries" not in last
+        assert last.count("/ui/entry/logs/day/") == 30 and "more</a>" not in last
 
 
 def test_the_top_of_the_tree_says_what_waits_and_what_changed(client, project):
@@ -245,6 +245,32 @@ def test_a_journal_row_opens_to_its_diff(client, project):
     assert "+title: Postgres version" in diff and "(none)" not in diff.split("+title")[0][-5:]
     assert client.get("/ui/operation", params={"id": op["id"]}).status_code == 200
     assert client.get("/ui/operation", params={"id": "20990101T000000-0000000000"}).status_code == 404
+
+
+def test_the_journal_pages_by_cursor_and_the_review_queue_by_page(tmp_path):
+    from memgrove.tree.hygiene import review
+
+    folder = tmp_path / "busy"
+    with Memory.open(folder, create=True, durable=False) as m:
+        m.curate([{"op": "ADD", "path": f"logs/day/e{i:03d}.md", "title": f"Entry {i:03d}", "content": f"Line {i}.",
+                   "reason": f"seed {i}"} for i in range(130)])
+        for i in range(60):
+            review.queue(m.tree, review.proposal([{"op": "DELETE", "path": f"logs/day/e{i:03d}.md",
+                                                   "reason": f"drop {i}"}]), proposed_by="model")
+    with TestClient(page_app(folder, token=TOKEN), base_url=BASE) as c:
+        sign_in(c, TOKEN)
+        first = c.get("/ui/journal").text
+        older = re.search(r'href="(/ui/journal\?before=\d+)"', first)
+        assert older and first.count('class="op-row"') == 100
+        second = c.get(older.group(1).replace("&amp;", "&")).text
+        assert second.count('class="op-row"') == 30 and "older →" not in second and "seed 0<" in second
+        assert "seed 0<" not in first and "seed 129<" in first
+        queue = c.get("/ui/review").text
+        assert "60 waiting" in queue and queue.count('class="item"') == 50 and "later →" in queue
+        lazy = re.findall(r'data-src="/ui/fragment/review\?id=([0-9a-f]+)"', queue)
+        assert len(lazy) == 40
+        assert "-Line" in c.get("/ui/fragment/review", params={"id": lazy[0]}).text     # what it would remove
+        assert c.get("/ui/review", params={"page": 1}).text.count('class="item"') == 10
 
 
 def test_asking_shows_the_answer_with_its_tier_and_evidence(client):

@@ -33,16 +33,18 @@ def projects(request: Request) -> Any:
 
 @router.get("/journal")
 async def journal(request: Request, ui: UI, kind: str = "", folder: str = "",
-                  page_no: Annotated[int, Query(alias="page", ge=0)] = 0) -> Response:
+                  before: Annotated[int | None, Query(ge=0)] = None) -> Response:
     view = await projects(request).read(ui.project, lambda m: changes_view.journal(m, kind=kind, folder=folder,
-                                                                                     page=page_no))
+                                                                                     before=before))
     return page("journal.html", ui, view=view, nav="journal")
 
 
 @router.get("/fragment/operation")
-async def operation_fragment(request: Request, ui: UI, id: Annotated[str, Query(min_length=1, max_length=200)]) -> Response:
-    """One operation's diffs, for the script to put under the journal row opened."""
-    op = await projects(request).read(ui.project, lambda m: changes_view.find(m, id))
+async def operation_fragment(request: Request, ui: UI, id: Annotated[str, Query(min_length=1, max_length=200)],
+                             at: Annotated[int | None, Query(ge=0)] = None) -> Response:
+    """One operation's diffs, for the script to put under the journal row opened (``at``: where its
+    line starts, as the journal's page said; else it is looked for from the journal's end)."""
+    op = await projects(request).read(ui.project, lambda m: changes_view.find(m, id, at))
     return page("operation.html", ui, op=op)
 
 
@@ -79,9 +81,16 @@ async def restore(request: Request, ui: UI, path: Annotated[str, Form(min_length
 
 
 @router.get("/review")
-async def review(request: Request, ui: UI) -> Response:
-    view = await projects(request).read(ui.project, review_view.page)
+async def review(request: Request, ui: UI, page_no: Annotated[int, Query(alias="page", ge=0)] = 0) -> Response:
+    view = await projects(request).read(ui.project, lambda m: review_view.page(m, page_no))
     return page("review.html", ui, view=view, nav="review")
+
+
+@router.get("/fragment/review")
+async def review_item(request: Request, ui: UI, id: Annotated[str, Query(min_length=1, max_length=200)]) -> Response:
+    """What one pending change would write, for the script to put under the item opened."""
+    it = await projects(request).read(ui.project, lambda m: review_view.one(m, id))
+    return page("review_diffs.html", ui, it=it)
 
 
 async def _decide(request: Request, ui: UI, how: str, item: str, every: bool, csrf: str) -> Response:

@@ -10,6 +10,7 @@ from . import PAGE
 
 DIFF_LINES = 400         # a diff longer than this is cut, saying so
 DIFF_INPUT_LINES = 20_000   # a file longer than this is not diffed line by line (difflib's time grows fast)
+READS = 3               # read budgets a journal page may spend looking for its first row
 KINDS = ("ADD", "UPDATE", "UPSERT", "MERGE", "DELETE", "SUPERSEDE", "ARCHIVE", "RESTORE", "UNDO")
 
 
@@ -38,28 +39,22 @@ def operation(record: Any, *, with_diff: bool = False) -> dict[str, Any]:
     return out
 
 
-def find(mem: Any, op_id: str) -> dict[str, Any]:
-    """One operation with its diffs (what a journal row shows when opened)."""
-    from memgrove.tree.base.errors import OperationNotFound
-
-    for r in mem.history(limit=None):
-        if r.id == op_id:
-            return operation(r, with_diff=True)
-    raise OperationNotFound(f"no operation {op_id[:80]!r} in the journal")
+def find(mem: Any, op_id: str, at: int | None = None) -> dict[str, Any]:
+    """One operation with its diffs (what a journal row shows when opened): the line at ``at``
+    (the row's offset), else looked for from the journal's end."""
+    return operation(mem.tree.operation(op_id, at), with_diff=True)
 
 
-def journal(mem: Any, *, kind: str = "", folder: str = "", page: int = 0) -> dict[str, Any]:
-    """Page ``page`` of the operations, newest first, of ``kind`` (an op name) touching ``folder``."""
+def journal(mem: Any, *, kind: str = "", folder: str = "", before: int | None = None) -> dict[str, Any]:
+    """A page of the operations, newest first, of ``kind`` (an op name) touching ``folder``, older than
+    the cursor ``before`` (the previous page's ``next``), read from the journal's end in bounded time:
+    a page that found nothing within its read budget reads on, at most ``READS`` budgets."""
     kind = kind.upper() if kind.upper() in KINDS else ""
-    page = max(0, page)
-    want = (page + 1) * PAGE + 1
-    found = []
-    for r in mem.history(limit=None, path=folder or None):
-        if kind and r.op != kind:
-            continue
-        found.append(r)
-        if len(found) >= want:
+    got = mem.history_page(PAGE, kinds=[kind] if kind else (), path=folder or None, before=before)
+    for _ in range(READS - 1):
+        if got.records or got.next is None:
             break
-    rows = [operation(r) for r in found[page * PAGE:(page + 1) * PAGE]]
-    return {"operations": rows, "kind": kind, "folder": folder, "page": page, "more": len(found) >= want,
-            "kinds": KINDS}
+        got = mem.history_page(PAGE, kinds=[kind] if kind else (), path=folder or None, before=got.next)
+    rows = [operation(r) | {"offset": at} for r, at in zip(got.records, got.offsets)]
+    return {"operations": rows, "kind": kind, "folder": folder, "before": before, "more": got.next is not None,
+            "next": got.next, "kinds": KINDS}

@@ -82,6 +82,6 @@ def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict
         "statements": [s for s in statements if isinstance(s, dict)][:20],
         "body": render(body, entry_path=path, exists=exists, entry_url=link),
         "sources": source_rows(e), "links": shown["links"], "backlinks": shown["backlinks"],
-        "history": [operation(r) for r in mem.history(limit=HISTORY, path=path)],
+        "history": [operation(r) for r in mem.history_page(HISTORY, path=path).records],
         "crumbs": crumbs(folder), "folder": folder, "archived": archived,
     }

@@ -10,25 +10,40 @@ from memgrove.tree.hygiene import dream_state, review
 from .changes_view import diff
 
 RUNS = 20            # the newest runs shown
-ITEMS = 200          # pending items shown with their diffs (the queue is listed in full below that)
+PAGE_ITEMS = 50      # pending items a page lists
+OPEN = 10            # of those, the first with what they would change planned at once; the rest when opened
 
 
-def items(mem: Any) -> list[dict[str, Any]]:
-    tree = mem.tree
-    out = []
-    for n, item in enumerate(review.pending(tree)):
-        c = item.candidate
-        row = {"id": item.id, "kind": str(c.get("kind", "")), "action": str(c.get("action", "")),
-               "reason": str(c.get("reason", "")), "confidence": c.get("confidence"),
-               "paths": [str(p) for p in c.get("paths", [])][:10], "proposed_by": item.proposed_by,
-               "created": item.created, "run": item.run or "", "ops": [dict(o) for o in item.ops][:20],
-               "diffs": [], "error": None}
-        if n < ITEMS:
-            planned = review.preview(tree, item)
-            row["diffs"] = [diff(ch["before"], ch["after"], ch["path"]) for ch in planned["changes"]]
-            row["error"] = planned["error"]
-        out.append(row)
-    return out
+def row(item: Any) -> dict[str, Any]:
+    c = item.candidate
+    return {"id": item.id, "kind": str(c.get("kind", "")), "action": str(c.get("action", "")),
+            "reason": str(c.get("reason", "")), "confidence": c.get("confidence"),
+            "paths": [str(p) for p in c.get("paths", [])][:10], "proposed_by": item.proposed_by,
+            "created": item.created, "run": item.run or "", "diffs": None, "error": None}
+
+
+def planned(mem: Any, item: Any) -> dict[str, Any]:
+    """What approving ``item`` would write, as diffs (``review.preview``: planned, written nowhere)."""
+    got = review.preview(mem.tree, item)
+    return {"diffs": [diff(ch["before"], ch["after"], ch["path"]) for ch in got["changes"]], "error": got["error"]}
+
+
+def items(mem: Any, page: int = 0) -> dict[str, Any]:
+    """A page of the queue, oldest first; the first ``OPEN`` with their diffs."""
+    queue = review.pending(mem.tree)
+    page = max(0, page)
+    rows = []
+    for n, item in enumerate(queue[page * PAGE_ITEMS:(page + 1) * PAGE_ITEMS]):
+        r = row(item)
+        if n < OPEN:
+            r.update(planned(mem, item))
+        rows.append(r)
+    return {"rows": rows, "total": len(queue), "page": page, "more": (page + 1) * PAGE_ITEMS < len(queue)}
+
+
+def one(mem: Any, item_id: str) -> dict[str, Any]:
+    item = review.show(mem.tree, item_id)
+    return row(item) | planned(mem, item)
 
 
 def runs(mem: Any, limit: int = RUNS) -> list[dict[str, Any]]:
@@ -52,8 +67,8 @@ def runs(mem: Any, limit: int = RUNS) -> list[dict[str, Any]]:
     return out
 
 
-def page(mem: Any) -> dict[str, Any]:
-    return {"pending": items(mem), "runs": runs(mem)}
+def page(mem: Any, page_no: int = 0) -> dict[str, Any]:
+    return {"pending": items(mem, page_no), "runs": runs(mem)}
 
 
 def decided(how: str, what: str, out: dict[str, Any]) -> str:

@@ -44,15 +44,17 @@ def entry_row(tree: Any, path: str, title: str = "", summary: str = "", *, archi
 
 
 def folder(mem: Any, path: str = "", page: int = 0) -> dict[str, Any]:
-    """A folder: title, overview, subfolders (path, title, entries) and page ``page`` of its entries."""
-    listing = mem.list(path)
-    entries = listing["entries"]
+    """A folder: title, overview, subfolders (path, title, entries) and page ``page`` of its children
+    (``Memory.list`` reads only the page's entries)."""
     page = max(0, page)
-    shown = entries[page * PAGE:(page + 1) * PAGE]
-    rows = [entry_row(mem.tree, e["path"], e.get("title", ""), e.get("summary", "")) for e in shown]
+    listing = mem.list(path, offset=page * PAGE, limit=PAGE)
+    blank = {"tags": [], "created": "", "updated": "", "superseded_by": "", "valid_until": "", "error": ""}
+    rows = [{**blank, **e, "tags": (e.get("tags") or [])[:8], "valid_until": e.get("valid_until") or ""}
+            for e in listing["entries"]]
     return {"path": listing["path"], "title": listing["title"], "overview": listing["overview"],
-            "folders": listing["folders"], "entries": rows, "total": len(entries), "page": page,
-            "more": (page + 1) * PAGE < len(entries), "crumbs": crumbs(listing["path"])}
+            "folders": listing["folders"], "entries": rows, "total": listing["total_entries"], "page": page,
+            "more": listing["next"] is not None, "crumbs": crumbs(listing["path"]),
+            "remaining": max(0, listing["total_folders"] + listing["total_entries"] - (page + 1) * PAGE)}
 
 
 def archive(mem: Any, page: int = 0) -> dict[str, Any]:
