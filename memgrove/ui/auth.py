@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import time
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -38,10 +39,7 @@ class SignInNeeded(MemgroveError):
 
 
 def sessions(request: Request) -> Sessions:
-    state = request.app.state
-    if not hasattr(state, "ui_sessions"):
-        state.ui_sessions = Sessions()
-    return state.ui_sessions
+    return request.app.state.ui_sessions      # made once, with the app (mount.py)
 
 
 def cookie_name(request: Request, kind: str = "session") -> str:
@@ -64,8 +62,6 @@ def session_of(request: Request) -> Session | None:
 def ui_page(request: Request, project: str | None = None) -> Page:
     """The dependency of every page: signed in, and the project it shows (``?project=``, one the
     session signed in to; default: the first)."""
-    import time
-
     started = time.perf_counter()
     s = session_of(request)
     if s is None or not s.projects:
@@ -79,8 +75,8 @@ def ui_page(request: Request, project: str | None = None) -> Page:
     from memgrove import __version__
 
     ui = Page(project=chosen, projects=list(s.projects), csrf=s.csrf, notices=s.take_notices(),
-              default=s.projects[0], version=__version__, auth=served_projects(request).auth, started=started)
-    ui.session = s        # type: ignore[attr-defined]
+              default=s.projects[0], version=__version__, auth=served_projects(request).auth, started=started,
+              session=s)
     return ui
 
 
@@ -90,13 +86,14 @@ def check_change(request: Request, ui: Page, given: str | None) -> None:
     if site is not None and site not in ("same-origin", "none"):
         raise Forbidden(f"a change from {site!r} refused: changes come from this page only")
     given = given or request.headers.get("x-csrf-token")
-    if not ui.session.csrf_ok(given):     # type: ignore[attr-defined]
+    if ui.session is None or not ui.session.csrf_ok(given):
         raise Forbidden("this change lacks the page's CSRF token: reload the page and try again")
 
 
 def after_change(request: Request, ui: Page, kind: str, text: str, to: str) -> Response:
     """Post/redirect/get: the notice kept for the next page, a 303 to ``to`` (this server's path only)."""
-    ui.session.notice(kind, text)       # type: ignore[attr-defined]
+    if ui.session is not None:
+        ui.session.notice(kind, text)
     return RedirectResponse(local_path(to) or ui.url("/ui/"), status_code=303, headers=dict(HEADERS))
 
 

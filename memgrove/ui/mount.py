@@ -7,7 +7,9 @@ from typing import Any
 
 def include(app: Any) -> None:
     from . import auth, failures, routes_changes, routes_pages
+    from .sessions import Sessions
 
+    app.state.ui_sessions = Sessions()          # the signed-in browsers, before any request (routes run in threads)
     app.state.page_error = failures.response      # the server's error handlers answer /ui/ with a page
     app.include_router(auth.router)
     app.include_router(routes_pages.router)

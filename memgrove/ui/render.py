@@ -52,7 +52,7 @@ class Page:
     """What every page knows: the session's projects, the one shown, the CSRF token, notices."""
 
     def __init__(self, *, project: Any, projects: list[Any], csrf: str, notices: list[tuple[str, str]],
-                 default: Any, version: str, auth: bool, started: float | None = None):
+                 default: Any, version: str, auth: bool, started: float | None = None, session: Any = None):
         self.project = project
         self.projects = projects
         self.csrf = csrf
@@ -61,6 +61,7 @@ class Page:
         self.version = version
         self.auth = auth
         self.started = time.perf_counter() if started is None else started   # for Server-Timing
+        self.session = session     # sessions.Session: its CSRF token, its notices (None: signed out)
 
     @property
     def project_param(self) -> str:
@@ -86,11 +87,6 @@ def page(template: str, ui: Page, status: int = 200, **context: Any) -> HTMLResp
     from the moment it was signed in to here (the view's reads and the rendering)."""
     html = environment().get_template(template).render(ui=ui, **context)
     return respond(html, status, ui.started)
-
-
-def fragment(template: str, ui: Page, **context: Any) -> HTMLResponse:
-    """A piece of a page for the script to insert (a folder's children, the next page of a list)."""
-    return page(template, ui, **context)
 
 
 def respond(html: str, status: int = 200, started: float | None = None) -> HTMLResponse:
