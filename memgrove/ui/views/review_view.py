@@ -10,6 +10,7 @@ from memgrove.tree.hygiene import dream_state, review
 from .changes_view import diff
 
 RUNS = 20            # the newest runs shown
+RUN_ROWS = 20        # of each, the findings listed (the rest counted)
 PAGE_ITEMS = 50      # pending items a page lists
 OPEN = 10            # of those, the first with what they would change planned at once; the rest when opened
 
@@ -62,8 +63,8 @@ def runs(mem: Any, limit: int = RUNS) -> list[dict[str, Any]]:
                     "undone": run.get("status") == "undone",
                     "candidates": [{"kind": str(c.get("kind", "")), "action": str(c.get("action", "")),
                                     "status": str(c.get("status", "")), "reason": str(c.get("reason", "")),
-                                    "paths": [str(p) for p in c.get("paths", [])][:6]} for c in cands[:100]],
-                    "more": max(0, len(cands) - 100)})
+                                    "paths": [str(p) for p in c.get("paths", [])][:6]} for c in cands[:RUN_ROWS]],
+                    "more": max(0, len(cands) - RUN_ROWS)})
     return out
 
 
