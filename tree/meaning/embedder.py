@@ -31,6 +31,7 @@ it) and starts a thread of its own at the child's first write (tree/base/forksaf
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import threading
 import time
@@ -51,6 +52,7 @@ CLOSE_TIMEOUT_S = 30.0  # what closing waits for the batch (or the model's loadi
 # that reads back what it wrote at once computes those vectors in its search, as many as a search
 # may (SEARCH_EMBEDS), instead of finding them under way here and ranking them by their words
 SETTLE_S = 0.5
+EXIT_WAIT_S = 10.0     # what a process exiting with trees unclosed waits for their threads' batches
 
 
 class EmbeddingTree(Protocol):
@@ -99,6 +101,7 @@ class Embedder:
         self._tree = weakref.ref(tree)
         self._thread: threading.Thread | None = None
         weakref.finalize(self, self._work.stop)   # a tree dropped unclosed: its thread ends
+        _LIVE.add(self)
         forksafe.in_child(self._forked)
         self._start()
 
@@ -175,6 +178,27 @@ class Embedder:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+
+_LIVE: "weakref.WeakSet[Embedder]" = weakref.WeakSet()
+
+
+def _at_exit() -> None:
+    """The interpreter exits with trees never closed (a script's last line wrote, no ``with``): their
+    threads stop after the batch under way, waited for at most ``EXIT_WAIT_S``. A daemon thread
+    still inside ONNX Runtime when the interpreter finalizes aborts the process ("terminate called
+    without an active exception", exit status 134) though every write was done."""
+    live = list(_LIVE)
+    for e in live:
+        e._work.stop()
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for e in live:
+        thread = e._thread
+        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+atexit.register(_at_exit)
 
 
 def _run(ref: "weakref.ref[EmbeddingTree]", work: _Work) -> None:
