@@ -475,6 +475,10 @@ def test_list_folder(mem) -> None:
     listing = mem.list("auth/jwt")
     assert listing["path"] == "auth/jwt"
     assert listing["overview"] == "About JWT."
-    assert listing["entries"] == [{"path": "auth/jwt/a.md", "title": "A", "summary": "sa"}]
+    # each entry as a list shows it: the fields read from its file (tags, dates, validity) too
+    [row] = listing["entries"]
+    assert {k: row[k] for k in ("path", "title", "summary", "tags", "superseded_by")} == \
+        {"path": "auth/jwt/a.md", "title": "A", "summary": "sa", "tags": [], "superseded_by": ""}
+    assert row["created"] and row["updated"]
     assert listing["folders"] == [{"path": "auth/jwt/keys", "title": "Keys", "entries": 1}]
     assert [f["path"] for f in mem.list()["folders"]] == ["auth"]
