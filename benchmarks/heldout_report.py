@@ -3,7 +3,7 @@
 
     python benchmarks/heldout_report.py --beam benchmarks/runs/ablation_beam_100k_test.json \\
         --locomo benchmarks/runs/ablation_locomo_test.json \\
-        --decisions benchmarks/results/heldout_decisions.json --out /tmp/heldout
+        --decisions benchmarks/data/heldout_decisions.json --out /tmp/heldout
 
 Prints the table and writes it to ``<out>.table.md``, its rows to ``<out>.ablation.json``.
 

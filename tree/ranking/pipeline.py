@@ -62,7 +62,7 @@ STEPS: tuple[Step, ...] = (
          "top score × the cosine; or that added to every candidate's score; or rank fusion).",
          "Off (`dense_k` 0): insert at 0.5, LoCoMo test +0.6 / +0.1 / +0.3, BEAM 100K test (4 chats) unmoved; "
          "no half reaches issue 43's targets.",
-         "benchmarks/results/dense_leg.md", ({"dense_k": 0},), leg=dense.with_dense),
+         "benchmarks/results/evidence/dense_leg.md", ({"dense_k": 0},), leg=dense.with_dense),
     Step("role_weights", own.weigh_roles,
          "An AI assistant's entry keeps `assistant_weight` of its score (and of every later lift), unless "
          "the question asks what the assistant said.",
