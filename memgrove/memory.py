@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from memgrove.graphs.tiers import Answer
 from memgrove.ingest import IngestResult, load_conversation, load_conversations, skipped_of  # noqa: F401 - IngestResult: a name of this module
 from memgrove.memory_hygiene import MemoryHygiene
-from memgrove.tree.entries.entry import Entry
+from memgrove.tree.entries.entry import Entry, parse as parse_entry
 from memgrove.tree.writes import cancel
 from memgrove.tree.base.errors import Cancelled, InvalidEntry, InvalidInput, InvalidPath
 from memgrove.tree.writes.journal import JournalRecord
@@ -362,7 +362,7 @@ class Memory(MemoryHygiene):
     def show(self, path: str) -> dict[str, Any]:
         """An entry's text, parsed fields, links and backlinks."""
         text = self.tree.read_text(path)
-        entry = self.tree.read(path)
+        entry = parse_entry(text, where=path)       # the text just read, not the file again
         forward, back = self.tree.links(path) if not path.endswith("context.md") else ([], [])
         return {"path": path, "title": entry.title, "summary": entry.summary, "text": text,
                 "links": forward, "backlinks": back, "sources": entry.sources}

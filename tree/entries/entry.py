@@ -162,22 +162,29 @@ def frontmatter_bytes(text: str) -> int:
     return len(text[4 : end.start() if end else len(text)].encode("utf-8", "surrogatepass"))
 
 
+def split_frontmatter(text: str, *, where: str = "entry") -> tuple[str | None, str]:
+    """``(its frontmatter's YAML or None, its body)`` of an entry file's text, CRLF and a BOM read as
+    ``parse`` reads them (the web page shows the body apart from the metadata)."""
+    text = text.replace("\r\n", "\n").lstrip("\ufeff")
+    if not (text.startswith("---\n") or text == "---"):
+        return None, text
+    end = _FRONTMATTER_END.search(text, 4)
+    if end is None:
+        raise InvalidEntry(f"{where}: frontmatter starts with '---' but is never closed")
+    return text[4 : end.start()], text[end.end() :].lstrip("\n")
+
+
 def parse(text: str, *, where: str = "entry") -> Entry:
     """Parse an entry file's text. Raises InvalidEntry saying why."""
     if "\x00" in text:
         raise InvalidEntry(f"{where}: contains NUL bytes (binary file?)")
-    text = text.replace("\r\n", "\n").lstrip("\ufeff")
     meta: dict[str, Any] = {}
-    body = text
-    if text.startswith("---\n") or text == "---":
-        end = _FRONTMATTER_END.search(text, 4)
-        if end is None:
-            raise InvalidEntry(f"{where}: frontmatter starts with '---' but is never closed")
+    head, body = split_frontmatter(text, where=where)
+    if head is not None:
         try:
-            meta = frontmatter.load(text[4 : end.start()])
+            meta = frontmatter.load(head)
         except InvalidEntry as exc:
             raise InvalidEntry(f"{where}: {exc}") from None
-        body = text[end.end() :].lstrip("\n")
     heading = None
     lines = body.split("\n")
     for i, line in enumerate(lines):

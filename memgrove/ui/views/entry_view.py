@@ -7,9 +7,8 @@ from typing import Any, Callable
 
 from memgrove.tree.base.errors import EntryNotFound
 from memgrove.tree.entries import validity
-from memgrove.tree.entries.entry import parse
+from memgrove.tree.entries.entry import parse, split_frontmatter
 from memgrove.tree.writes.archive import read_archived
-import re
 
 from ..markdown import render
 from .changes_view import operation
@@ -34,22 +33,12 @@ def source_rows(entry: Any) -> list[dict[str, str]]:
     return out
 
 
-_FRONTMATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", flags=re.M)   # as tree/entries/entry.py finds it
-
-
-def body_of(text: str) -> str:
-    """An entry file's text without its frontmatter (shown apart, as metadata)."""
-    if not text.startswith("---\n"):
-        return text
-    end = _FRONTMATTER_END.search(text, 4)
-    return text[end.end():].lstrip("\n") if end else ""
-
-
 def _shown(mem: Any, path: str) -> tuple[dict[str, Any], Any, bool]:
     """(``Memory.show``'s dict, the parsed entry, archived?): an archived entry is read from the
     archive (``@archive/<path>``), shown with what it was and a way back."""
     try:
-        return mem.show(path), mem.tree.read(path), False
+        shown = mem.show(path)
+        return shown, parse(shown["text"], where=path), False     # its text, read once by show
     except EntryNotFound:
         text = read_archived(mem.tree.home, path)
         if text is None:
@@ -69,7 +58,7 @@ def entry(mem: Any, path: str, link: Callable[[str], str] | None = None) -> dict
     """An entry as its page shows it; ``link(path)``: the page's address of another entry."""
     shown, e, archived = _shown(mem, path)
     text = shown["text"]
-    body = without_title(body_of(text), e.title)
+    body = without_title(split_frontmatter(text, where=path)[1], e.title)
     until = validity.valid_until(e)
     exists = mem.tree.exists
     statements = e.extra.get(validity.SUPERSEDED_STATEMENTS) or []
