@@ -100,7 +100,7 @@ def listing(base: Path, rel: str, *, catalog: Any = None, counts: bool = True, o
                 for p, n in zip(paths, page_folders)}
     folders = [{"path": p, "title": _folder_title(base / n, titles.get(p)),
                 "entries": n_of.get(p, 0) if n_of is not None else -1} for p, n in zip(paths, page_folders)]
-    entries = [_entry_row(base / n, f"{rel}/{n}" if rel else n) for n in page_entries]
+    entries = [entry_row(base / n, f"{rel}/{n}" if rel else n) for n in page_entries]
     total = len(folder_names) + len(entry_names)
     return {"path": rel, "title": ctx.title if ctx else (contexts.humanize(base.name) if rel else "Context Tree"),
             "overview": ctx.sections.get(contexts.OVERVIEW, "") if ctx else "", "folders": folders,
@@ -108,8 +108,9 @@ def listing(base: Path, rel: str, *, catalog: Any = None, counts: bool = True, o
             "total_entries": len(entry_names), "next": end if end < total else None}
 
 
-def _entry_row(file: Path, rel: str) -> dict[str, Any]:
-    """What a listing shows of one entry: title, summary, tags, dates and whether it still holds."""
+def entry_row(file: Path, rel: str) -> dict[str, Any]:
+    """What a listing shows of one entry (the file ``file``, at ``rel``): title, summary, tags, dates
+    and whether it still holds; ``error`` (and no more) when it cannot be read."""
     try:
         e = entry_mod.parse(file.read_text(encoding="utf-8"), where=rel)
     except (OSError, UnicodeDecodeError, InvalidEntry) as exc:
