@@ -30,8 +30,9 @@ def planned(mem: Any, item: Any) -> dict[str, Any]:
 
 
 def items(mem: Any, page: int = 0) -> dict[str, Any]:
-    """A page of the queue, oldest first; the first ``OPEN`` with their diffs."""
-    queue = review.pending(mem.tree)
+    """A page of the queue, oldest first; the first ``OPEN`` with their diffs. The queue is
+    ``Memory.review``'s (a read replica's is its primary's), planned against the files here."""
+    queue = [review.ReviewItem.from_dict(d) for d in mem.review()]
     page = max(0, page)
     rows = []
     for n, item in enumerate(queue[page * PAGE_ITEMS:(page + 1) * PAGE_ITEMS]):
@@ -43,7 +44,7 @@ def items(mem: Any, page: int = 0) -> dict[str, Any]:
 
 
 def one(mem: Any, item_id: str) -> dict[str, Any]:
-    item = review.show(mem.tree, item_id)
+    item = review.ReviewItem.from_dict(mem.review_show(item_id))
     return row(item) | planned(mem, item)
 
 

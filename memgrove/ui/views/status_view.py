@@ -8,7 +8,7 @@ import os
 import time
 from typing import Any
 
-from memgrove.tree.hygiene import dream_state, review
+from .today import last_dream
 
 STARTED = time.time()
 
@@ -16,19 +16,15 @@ STARTED = time.time()
 def memory(mem: Any, *, with_doctor: bool = False) -> dict[str, Any]:
     tree = mem.tree
     stats = mem.stats()
-    vectors = stats.get("vectors") or tree.vector_state()
     rep = tree.replication
-    last = dream_state.last_run(tree.home)
-    out = {
+    return {
         "folder": str(tree.home.parent), "engine": tree.engine.name, "entries": tree.entry_count(),
-        "documents": mem.count(), "vectors": vectors, "stats": {k: v for k, v in stats.items() if k != "vectors"},
-        "pending_review": len(review.pending_keys(tree)),
-        "last_dream": {"run": last.get("run"), "started": last.get("started"), "status": last.get("status"),
-                       "applied": len(last.get("applied") or [])} if last else None,
+        "documents": mem.count(), "vectors": stats["vectors"],
+        "stats": {k: v for k, v in stats.items() if k != "vectors"},
+        "pending_review": len(mem.review()), "last_dream": last_dream(mem),
         "replication": rep.status() if rep is not None else None,
         "doctor": mem.doctor().to_dict() if with_doctor else None,
     }
-    return out
 
 
 def server(projects: Any, sessions: int, replica: Any = None) -> dict[str, Any]:
