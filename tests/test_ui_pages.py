@@ -273,6 +273,23 @@ def test_the_journal_pages_by_cursor_and_the_review_queue_by_page(tmp_path):
         assert c.get("/ui/review", params={"page": 1}).text.count('class="item"') == 10
 
 
+def test_a_journal_page_without_offsets_lists_every_row(project):
+    """A read replica's pages come from its primary over the wire, which sends no line offsets:
+    the rows are all listed, each found by its id when opened."""
+    import dataclasses
+
+    from memgrove.ui.views import changes_view
+
+    with Memory.open(project) as m:
+        class OverTheWire:
+            def history_page(self, *args, **kw):
+                return dataclasses.replace(m.history_page(*args, **kw), offsets=[])
+        view = changes_view.journal(OverTheWire())
+        assert [r["id"] for r in view["operations"]] == [r["id"] for r in reversed(journal(project))]
+        assert {r["offset"] for r in view["operations"]} == {None}
+        assert changes_view.find(m, view["operations"][-1]["id"], None)["diffs"]
+
+
 def test_asking_shows_the_answer_with_its_tier_and_evidence(client):
     csrf = sign_in(client, TOKEN)
     r = client.post("/ui/ask", data={"q": "Which Postgres version runs in production?", "csrf": csrf})

@@ -55,6 +55,8 @@ def journal(mem: Any, *, kind: str = "", folder: str = "", before: int | None = 
         if got.records or got.next is None:
             break
         got = mem.history_page(PAGE, kinds=[kind] if kind else (), path=folder or None, before=got.next)
-    rows = [operation(r) | {"offset": at} for r, at in zip(got.records, got.offsets)]
+    # a page from a primary, over the wire (a read replica's), says no offsets: each row is then found by id
+    offsets = got.offsets or [None] * len(got.records)
+    rows = [operation(r) | {"offset": at} for r, at in zip(got.records, offsets)]
     return {"operations": rows, "kind": kind, "folder": folder, "before": before, "more": got.next is not None,
             "next": got.next, "kinds": KINDS}
