@@ -32,6 +32,7 @@ from .render import HEADERS, Page, page
 from .sessions import Session, Sessions
 
 LOGIN_TOKEN_MAX = 512
+NO_CSRF = "this change lacks the page's CSRF token: reload the page and try again"
 
 
 class SignInNeeded(MemgroveError):
@@ -72,11 +73,8 @@ def ui_page(request: Request, project: str | None = None) -> Page:
         if named is None or all(p is not named for p in s.projects):
             raise Forbidden(f"this browser is not signed in to the project {project[:200]!r}: sign in with its token")
         chosen = named
-    from memgrove import __version__
-
     ui = Page(project=chosen, projects=list(s.projects), csrf=s.csrf, notices=s.take_notices(),
-              default=s.projects[0], version=__version__, auth=served_projects(request).auth, started=started,
-              session=s)
+              default=s.projects[0], auth=served_projects(request).auth, started=started, session=s)
     return ui
 
 
@@ -87,7 +85,7 @@ def check_change(request: Request, ui: Page, given: str | None) -> None:
         raise Forbidden(f"a change from {site!r} refused: changes come from this page only")
     given = given or request.headers.get("x-csrf-token")
     if ui.session is None or not ui.session.csrf_ok(given):
-        raise Forbidden("this change lacks the page's CSRF token: reload the page and try again")
+        raise Forbidden(NO_CSRF)
 
 
 def after_change(request: Request, ui: Page, kind: str, text: str, to: str) -> Response:
@@ -136,8 +134,7 @@ async def login_form(request: Request, next: str | None = None, error: str | Non
             return _signed_in(request, project, next)
         error = "that sign-in link was used already or is over two minutes old: run `memgrove ui` again"
     token = secrets.token_urlsafe(24)
-    ui = Page(project=None, projects=[], csrf=token, notices=[("error", error)] if error else [], default=None,
-              version=_version(), auth=served_projects(request).auth)
+    ui = Page.signed_out(csrf=token, notices=[("error", error)] if error else [], auth=served_projects(request).auth)
     response = page("login.html", ui, status=401 if error else 200, next=local_path(next) or "",
                     token_file=_token_file(request))
     _set_cookie(response, request, "login", token, max_age=3600)
@@ -173,24 +170,18 @@ async def login_code(request: Request) -> dict[str, Any]:
 
 @router.post("/logout")
 async def logout(request: Request, csrf: str = Form("", max_length=200)) -> Response:
-    s = sessions(request).get(request.cookies.get(cookie_name(request)))
+    s = session_of(request)
     if s is not None:
         if not s.csrf_ok(csrf):
-            raise Forbidden("this change lacks the page's CSRF token: reload the page and try again")
+            raise Forbidden(NO_CSRF)
         sessions(request).drop(s.id)
     response = RedirectResponse("/ui/login", status_code=303, headers=dict(HEADERS))
-    response.delete_cookie(cookie_name(request), path="/ui")
+    response.delete_cookie(cookie_name(request), path="/ui", httponly=True, samesite="strict")
     return response
 
 
 def _token_file(request: Request) -> str:
     default = served_projects(request).default
     return str(default.token_file) if getattr(default, "token_file", None) else ""
-
-
-def _version() -> str:
-    from memgrove import __version__
-
-    return __version__
 
 

@@ -14,14 +14,6 @@ from memgrove.server.errors import status_of
 from .auth import SignInNeeded
 from .render import HEADERS, Page, page, respond
 
-UI_PREFIX = "/ui"
-
-
-def is_page(request: Request) -> bool:
-    path = request.url.path
-    return path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
-
-
 def response(request: Request, exc: BaseException, message: str) -> Response:
     if isinstance(exc, SignInNeeded):
         if request.headers.get("x-requested-with") == "memgrove-ui" or request.method != "GET":
@@ -29,7 +21,4 @@ def response(request: Request, exc: BaseException, message: str) -> Response:
         back = request.url.path + (("?" + request.url.query) if request.url.query else "")
         return RedirectResponse("/ui/login?next=" + quote(back, safe=""), status_code=303, headers=dict(HEADERS))
     status = status_of(exc) if not hasattr(exc, "status_code") else int(getattr(exc, "status_code"))
-    from memgrove import __version__
-
-    ui = Page(project=None, projects=[], csrf="", notices=[], default=None, version=__version__, auth=True)
-    return page("error.html", ui, status=status, status_code=status, message=message)
+    return page("error.html", Page.signed_out(), status=status, status_code=status, message=message)

@@ -42,9 +42,7 @@ def short_time(at: str | None) -> str:
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("memgrove.ui", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["entry_url"] = entry_url
     env.filters["short_time"] = short_time
-    env.globals["quote"] = lambda s: quote(str(s), safe="")
     return env
 
 
@@ -52,16 +50,23 @@ class Page:
     """What every page knows: the session's projects, the one shown, the CSRF token, notices."""
 
     def __init__(self, *, project: Any, projects: list[Any], csrf: str, notices: list[tuple[str, str]],
-                 default: Any, version: str, auth: bool, started: float | None = None, session: Any = None):
+                 default: Any, auth: bool, started: float | None = None, session: Any = None):
+        from memgrove import __version__
+
         self.project = project
         self.projects = projects
         self.csrf = csrf
         self.notices = notices
         self._default = default
-        self.version = version
+        self.version = __version__
         self.auth = auth
         self.started = time.perf_counter() if started is None else started   # for Server-Timing
         self.session = session     # sessions.Session: its CSRF token, its notices (None: signed out)
+
+    @classmethod
+    def signed_out(cls, *, csrf: str = "", notices: list[tuple[str, str]] | None = None, auth: bool = True) -> "Page":
+        """A page for a browser not signed in (the sign-in page, an error): no project, no session."""
+        return cls(project=None, projects=[], csrf=csrf, notices=notices or [], default=None, auth=auth)
 
     @property
     def project_param(self) -> str:
