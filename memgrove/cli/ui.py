@@ -5,7 +5,6 @@ minutes): the token itself never goes into a URL. Listed in ``COMMANDS`` for the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ REQUEST_TIMEOUT_S = 10.0
 def _home(state: State) -> Path:
     from memgrove.tree.base.home import locate_home
 
-    return locate_home(state.root or os.getcwd())
+    return locate_home(state.root)      # --root, else MEMGROVE_HOME, else found upwards, as every command
 
 
 def _start(home: Path, port: int | None) -> dict[str, Any]:
